@@ -1,0 +1,68 @@
+from django.db import models
+
+from links.models import UrlLink
+
+
+class DeviceType(models.TextChoices):
+    PC = "PC", "PC"
+    MOBILE = "Mobile", "Mobile"
+    TABLET = "Tablet", "Tablet"
+    BOT = "Bot", "Bot"
+    OTHER = "Other", "Other"
+
+
+class VisitRecord(models.Model):
+    """One click on a short link, enriched with where it came from and what made it."""
+
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="visits")
+    code = models.CharField(max_length=32)
+    # Chosen by the redirect that saw the click; makes a re-delivered batch harmless.
+    event_id = models.CharField(max_length=32, unique=True)
+    client_id = models.CharField(max_length=40, db_index=True)
+    client_ip = models.CharField(max_length=45, blank=True, default="")
+    visit_time = models.DateTimeField()
+    user_agent = models.CharField(max_length=512, blank=True, default="")
+    referrer = models.CharField(max_length=1024, blank=True, default="")
+    country = models.CharField(max_length=64, blank=True, default="")
+    country_code = models.CharField(max_length=2, blank=True, default="")
+    province = models.CharField(max_length=64, blank=True, default="")
+    city = models.CharField(max_length=64, blank=True, default="")
+    isp = models.CharField(max_length=128, blank=True, default="")
+    browser_type = models.CharField(max_length=64, blank=True, default="")
+    browser_version = models.CharField(max_length=32, blank=True, default="")
+    os_type = models.CharField(max_length=64, blank=True, default="")
+    os_version = models.CharField(max_length=32, blank=True, default="")
+    device_type = models.CharField(
+        max_length=8, choices=DeviceType.choices, default=DeviceType.OTHER
+    )
+    is_bot = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["link", "visit_time"], name="visit_link_time"),
+            models.Index(fields=["visit_time"], name="visit_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} @ {self.visit_time:%Y-%m-%d %H:%M:%S}"
+
+
+class HourlyClick(models.Model):
+    """Clicks on one link in one hour (UTC), recomputed from VisitRecord, never incremented."""
+
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="hourly_clicks")
+    hour = models.DateTimeField()
+    clicks = models.PositiveIntegerField(default=0, help_text="Clicks by people.")
+    unique_visitors = models.PositiveIntegerField(default=0)
+    bot_clicks = models.PositiveIntegerField(default=0, help_text="Bots and link previews.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["link", "hour"], name="hourlyclick_link_hour")
+        ]
+        indexes = [models.Index(fields=["hour"], name="hourlyclick_hour")]
+        ordering = ["hour"]
+
+    def __str__(self) -> str:
+        return f"{self.link_id} @ {self.hour:%Y-%m-%d %H}:00 = {self.clicks}"

@@ -1,0 +1,90 @@
+"""Fixtures shared by every test: backend detection, a clean cache, users, a real Celery worker."""
+
+import os
+
+import pytest
+from django.conf import settings
+
+
+def uses_redis() -> bool:
+    return "django_redis" in settings.CACHES["default"]["BACKEND"]
+
+
+def uses_mysql() -> bool:
+    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.mysql"
+
+
+def pytest_report_header(config):
+    db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    cache = "redis" if uses_redis() else "locmem"
+    celery = "eager" if settings.CELERY_TASK_ALWAYS_EAGER else settings.CELERY_BROKER_URL
+    return f"shorturl backends: database={db} cache={cache} celery={celery}"
+
+
+@pytest.fixture(autouse=True)
+def _small_pool_and_clean_cache(settings):
+    """Tests start with an empty cache and a small code pool (quick refills)."""
+    settings.SHORTURL_POOL_MIN = 20
+    settings.SHORTURL_POOL_BATCH = 200
+    from django.core.cache import cache
+
+    from links import codes
+
+    cache.clear()  # Redis mode: the dedicated test database number is flushed
+    codes.sequence_resync()
+    yield
+    codes.sequence_resync()
+
+
+@pytest.fixture
+def requires_redis():
+    if not uses_redis():
+        pytest.skip("needs Redis: set REDIS_URL (the embedded run has none)")
+
+
+@pytest.fixture
+def requires_mysql():
+    if not uses_mysql():
+        pytest.skip("needs MariaDB/MySQL: set DATABASE_URL=mysql://… (the embedded run uses SQLite)")
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("marketer", password="s3cret-pass-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("rival", password="s3cret-pass-2")
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user(
+        "staffer", password="s3cret-pass-3", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def celery_worker_real(transactional_db):
+    """A real Celery worker (threads in this process) consuming from the real broker.
+
+    In-process so it shares the test database; the tasks still travel through the broker.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("needs a broker: set REDIS_URL or CELERY_BROKER_URL (embedded run is eager)")
+    from celery.contrib.testing.worker import start_worker
+
+    from shorturl_project.celery import app
+
+    with start_worker(
+        app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=30
+    ) as worker:
+        yield worker
+
+
+@pytest.fixture
+def artifacts_dir():
+    path = os.path.join(settings.BASE_DIR, "test-artifacts")
+    os.makedirs(path, exist_ok=True)
+    return path

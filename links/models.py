@@ -1,0 +1,125 @@
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from .fields import CaseSensitiveCharField
+
+
+class RedirectType(models.IntegerChoices):
+    MOVED_PERMANENTLY = 301, "301 Moved Permanently"
+    FOUND = 302, "302 Found (default, every click is counted)"
+    TEMPORARY_REDIRECT = 307, "307 Temporary Redirect"
+    PERMANENT_REDIRECT = 308, "308 Permanent Redirect"
+
+
+class CodeType(models.TextChoices):
+    POOL = "pool", "Pool"
+    SEQUENCE = "sequence", "Sequence"
+    HASH = "hash", "Hash"
+    CUSTOM = "custom", "Custom alias"
+
+
+class LinkStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    EXPIRED = "expired", "Expired"
+    REVOKED = "revoked", "Revoked"
+
+
+class UrlLinkQuerySet(models.QuerySet):
+    def active(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+        now = now or timezone.now()
+        return self.filter(revoked_at__isnull=True).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        )
+
+    def inactive(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+        now = now or timezone.now()
+        return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now))
+
+    def visible_to(self, user) -> "UrlLinkQuerySet":
+        """Staff see every link; everyone else only their own."""
+        if user.is_staff:
+            return self
+        return self.filter(owner=user)
+
+
+class UrlLink(models.Model):
+    code = CaseSensitiveCharField(max_length=32, unique=True)
+    long_url = models.CharField(max_length=2048)
+    # SHA-1 of the long URL: an indexable stand-in for a column too long to index.
+    long_url_hash = models.CharField(max_length=40, db_index=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="links"
+    )
+    title = models.CharField(max_length=200, blank=True, default="")
+    redirect_type = models.PositiveSmallIntegerField(
+        choices=RedirectType.choices, default=RedirectType.FOUND
+    )
+    code_type = models.CharField(max_length=10, choices=CodeType.choices)
+    seq_id = models.BigIntegerField(null=True, blank=True, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = UrlLinkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"], name="link_owner_created"),
+            models.Index(fields=["owner", "long_url_hash"], name="link_owner_url_hash"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} → {self.long_url[:60]}"
+
+    def status_at(self, now: datetime | None = None) -> str:
+        if self.revoked_at is not None:
+            return LinkStatus.REVOKED
+        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
+            return LinkStatus.EXPIRED
+        return LinkStatus.ACTIVE
+
+    @property
+    def status(self) -> str:
+        return self.status_at()
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == LinkStatus.ACTIVE
+
+
+class UniqueCodeStatus(models.TextChoices):
+    UNUSED = "unused", "Unused"
+    USED = "used", "Used"
+    INVALID = "invalid", "Invalid"
+
+
+class UniqueCodeType(models.TextChoices):
+    RANDOM = "random", "Random"
+    SEQUENCE = "sequence", "Sequence"
+    HASH = "hash", "Hash"
+
+
+class UniqueCode(models.Model):
+    """A pre-generated code in the pool; the unique index is the ground truth for uniqueness."""
+
+    code = CaseSensitiveCharField(max_length=32, unique=True)
+    status = models.CharField(
+        max_length=8, choices=UniqueCodeStatus.choices, default=UniqueCodeStatus.UNUSED
+    )
+    type = models.CharField(
+        max_length=8, choices=UniqueCodeType.choices, default=UniqueCodeType.RANDOM
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "id"], name="uniquecode_status_id")]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.status})"

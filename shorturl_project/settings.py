@@ -1,0 +1,265 @@
+"""Settings for shorturl, all read from environment variables.
+
+No variables set: the embedded development mode (SQLite, local-memory cache, Celery tasks run
+eagerly in-process, DEBUG on). DATABASE_URL / REDIS_URL switch to the services mode.
+"""
+
+import sys
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# --- Core ------------------------------------------------------------------------------------
+DEBUG = env.bool("DEBUG", default=True)
+_secret_key = env.str("SECRET_KEY", default="")
+if not _secret_key:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (e.g. SECRET_KEY=$(openssl rand -hex 32))."
+        )
+    _secret_key = "insecure-development-key-do-not-use-in-production"
+SECRET_KEY = _secret_key
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+DEVELOPMENT_MODE_WARNING = (
+    "\n"
+    "  ******************************************************************\n"
+    "  *  shorturl is running in DEVELOPMENT MODE (DEBUG on).            *\n"
+    "  *  Never expose this to the internet: set DEBUG=0 and SECRET_KEY.  *\n"
+    "  ******************************************************************\n"
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "links",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "shorturl_project.urls"
+WSGI_APPLICATION = "shorturl_project.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ----------------------------------------------------------------------------------
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "charset": "utf8mb4",
+            "init_command": "SET sql_mode='STRICT_TRANS_TABLES', innodb_strict_mode=1",
+            "isolation_level": "read committed",
+        }
+    )
+    DATABASES["default"]["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the in-process visit writes and page reads overlap without "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache and Redis ---------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="su"),
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                # A Redis outage degrades pages to the database instead of failing them.
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": 1,
+                "SOCKET_TIMEOUT": 1,
+            },
+        }
+    }
+    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery ------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_TASK_ALWAYS_EAGER = env.bool(
+    "CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://")
+)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    "flush-visits": {
+        "task": "analytics.tasks.flush_visits_task",
+        "schedule": env.float("ANALYTICS_FLUSH_SECONDS", default=2.0),
+        "options": {"expires": 10},
+    },
+    "aggregate-hourly": {
+        "task": "analytics.tasks.aggregate_hourly_task",
+        "schedule": env.float("ANALYTICS_AGGREGATE_SECONDS", default=30.0),
+        "options": {"expires": 60},
+    },
+    "refill-code-pool": {
+        "task": "links.tasks.refill_code_pool_task",
+        "schedule": env.float("SHORTURL_POOL_CHECK_SECONDS", default=60.0),
+        "options": {"expires": 120},
+    },
+}
+
+# --- Auth --------------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# --- I18N / time -------------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files ------------------------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+# --- Security (production) ---------------------------------------------------------------------
+if not DEBUG:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# --- REST framework ----------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "links.api.pagination.LinkPagination",
+    "DEFAULT_THROTTLE_RATES": {
+        "api_write": env.str("API_WRITE_RATE", default="600/min"),
+        "api_read": env.str("API_READ_RATE", default="3000/min"),
+        "anon": env.str("API_ANON_RATE", default="60/min"),
+    },
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "shorturl API",
+    "DESCRIPTION": "Shorten, restore, update and revoke short links; read their click stats.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- shorturl ----------------------------------------------------------------------------------
+SHORT_URL_BASE = env.str("SHORT_URL_BASE", default="")
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+SHORTURL_CODE_STRATEGY = env.str("SHORTURL_CODE_STRATEGY", default="pool")
+SHORTURL_CODE_LENGTH = env.int("SHORTURL_CODE_LENGTH", default=6)
+# A permutation of the 62 alphanumerics; changing it changes every sequence code, so keep it secret.
+SHORTURL_ALPHABET = env.str(
+    "SHORTURL_ALPHABET", default="0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+)
+SHORTURL_SEQUENCE_KEY = env.str("SHORTURL_SEQUENCE_KEY", default=SECRET_KEY)
+SHORTURL_SEQUENCE_BLOCK = env.int("SHORTURL_SEQUENCE_BLOCK", default=100)
+SHORTURL_HASH_SALT = env.str("SHORTURL_HASH_SALT", default="shorturl")
+SHORTURL_HASH_MAX_RETRIES = env.int("SHORTURL_HASH_MAX_RETRIES", default=8)
+SHORTURL_POOL_MIN = env.int("SHORTURL_POOL_MIN", default=1000)
+SHORTURL_POOL_BATCH = env.int("SHORTURL_POOL_BATCH", default=5000)
+SHORTURL_MAX_URL_LENGTH = env.int("SHORTURL_MAX_URL_LENGTH", default=2048)
+SHORTURL_BLOCKED_DOMAINS = env.list("SHORTURL_BLOCKED_DOMAINS", default=[])
+SHORTURL_ALLOWED_DOMAINS = env.list("SHORTURL_ALLOWED_DOMAINS", default=[])
+SHORTURL_CACHE_TTL = env.int("SHORTURL_CACHE_TTL", default=24 * 3600)
+SHORTURL_NEGATIVE_CACHE_TTL = env.int("SHORTURL_NEGATIVE_CACHE_TTL", default=60)
+
+GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
+GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
+GEOIP_LANGUAGE = env.str("GEOIP_LANGUAGE", default="en")
+ANONYMIZE_IP = env.bool("ANONYMIZE_IP", default=False)
+ANALYTICS_BATCH_SIZE = env.int("ANALYTICS_BATCH_SIZE", default=1000)
+
+# --- Logging -----------------------------------------------------------------------------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+if DEBUG and "pytest" not in sys.modules and env.bool("SHOW_DEV_WARNING", default=True):
+    print(DEVELOPMENT_MODE_WARNING, file=sys.stderr)
