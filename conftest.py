@@ -45,7 +45,9 @@ def requires_redis():
 @pytest.fixture
 def requires_mysql():
     if not uses_mysql():
-        pytest.skip("needs MariaDB/MySQL: set DATABASE_URL=mysql://… (the embedded run uses SQLite)")
+        pytest.skip(
+            "needs MariaDB/MySQL: set DATABASE_URL=mysql://… (the embedded run uses SQLite)"
+        )
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def _key(code: str) -> str:
     return f"link:{code}"
 
 
-def get_entry(code: str) -> LinkEntry | None | bool:
+def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
     value = cache.get(_key(code))
     if value is None:

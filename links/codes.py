@@ -100,9 +100,7 @@ def random_code() -> str:
 
 def validate_alias(alias: str) -> None:
     if not ALIAS_RE.match(alias):
-        raise ValidationError(
-            {"alias": ["Use 3 to 32 characters: letters, digits, '-' and '_'."]}
-        )
+        raise ValidationError({"alias": ["Use 3 to 32 characters: letters, digits, '-' and '_'."]})
     if alias.lower() in RESERVED_ALIASES:
         raise ValidationError({"alias": [f"“{alias}” is reserved; please choose another."]})
     if is_generated_shape(alias):
@@ -174,7 +172,7 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
         if client is not None and fresh:
             try:
                 client.sadd(POOL_SET_KEY, *fresh)
-            except Exception:  # noqa: BLE001 - the DB rows still serve the pool
+            except Exception:
                 logger.warning("Could not add codes to the Redis pool set", exc_info=True)
         stored += len(fresh)
         if progress:
@@ -202,8 +200,8 @@ def pool_needs_refill() -> bool:
     if client is not None:
         try:
             return client.scard(POOL_SET_KEY) < settings.SHORTURL_POOL_MIN
-        except Exception:  # noqa: BLE001
-            pass
+        except Exception:  # noqa: BLE001 - Redis down: judge by the database rows instead
+            logger.warning("Redis unavailable; checking the code pool in the database")
     unused = UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED)
     return unused[: settings.SHORTURL_POOL_MIN].count() < settings.SHORTURL_POOL_MIN
 
@@ -214,9 +212,7 @@ def pool_load_redis_from_db() -> int:
     if client is None:
         return 0
     loaded = 0
-    codes = UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).values_list(
-        "code", flat=True
-    )
+    codes = UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).values_list("code", flat=True)
     batch: list[str] = []
     for code in codes.iterator(chunk_size=5000):
         batch.append(code)
@@ -391,7 +387,7 @@ def sequence_decode(code: str) -> int:
     value = 0
     for ch in code[:-1]:
         value = value * 62 + alphabet.index(ch)
-    space = 62 ** settings.SHORTURL_CODE_LENGTH
+    space = 62**settings.SHORTURL_CODE_LENGTH
     return KeyedPermutation(settings.SHORTURL_SEQUENCE_KEY, space).backward(value)
 
 
@@ -462,7 +458,9 @@ class SequenceStrategy(CodeStrategy):
             if attempt:
                 sequence_resync()
             seq_id = _sequence_block.take()
-            yield Candidate(code=sequence_encode(seq_id), code_type=CodeType.SEQUENCE, seq_id=seq_id)
+            yield Candidate(
+                code=sequence_encode(seq_id), code_type=CodeType.SEQUENCE, seq_id=seq_id
+            )
 
 
 # --- hash --------------------------------------------------------------------------------------

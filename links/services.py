@@ -73,13 +73,13 @@ def validate_long_url(long_url: str, *, request_host: str | None = None) -> str:
         raise refuse("Only http and https URLs can be shortened.")
     if not parts.hostname:
         raise refuse("The URL needs a host name, e.g. https://example.com/page.")
+    host = parts.hostname.lower()
+    if host in own_hosts(request_host):
+        raise refuse("This is already a short link; it cannot be shortened again.")
     try:
         _url_validator(long_url)
     except ValidationError:
         raise refuse("This is not a valid URL.") from None
-    host = parts.hostname.lower()
-    if host in own_hosts(request_host):
-        raise refuse("This is already a short link; it cannot be shortened again.")
     if _host_matches(host, settings.SHORTURL_BLOCKED_DOMAINS):
         raise refuse(f"Links to {host} are not allowed.")
     if settings.SHORTURL_ALLOWED_DOMAINS and not _host_matches(
@@ -95,9 +95,7 @@ def validate_redirect_type(redirect_type: int) -> int:
     except (TypeError, ValueError):
         value = None
     if value not in RedirectType.values:
-        raise ValidationError(
-            {"redirect_type": ["Choose one of 301, 302, 307 or 308."]}
-        )
+        raise ValidationError({"redirect_type": ["Choose one of 301, 302, 307 or 308."]})
     return value
 
 
@@ -154,9 +152,7 @@ def _create_with_strategy(link: UrlLink) -> UrlLink:
             return link
         except IntegrityError:
             link.pk = None  # taken by someone else: try the next candidate
-    raise CodeGenerationError(
-        "No free short code could be found; please try again in a moment."
-    )
+    raise CodeGenerationError("No free short code could be found; please try again in a moment.")
 
 
 def shorten(

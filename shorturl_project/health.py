@@ -1,4 +1,4 @@
-"""Health checks for load balancers and operators: database, cache and broker, each `ok` or why not."""
+"""Health checks for load balancers and operators: database, cache and broker, `ok` or why not."""
 
 from django.conf import settings
 from django.core.cache import cache

@@ -23,7 +23,7 @@ if not _secret_key:
         raise ImproperlyConfigured(
             "SECRET_KEY must be set when DEBUG is off (e.g. SECRET_KEY=$(openssl rand -hex 32))."
         )
-    _secret_key = "insecure-development-key-do-not-use-in-production"
+    _secret_key = "insecure-development-key-do-not-use-in-production"  # noqa: S105
 SECRET_KEY = _secret_key
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])

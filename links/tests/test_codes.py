@@ -1,0 +1,156 @@
+"""Code generation: every strategy gives valid, unique codes; hash codes use the whole alphabet."""
+
+import string
+
+import pytest
+from django.core.exceptions import ValidationError
+from hypothesis import given
+from hypothesis import strategies as st
+
+from links import codes
+from links.models import UniqueCode, UniqueCodeStatus
+
+ALPHANUMERIC = set(string.ascii_letters + string.digits)
+
+
+def test_check_character_catches_every_single_character_typo():
+    body = "aB3xY9"
+    code = codes.with_check(body)
+    assert codes.has_valid_check(code)
+    for position in range(len(code)):
+        for replacement in codes.BASE62:
+            if replacement == code[position]:
+                continue
+            typo = code[:position] + replacement + code[position + 1 :]
+            assert not codes.has_valid_check(typo), typo
+
+
+@given(st.text(alphabet=codes.BASE62, min_size=7, max_size=7))
+def test_random_strings_pass_the_check_about_one_time_in_62(candidate):
+    # For any body, exactly one of the 62 possible last characters is valid.
+    valid_endings = [c for c in codes.BASE62 if codes.has_valid_check(candidate[:-1] + c)]
+    assert len(valid_endings) == 1
+
+
+def test_case_matters_for_the_check():
+    code = codes.with_check("abcdef")
+    assert codes.has_valid_check(code)
+    assert not codes.has_valid_check(code.swapcase())
+
+
+def test_random_pool_codes_are_valid_and_unique_across_100k():
+    generated = [codes.random_code() for _ in range(100_000)]
+    assert len(set(generated)) == len(generated)
+    assert all(codes.has_valid_check(code) for code in generated)
+
+
+def test_sequence_codes_are_valid_unique_and_round_trip_across_100k():
+    generated = [codes.sequence_encode(seq_id) for seq_id in range(1, 100_001)]
+    assert len(set(generated)) == 100_000
+    assert all(codes.has_valid_check(code) for code in generated)
+    for seq_id in (1, 2, 3, 999, 12_345, 100_000, 62**6 - 1):
+        assert codes.sequence_decode(codes.sequence_encode(seq_id)) == seq_id
+
+
+def test_consecutive_sequence_ids_give_codes_that_differ_in_most_positions():
+    differing = []
+    for seq_id in range(1, 1001):
+        a, b = codes.sequence_encode(seq_id), codes.sequence_encode(seq_id + 1)
+        differing.append(sum(x != y for x, y in zip(a[:-1], b[:-1], strict=True)))
+    body_length = len(codes.sequence_encode(1)) - 1
+    # Neighbouring ids must not give neighbouring codes: on average most characters change.
+    assert sum(differing) / len(differing) > body_length * 0.75
+    assert min(differing) >= 2
+
+
+def test_sequence_codes_depend_on_the_secret_key(settings):
+    first = codes.sequence_encode(42)
+    settings.SHORTURL_SEQUENCE_KEY = "another secret"
+    assert codes.sequence_encode(42) != first
+
+
+def test_sequence_rejects_an_alphabet_that_is_not_a_permutation(settings):
+    settings.SHORTURL_ALPHABET = "abc"
+    with pytest.raises(ValueError, match="permutation"):
+        codes.sequence_encode(1)
+
+
+def test_hash_strategy_gives_100k_urls_100k_unique_valid_codes():
+    """32-bit segments collide now and then (birthday bound); the next candidate takes over."""
+    strategy = codes.get_strategy("hash")
+    taken: set[str] = set()
+    first_choice_taken = 0
+    for i in range(100_000):
+        for attempt, candidate in enumerate(strategy.candidates(f"https://example.com/p/{i}")):
+            if candidate.code not in taken:
+                first_choice_taken += attempt > 0
+                taken.add(candidate.code)
+                break
+        else:
+            pytest.fail(f"no free code for URL {i}")
+    assert len(taken) == 100_000
+    assert all(codes.has_valid_check(code) for code in taken)
+    assert first_choice_taken < 100  # collisions are rare, not routine
+
+
+def test_hash_codes_use_all_62_characters_in_every_position():
+    """The `& 0x3D` mask of the classic sketch can only reach 32 characters; `% 62` reaches all."""
+    seen_per_position = [set() for _ in range(6)]
+    for i in range(3000):
+        for code in codes.hash_candidates(f"https://example.com/{i}", "salt"):
+            for position, ch in enumerate(code[:-1]):
+                seen_per_position[position].add(ch)
+    for seen in seen_per_position:
+        assert seen == ALPHANUMERIC
+
+
+def test_hash_codes_are_stable_for_the_same_url_and_salt():
+    url = "https://example.com/stable"
+    assert codes.hash_candidates(url, "s") == codes.hash_candidates(url, "s")
+    assert codes.hash_candidates(url, "s") != codes.hash_candidates(url, "t")
+
+
+@pytest.mark.parametrize(
+    "alias",
+    ["ab", "x" * 33, "has space", "slash/es", "ümlaut", "admin", "API", "healthz", "Dashboard"],
+)
+def test_bad_aliases_are_refused_with_a_reason(alias):
+    with pytest.raises(ValidationError) as excinfo:
+        codes.validate_alias(alias)
+    assert excinfo.value.message_dict["alias"][0]
+
+
+def test_aliases_in_the_generated_shape_are_refused():
+    with pytest.raises(ValidationError, match="kept for generated codes"):
+        codes.validate_alias("Summer1")
+
+
+@pytest.mark.parametrize("alias", ["spring-sale", "Q3_launch", "abc", "x" * 32, "Summer-1"])
+def test_good_aliases_pass(alias):
+    codes.validate_alias(alias)
+
+
+@pytest.mark.django_db
+def test_pool_refill_stores_unused_valid_codes():
+    stored = codes.pool_refill(batch=500)
+    assert stored == 500
+    rows = list(UniqueCode.objects.values_list("code", "status"))
+    assert len(rows) == 500
+    assert all(codes.has_valid_check(code) for code, _ in rows)
+    assert {status for _, status in rows} == {UniqueCodeStatus.UNUSED}
+
+
+@pytest.mark.django_db
+def test_pool_strategy_hands_each_code_out_once():
+    codes.pool_refill(batch=50)
+    strategy = codes.get_strategy("pool")
+    handed_out = [next(strategy.candidates("https://example.com")).code for _ in range(50)]
+    assert len(set(handed_out)) == 50
+    assert (
+        UniqueCode.objects.filter(code__in=handed_out, status=UniqueCodeStatus.USED).count() == 50
+    )
+
+
+def test_unknown_strategy_is_a_clear_error():
+    with pytest.raises(ValueError, match="SHORTURL_CODE_STRATEGY"):
+        codes.get_strategy("nope")

@@ -1,0 +1,113 @@
+"""GET /<code> as a visitor sees it, and what it costs the database."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from links import codes, services
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def link(user):
+    return services.shorten(user, "https://example.com/target?x=1").link
+
+
+def test_a_link_redirects_with_302_and_no_browser_caching(client, link):
+    response = client.get(f"/{link.code}")
+    assert response.status_code == 302
+    assert response["Location"] == "https://example.com/target?x=1"
+    assert response["Cache-Control"] == "private, max-age=0"
+
+
+@pytest.mark.parametrize("redirect_type", [301, 307, 308])
+def test_the_links_redirect_type_is_used(client, user, redirect_type):
+    link = services.shorten(user, "https://example.com/r", redirect_type=redirect_type).link
+    response = client.get(f"/{link.code}")
+    assert response.status_code == redirect_type
+    assert response["Location"] == "https://example.com/r"
+
+
+def test_an_alias_redirects(client, user):
+    services.shorten(user, "https://example.com/alias", alias="spring-sale")
+    assert client.get("/spring-sale")["Location"] == "https://example.com/alias"
+
+
+def test_a_cached_redirect_runs_no_query(client, link, django_assert_num_queries):
+    client.get(f"/{link.code}")  # fills the cache
+    with django_assert_num_queries(0):
+        response = client.get(f"/{link.code}")
+    assert response.status_code == 302
+
+
+def test_a_cached_alias_redirect_runs_no_query(client, user, django_assert_num_queries):
+    services.shorten(user, "https://example.com/a", alias="launch-day")
+    client.get("/launch-day")
+    with django_assert_num_queries(0):
+        assert client.get("/launch-day").status_code == 302
+
+
+def test_an_unknown_random_code_is_404_without_a_query(client, django_assert_num_queries):
+    garbage = [codes.random_code()[:-1] + "x" for _ in range(20)]
+    garbage = [code for code in garbage if not codes.has_valid_check(code)]
+    with django_assert_num_queries(0):
+        for code in garbage:
+            response = client.get(f"/{code}")
+            assert response.status_code == 404
+    assert b"does not exist" in response.content
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_a_valid_but_unknown_code_is_looked_up_once_then_cached(client, django_assert_num_queries):
+    code = codes.random_code()
+    with django_assert_num_queries(1):
+        assert client.get(f"/{code}").status_code == 404
+    with django_assert_num_queries(0):
+        assert client.get(f"/{code}").status_code == 404
+
+
+def test_unknown_alias_shaped_paths_are_404_pages(client):
+    response = client.get("/no-such-alias")
+    assert response.status_code == 404
+    assert b"does not exist" in response.content
+    assert client.get("/bad%20code!").status_code == 404
+
+
+def test_a_revoked_link_answers_410_at_once_even_when_cached(client, user, link):
+    assert client.get(f"/{link.code}").status_code == 302  # now cached
+    services.revoke(link.code, user)
+    response = client.get(f"/{link.code}")
+    assert response.status_code == 410
+    assert b"no longer available" in response.content
+
+
+def test_an_expired_link_answers_410(client, user, link):
+    services.update(link.code, user, expires_at=timezone.now() + timedelta(seconds=60))
+    client.get(f"/{link.code}")  # cached with its expiry
+    from links.models import UrlLink
+
+    UrlLink.objects.filter(pk=link.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    from links import cache as link_cache
+
+    link_cache.drop(link.code)
+    assert client.get(f"/{link.code}").status_code == 410
+
+
+def test_a_cached_entry_expires_on_time_without_the_database(client, user, link):
+    soon = timezone.now() + timedelta(seconds=60)
+    services.update(link.code, user, expires_at=soon)
+    client.get(f"/{link.code}")
+    from links import cache as link_cache
+
+    entry = link_cache.get_entry(link.code)
+    assert not entry.is_gone(now=soon.timestamp() - 1)
+    assert entry.is_gone(now=soon.timestamp() + 1)
+
+
+def test_codes_differing_only_in_case_are_different_links(client, user):
+    services.shorten(user, "https://example.com/one", alias="MixedCase")
+    services.shorten(user, "https://example.com/two", alias="mixedcase")
+    assert client.get("/MixedCase")["Location"] == "https://example.com/one"
+    assert client.get("/mixedcase")["Location"] == "https://example.com/two"

@@ -1,0 +1,240 @@
+"""shorten / restore / revoke / update as a caller of the service sees them."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection, connections
+from django.utils import timezone
+
+from links import cache as link_cache
+from links import codes, services
+from links.models import CodeType, UrlLink
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("strategy", ["pool", "sequence", "hash"])
+def test_shorten_gives_a_valid_code_with_every_strategy(settings, user, strategy):
+    settings.SHORTURL_CODE_STRATEGY = strategy
+    result = services.shorten(user, "https://example.com/landing?utm_source=mail")
+    assert result.created
+    assert codes.has_valid_check(result.link.code)
+    assert result.link.code_type == strategy
+    assert (
+        services.restore(result.link.code).long_url == "https://example.com/landing?utm_source=mail"
+    )
+
+
+def test_sequence_strategy_stores_the_id_it_encodes(settings, user):
+    settings.SHORTURL_CODE_STRATEGY = "sequence"
+    link = services.shorten(user, "https://example.com/seq").link
+    assert codes.sequence_decode(link.code) == link.seq_id
+
+
+def test_sequence_strategy_never_reuses_an_id_after_losing_its_counter(settings, user):
+    settings.SHORTURL_CODE_STRATEGY = "sequence"
+    first = services.shorten(user, "https://example.com/one").link
+    codes.sequence_resync()
+    from django.core.cache import cache
+
+    cache.clear()  # Redis loses the counter: it is warmed again from the database
+    second = services.shorten(user, "https://example.com/two").link
+    assert second.seq_id > first.seq_id
+
+
+def test_hash_strategy_gives_another_code_when_the_first_is_taken(settings, user, other_user):
+    settings.SHORTURL_CODE_STRATEGY = "hash"
+    url = "https://example.com/shared"
+    mine = services.shorten(user, url).link
+    theirs = services.shorten(other_user, url).link
+    assert mine.code != theirs.code
+    assert theirs.code in codes.hash_candidates(url, settings.SHORTURL_HASH_SALT)
+
+
+def test_hash_strategy_gives_up_with_a_clear_error(settings, user, django_user_model):
+    settings.SHORTURL_CODE_STRATEGY = "hash"
+    settings.SHORTURL_HASH_MAX_RETRIES = 1
+    url = "https://example.com/crowded"
+    for i in range(4):
+        owner = django_user_model.objects.create_user(f"u{i}")
+        services.shorten(owner, url)
+    with pytest.raises(codes.CodeGenerationError, match="No free short code"):
+        services.shorten(user, url)
+
+
+def test_same_owner_same_url_gets_the_existing_link(user):
+    first = services.shorten(user, "https://example.com/dedup")
+    again = services.shorten(user, "https://example.com/dedup")
+    assert not again.created
+    assert again.link.pk == first.link.pk
+
+
+def test_dedup_is_per_owner_and_skips_links_with_options(user, other_user):
+    first = services.shorten(user, "https://example.com/x").link
+    assert services.shorten(other_user, "https://example.com/x").link.pk != first.pk
+    titled = services.shorten(user, "https://example.com/x", title="Campaign")
+    assert titled.created and titled.link.pk != first.pk
+    expiring = services.shorten(
+        user, "https://example.com/x", expires_at=timezone.now() + timedelta(days=1)
+    )
+    assert expiring.created
+
+
+def test_dedup_ignores_revoked_links(user):
+    first = services.shorten(user, "https://example.com/revoked").link
+    services.revoke(first.code, user)
+    again = services.shorten(user, "https://example.com/revoked")
+    assert again.created and again.link.code != first.code
+
+
+def test_alias_is_used_as_the_code(user):
+    link = services.shorten(user, "https://example.com/sale", alias="spring-sale").link
+    assert link.code == "spring-sale"
+    assert link.code_type == CodeType.CUSTOM
+
+
+def test_an_alias_collision_is_a_clear_error(user, other_user):
+    services.shorten(user, "https://example.com/a", alias="launch")
+    with pytest.raises(ValidationError) as excinfo:
+        services.shorten(other_user, "https://example.com/b", alias="launch")
+    assert "already taken" in excinfo.value.message_dict["alias"][0]
+
+
+def test_codes_are_case_sensitive_on_every_backend(user):
+    lower = services.shorten(user, "https://example.com/lower", alias="camPaign").link
+    upper = services.shorten(user, "https://example.com/upper", alias="CAMpaign").link
+    assert lower.pk != upper.pk
+    assert UrlLink.objects.get(code="camPaign").long_url == "https://example.com/lower"
+    assert UrlLink.objects.get(code="CAMpaign").long_url == "https://example.com/upper"
+
+
+@pytest.mark.parametrize(
+    ("long_url", "message"),
+    [
+        ("ftp://example.com/file", "Only http and https"),
+        ("javascript:alert(1)", "Only http and https"),
+        ("https://", "needs a host"),
+        ("", "Enter the long URL"),
+        ("https://exa mple.com", "not a valid URL"),
+        ("https://example.com/" + "a" * 2100, "at most 2048 characters"),
+    ],
+)
+def test_bad_urls_are_refused_with_a_reason(user, long_url, message):
+    with pytest.raises(ValidationError) as excinfo:
+        services.shorten(user, long_url)
+    assert message in excinfo.value.message_dict["long_url"][0]
+
+
+def test_our_own_short_links_cannot_be_shortened(settings, user):
+    settings.SHORT_URL_BASE = "https://s.example.com/"
+    with pytest.raises(ValidationError, match="already a short link"):
+        services.shorten(user, "https://s.example.com/abc1234")
+    with pytest.raises(ValidationError, match="already a short link"):
+        services.shorten(user, "http://testserver/x", request_host="testserver")
+
+
+def test_blocked_and_allowed_domains(settings, user):
+    settings.SHORTURL_BLOCKED_DOMAINS = ["evil.test"]
+    with pytest.raises(ValidationError, match="not allowed"):
+        services.shorten(user, "https://login.evil.test/phish")
+    settings.SHORTURL_BLOCKED_DOMAINS = []
+    settings.SHORTURL_ALLOWED_DOMAINS = ["example.com"]
+    services.shorten(user, "https://www.example.com/ok")
+    with pytest.raises(ValidationError, match=r"Only links to example\.com"):
+        services.shorten(user, "https://other.org/")
+
+
+def test_bad_redirect_type_and_past_expiry_are_refused(user):
+    with pytest.raises(ValidationError, match="301, 302, 307 or 308"):
+        services.shorten(user, "https://example.com", redirect_type=303)
+    with pytest.raises(ValidationError, match="in the future"):
+        services.shorten(user, "https://example.com", expires_at=timezone.now() - timedelta(1))
+
+
+def test_revoke_expires_now_and_drops_the_cache(user):
+    link = services.shorten(user, "https://example.com/stop").link
+    link_cache.cache_link(link)
+    revoked = services.revoke(link.code, user)
+    assert revoked.revoked_at is not None
+    assert revoked.expires_at <= timezone.now()
+    assert not revoked.is_active
+    assert link_cache.get_entry(link.code) is None
+
+
+def test_only_the_owner_or_staff_may_revoke_or_update(user, other_user, staff_user):
+    link = services.shorten(user, "https://example.com/mine").link
+    with pytest.raises(services.LinkNotFound):
+        services.revoke(link.code, other_user)
+    with pytest.raises(services.LinkNotFound):
+        services.update(link.code, other_user, title="hijack")
+    services.update(link.code, staff_user, title="checked by staff")
+    assert services.restore(link.code).title == "checked by staff"
+
+
+def test_update_changes_the_target_and_refreshes_the_cache(user):
+    link = services.shorten(user, "https://example.com/old").link
+    link_cache.cache_link(link)
+    services.update(link.code, user, long_url="https://example.com/new", redirect_type=301)
+    assert link_cache.get_entry(link.code) is None
+    stored = services.restore(link.code)
+    assert stored.long_url == "https://example.com/new"
+    assert stored.redirect_type == 301
+
+
+def test_restore_unknown_code_raises_not_found():
+    with pytest.raises(services.LinkNotFound):
+        services.restore("nothere")
+
+
+def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
+    requires_mysql, transactional_db, user
+):
+    """Real threads with real connections against MariaDB: no duplicate code, no error."""
+    codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
+    results, errors = [], []
+    barrier = threading.Barrier(50)
+
+    def worker(i: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results.append(services.shorten(user, f"https://example.com/concurrent/{i}").link.code)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert len(results) == 50
+    assert len(set(results)) == 50
+    assert connection.vendor == "mysql"
+
+
+@pytest.mark.parametrize("strategy", ["sequence", "hash"])
+def test_concurrent_shortens_with_other_strategies(
+    requires_mysql, transactional_db, settings, user, strategy
+):
+    settings.SHORTURL_CODE_STRATEGY = strategy
+    results, errors = [], []
+
+    def worker(i: int) -> None:
+        try:
+            results.append(services.shorten(user, f"https://example.com/{strategy}/{i}").link.code)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert len(set(results)) == 30

@@ -1,0 +1,174 @@
+"""The project as an operator meets it: settings from the environment, /healthz, compose file."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+
+ROOT = Path(settings.BASE_DIR)
+
+
+def _settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DEBUG", "SECRET_KEY"}
+    }
+    clean.update(env, SHOW_DEV_WARNING="0", DJANGO_SETTINGS_MODULE="shorturl_project.settings")
+    code = (
+        f"import django; django.setup(); from django.conf import settings as s; print({expression})"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=clean,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_production_mode_without_secret_key_refuses_to_start():
+    result = _settings_in_subprocess({"DEBUG": "0"}, "s.DEBUG")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_production_mode_with_secret_key_starts_without_debug():
+    result = _settings_in_subprocess({"DEBUG": "0", "SECRET_KEY": "x" * 50}, "s.DEBUG")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_no_environment_means_the_embedded_development_mode():
+    expression = (
+        "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'], "
+        "s.CELERY_TASK_ALWAYS_EAGER]"
+    )
+    result = _settings_in_subprocess({}, expression)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(
+        [True, "django.db.backends.sqlite3", "django.core.cache.backends.locmem.LocMemCache", True]
+    )
+
+
+def test_the_development_banner_is_loud():
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SHOW_DEV_WARNING", "DATABASE_URL"}
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "DEVELOPMENT MODE" in result.stderr
+
+
+def test_services_mode_reads_mysql_and_redis_urls():
+    expression = (
+        "[s.DATABASES['default']['ENGINE'], s.DATABASES['default']['OPTIONS']['charset'], "
+        "'STRICT_TRANS_TABLES' in s.DATABASES['default']['OPTIONS']['init_command'], "
+        "s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL, s.CELERY_TASK_ALWAYS_EAGER, "
+        "sorted(s.CELERY_BEAT_SCHEDULE)]"
+    )
+    result = _settings_in_subprocess(
+        {
+            "DATABASE_URL": "mysql://root@127.0.0.1:3306/shorturl",
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+        },
+        expression,
+    )
+    assert result.returncode == 0, result.stderr
+    engine, charset, strict, cache, broker, eager, beat = eval(result.stdout)  # noqa: S307 - our own output
+    assert (engine, charset, strict) == ("django.db.backends.mysql", "utf8mb4", True)
+    assert cache == "django_redis.cache.RedisCache"
+    assert broker == "redis://127.0.0.1:6379/0"
+    assert eager is False
+    assert {"flush-visits", "aggregate-hourly"} <= set(beat)
+
+
+def test_celery_speaks_json_only_and_has_time_limits():
+    from shorturl_project.celery import app
+
+    assert app.conf.accept_content == ["json"]
+    assert app.conf.task_serializer == "json"
+    assert app.conf.task_time_limit and app.conf.task_soft_time_limit
+    app.loader.import_default_modules()  # what a worker does at start
+    assert "analytics.tasks.flush_visits_task" in app.tasks
+    assert "links.tasks.refill_code_pool_task" in app.tasks
+
+
+@pytest.mark.django_db
+def test_healthz_reports_every_dependency(client):
+    response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 200, body
+    assert (body["db"], body["cache"], body["broker"]) == ("ok", "ok", "ok")
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_the_cache_is_down(client, settings):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.5, "IGNORE_EXCEPTIONS": True},
+        }
+    }
+    response = client.get("/healthz")  # overriding CACHES resets Django's cache handlers
+    assert response.status_code == 503
+    assert response.json()["cache"].startswith("error:")
+    assert response.json()["db"] == "ok"
+
+
+def test_compose_file_has_every_service_it_needs():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"mysql", "redis", "web", "worker", "beat"} <= set(services)
+    assert services["mysql"]["image"].startswith("mysql:8")
+    assert services["redis"]["image"].startswith("redis:7")
+    assert "8000" in services["web"]["ports"][0]
+    for name in ("web", "worker", "beat"):
+        service = services[name]
+        assert service["image"] == "shorturl:latest" and service["build"] == "."
+        env = service["environment"]
+        assert env["DATABASE_URL"].startswith("mysql://")
+        assert env["REDIS_URL"].startswith("redis://")
+        assert env["DEBUG"] == "0" and "SECRET_KEY" in env
+        assert "healthcheck" in service
+        assert service["depends_on"]["mysql"]["condition"] == "service_healthy"
+    assert "gunicorn" in services["web"]["command"]
+    assert "worker" in services["worker"]["command"]
+    assert "beat" in services["beat"]["command"]
+    for name in ("mysql", "redis"):
+        assert "healthcheck" in services[name] and services[name]["volumes"]
+    assert (ROOT / "Dockerfile").read_text().count("FROM python:3.11") == 1
+
+
+def test_readme_gives_the_two_commands():
+    readme = (ROOT / "README.md").read_text()
+    assert "make run" in readme and "make test" in readme
+
+
+def test_ensure_demo_users_only_when_nobody_exists(db, django_user_model):
+    from django.core.management import call_command
+
+    call_command("ensure_demo_users")
+    assert set(django_user_model.objects.values_list("username", flat=True)) == {"demo", "admin"}
+    django_user_model.objects.get(username="demo").delete()
+    call_command("ensure_demo_users")
+    assert not django_user_model.objects.filter(username="demo").exists()
+
+
+def test_healthz_json_is_plain_json(db, client):
+    assert json.loads(client.get("/healthz").content)
