@@ -8,7 +8,7 @@
 """
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from analytics.capture import record_visit
 
@@ -17,12 +17,13 @@ from .codes import ALIAS_RE, has_valid_check, is_generated_shape
 from .models import UrlLink
 
 
-def _not_found(request: HttpRequest, code: str) -> HttpResponse:
-    return render(request, "links/not_found.html", {"code": code}, status=404)
+def _not_found(code: str) -> HttpResponse:
+    # No request context: context processors would reach for the session and the user.
+    return HttpResponse(render_to_string("links/not_found.html", {"code": code}), status=404)
 
 
-def _gone(request: HttpRequest, code: str) -> HttpResponse:
-    return render(request, "links/gone.html", {"code": code}, status=410)
+def _gone(code: str) -> HttpResponse:
+    return HttpResponse(render_to_string("links/gone.html", {"code": code}), status=410)
 
 
 def _load(code: str) -> link_cache.LinkEntry | None:
@@ -37,24 +38,24 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     # 1. Shape: a generated code must pass its check character; anything else must be an alias.
     if is_generated_shape(code):
         if not has_valid_check(code):
-            return _not_found(request, code)
+            return _not_found(code)
     elif not ALIAS_RE.match(code):
-        return _not_found(request, code)
+        return _not_found(code)
 
     # 2. Cache, then the database.
     entry = link_cache.get_entry(code)
     if entry is False:
-        return _not_found(request, code)
+        return _not_found(code)
     if entry is None:
         if not is_generated_shape(code) and code not in link_cache.known_aliases():
-            return _not_found(request, code)
+            return _not_found(code)
         entry = _load(code)
         if entry is None:
-            return _not_found(request, code)
+            return _not_found(code)
 
     # 3. Stopped links.
     if entry.is_gone():
-        return _gone(request, code)
+        return _gone(code)
 
     # 4. The redirect.
     response = HttpResponse(status=entry.redirect_type)

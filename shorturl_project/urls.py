@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from links.codes import RESERVED_ALIASES
 from links.redirect import redirect_view
 
 from .health import healthz
@@ -11,6 +12,11 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("links.urls")),
     path("", include("analytics.urls")),
-    # Last: anything that is one path segment may be a short code.
-    re_path(r"^(?P<code>[^/]{1,64})$", redirect_view, name="redirect"),
+    # Last: any single path segment may be a short code, except reserved words, so that
+    # `/admin` still gets its trailing slash from CommonMiddleware.
+    re_path(
+        r"^(?!(?i:{})$)(?P<code>[^/]{{1,64}})$".format("|".join(sorted(RESERVED_ALIASES))),
+        redirect_view,
+        name="redirect",
+    ),
 ]

@@ -1,0 +1,62 @@
+"""The WSGI entry point sends short codes past the middleware and everything else through it."""
+
+import io
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+
+from links import services
+from links.hotpath import is_short_code_request
+
+
+def _call(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
+    from shorturl_project.wsgi import application
+
+    environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
+    setup_testing_defaults(environ)
+    environ["HTTP_HOST"] = "testserver"
+    captured = {}
+
+    def start_response(status, headers, exc_info=None):
+        captured["status"], captured["headers"] = status, dict(headers)
+
+    body = b"".join(application(environ, start_response))
+    return captured["status"], captured["headers"], body
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "lean"),
+    [
+        ("/aB3xY9k", "GET", True),
+        ("/spring-sale", "HEAD", True),
+        ("/aB3xY9k", "POST", False),
+        ("/admin", "GET", False),
+        ("/healthz", "GET", False),
+        ("/Dashboard", "GET", False),
+        ("/favicon.ico", "GET", False),
+        ("/api/v1/links/", "GET", False),
+        ("/", "GET", False),
+    ],
+)
+def test_which_requests_take_the_lean_path(path, method, lean):
+    assert is_short_code_request({"PATH_INFO": path, "REQUEST_METHOD": method}) is lean
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_wsgi_application_redirects_short_codes_without_middleware(user):
+    link = services.shorten(user, "https://example.com/wsgi").link
+    status, headers, _ = _call(f"/{link.code}")
+    assert status.startswith("302")
+    assert headers["Location"] == "https://example.com/wsgi"
+    # The full stack would have added these; the lean path has no reason to.
+    assert "X-Frame-Options" not in headers
+    assert "Set-Cookie" not in headers
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_wsgi_application_still_serves_everything_else():
+    status, _headers, _ = _call("/admin")
+    assert status.startswith("301")  # CommonMiddleware's trailing slash: the full stack ran
+    status, _, body = _call("/nope-not-here")
+    assert status.startswith("404")
+    assert b"does not exist" in body
