@@ -50,6 +50,7 @@ RESERVED_ALIASES = frozenset(
         "help",
         "about",
         "settings",
+        "bulk",  # /api/v1/links/bulk/ would hide a link with this alias from the API
     }
 )
 
