@@ -1,19 +1,28 @@
 """The link cache the redirect reads: one entry per code, a short negative entry for unknown ones,
 and the set of custom aliases so that garbage which is not a generated code never reaches the DB.
+
+With Redis, entries are plain strings under raw keys (`shorturl:link:<code>`) rather than
+pickles behind the Django cache, so that one Lua call can read an entry and push the visit in a
+single round trip (see `fetch_and_record`). Without Redis they live in Django's local cache.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from redis.exceptions import RedisError
 
 from .models import CodeType, UrlLink
 
+logger = logging.getLogger(__name__)
+
 _MISSING = "-"
 ALIASES_KEY = "link-aliases"
+REDIS_KEY_PREFIX = "shorturl:link:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,31 +51,74 @@ class LinkEntry:
             return True
         return self.expires_at is not None and self.expires_at <= (now or time.time())
 
+    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>long URL": the Lua script
+    # in fetch_and_record reads the first four fields, so keep the two in step.
+    def serialize(self) -> str:
+        expires = "" if self.expires_at is None else repr(self.expires_at)
+        return (
+            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t{self.long_url}"
+        )
 
-def _key(code: str) -> str:
-    return f"link:{code}"
+    @classmethod
+    def parse(cls, code: str, value: str) -> LinkEntry:
+        link_id, redirect_type, expires, revoked, long_url = value.split("\t", 4)
+        return cls(
+            code=code,
+            link_id=int(link_id),
+            long_url=long_url,
+            redirect_type=int(redirect_type),
+            expires_at=float(expires) if expires else None,
+            revoked=revoked == "1",
+        )
+
+
+def _redis():
+    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
+        return None
+    from django_redis import get_redis_connection
+
+    return get_redis_connection("default")
+
+
+def _decode(code: str, value) -> LinkEntry | bool | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode()
+    if value == _MISSING:
+        return False
+    return LinkEntry.parse(code, value)
 
 
 def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
-    value = cache.get(_key(code))
-    if value is None:
+    client = _redis()
+    if client is None:
+        return _decode(code, cache.get(f"link:{code}"))
+    try:
+        return _decode(code, client.get(REDIS_KEY_PREFIX + code))
+    except RedisError:
+        logger.warning("Redis unavailable for the link cache; reading the database")
         return None
-    if value == _MISSING:
-        return False
-    return LinkEntry(code, *value)
+
+
+def _put(code: str, value: str, ttl: int) -> None:
+    client = _redis()
+    if client is None:
+        cache.set(f"link:{code}", value, ttl)
+        return
+    try:
+        client.set(REDIS_KEY_PREFIX + code, value, ex=ttl)
+    except RedisError:
+        logger.warning("Redis unavailable; link %s not cached", code)
 
 
 def store_entry(entry: LinkEntry) -> None:
-    cache.set(
-        _key(entry.code),
-        (entry.link_id, entry.long_url, entry.redirect_type, entry.expires_at, entry.revoked),
-        settings.SHORTURL_CACHE_TTL,
-    )
+    _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL)
 
 
 def store_missing(code: str) -> None:
-    cache.set(_key(code), _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
+    _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
 
 
 def cache_link(link: UrlLink) -> LinkEntry:
@@ -76,7 +128,15 @@ def cache_link(link: UrlLink) -> LinkEntry:
 
 
 def drop(code: str) -> None:
-    cache.delete(_key(code))
+    client = _redis()
+    if client is None:
+        cache.delete(f"link:{code}")
+        return
+    try:
+        client.delete(REDIS_KEY_PREFIX + code)
+    except RedisError:
+        # A stale entry would outlive the change: say so loudly, it expires with its TTL.
+        logger.error("Redis unavailable; cached entry for %s could not be dropped", code)
 
 
 def known_aliases() -> frozenset[str]:
