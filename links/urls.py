@@ -1,7 +1,31 @@
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import path, re_path
 
 from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Sign in, sign out and password change; accounts are made by staff, so no sign-up or reset.
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("dashboard/links/<str:code>/edit/", views.link_edit, name="link_edit"),
+    path("dashboard/links/<str:code>/revoke/", views.link_revoke, name="link_revoke"),
+    re_path(
+        r"^dashboard/links/(?P<code>[^/]+)/qr\.(?P<fmt>png|svg)$", views.link_qr, name="link_qr"
+    ),
 ]

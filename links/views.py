@@ -1,6 +1,195 @@
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+"""Pages for marketers: create a short link, list, change and revoke their links, get QR codes.
+
+Views only translate between HTTP and links.services / links.selectors.
+"""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import urlencode
+
+import segno
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_http_methods
+
+from analytics.selectors import link_totals
+
+from . import services
+from .codes import CodeGenerationError
+from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
+from .models import LinkStatus, UrlLink
+from .selectors import link_list
+from .shortlinks import short_url_for
+
+LINKS_PER_PAGE = 20
+
+
+def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
+    """The link if the signed-in user may see it; anyone else's link is simply not there."""
+    try:
+        return services.get_visible_link(code, user=request.user)
+    except services.LinkNotFound:
+        raise Http404("No such link") from None
+
+
+def _qr_code(short_url: str) -> segno.QRCode:
+    # Level M survives a smudged print; short URLs keep the symbol small anyway.
+    return segno.make(short_url, error="m", micro=False)
+
+
+def qr_svg_inline(short_url: str) -> str:
+    # segno writes the SVG itself from the encoded modules; nothing from the URL is echoed.
+    svg = _qr_code(short_url).svg_inline(scale=5, border=2, dark="#1d2330", svgclass="qr-svg")
+    return mark_safe(svg)  # noqa: S308
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "links/home.html")
+    """Signed in: paste a long URL, get a short link at once. Signed out: what this is."""
+    if not request.user.is_authenticated:
+        return render(request, "links/landing.html")
+    form = LinkCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            result = services.shorten(
+                request.user,
+                data["long_url"],
+                alias=data["alias"],
+                title=data["title"],
+                expires_at=data["expires_at"],
+                redirect_type=data["redirect_type"],
+                request_host=request.get_host(),
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        except CodeGenerationError as error:
+            form.add_error(None, str(error))
+        else:
+            if result.created:
+                messages.success(request, "Your short link is ready.")
+            else:
+                messages.info(request, "You already had a short link for this URL; here it is.")
+            # Redirect after POST, so reloading the page cannot create a second link.
+            query = urlencode({"created": result.link.code})
+            return redirect(f"{reverse('home')}?{query}")
+
+    created = None
+    if code := request.GET.get("created"):
+        try:
+            link = services.get_visible_link(code, user=request.user)
+        except services.LinkNotFound:
+            link = None
+        if link is not None:
+            short_url = short_url_for(link.code, request=request)
+            created = {"link": link, "short_url": short_url, "qr_svg": qr_svg_inline(short_url)}
+    options_open = any(form[name].errors for name in ("alias", "title", "expires_at"))
+    return render(
+        request,
+        "links/home.html",
+        {"form": form, "created": created, "options_open": options_open},
+    )
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """ "My links": search, filter, sort, paginate; clicks come for the whole page in one query."""
+    filters = LinkFilterForm(request.GET or None)
+    criteria = filters.selector_kwargs() if request.GET else {}
+    links = link_list(user=request.user, owned_only=True, **criteria)
+    page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
+    totals = link_totals(link_ids=[link.pk for link in page.object_list])
+    now = timezone.now()
+    rows = []
+    for link in page.object_list:
+        counts = totals.get(link.pk, {})
+        rows.append(
+            {
+                "link": link,
+                "short_url": short_url_for(link.code, request=request),
+                "status": link.status_at(now),
+                "clicks": counts.get("clicks", 0),
+                "unique_visitors": counts.get("unique_visitors", 0),
+            }
+        )
+    has_any_link = bool(rows) or link_list(user=request.user).exists()
+    return render(
+        request,
+        "links/dashboard.html",
+        {
+            "filters": filters,
+            "page": page,
+            "rows": rows,
+            "has_any_link": has_any_link,
+            "filtered": bool(criteria.get("search") or criteria.get("active") is not None),
+            "statuses": LinkStatus,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def link_edit(request: HttpRequest, code: str) -> HttpResponse:
+    link = visible_link_or_404(request, code)
+    if link.revoked_at is not None:
+        messages.warning(request, f"{link.code} was revoked and can no longer be changed.")
+        return redirect("dashboard")
+    form = LinkEditForm(request.POST or None, link=link)
+    if request.method == "POST" and form.is_valid():
+        changes = form.changes()
+        if not changes:
+            messages.info(request, "Nothing was changed.")
+            return redirect("dashboard")
+        try:
+            services.update(link.code, request.user, request_host=request.get_host(), **changes)
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            messages.success(request, f"Saved the changes to {link.code}.")
+            return redirect("dashboard")
+    return render(
+        request,
+        "links/edit.html",
+        {"form": form, "link": link, "short_url": short_url_for(link.code, request=request)},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
+    """GET asks for confirmation; only the POST (with its CSRF token) revokes."""
+    link = visible_link_or_404(request, code)
+    short_url = short_url_for(link.code, request=request)
+    if request.method == "POST":
+        services.revoke(link.code, request.user)
+        messages.success(
+            request, f"{short_url} is revoked: it now answers “this link is no longer available”."
+        )
+        return redirect("dashboard")
+    return render(request, "links/revoke_confirm.html", {"link": link, "short_url": short_url})
+
+
+@login_required
+def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
+    """The link's QR code as a PNG or SVG file to download (for print and slides)."""
+    link = visible_link_or_404(request, code)
+    qr = _qr_code(short_url_for(link.code, request=request))
+    buffer = io.BytesIO()
+    if fmt == "png":
+        qr.save(buffer, kind="png", scale=10, border=4)
+        content_type = "image/png"
+    else:
+        qr.save(buffer, kind="svg", scale=10, border=4, dark="#000")
+        content_type = "image/svg+xml"
+    response = HttpResponse(buffer.getvalue(), content_type=content_type)
+    # Codes are letters, digits, '-' and '_' only, so the file name needs no quoting.
+    response["Content-Disposition"] = f'attachment; filename="qr-{link.code}.{fmt}"'
+    response["Cache-Control"] = "private, max-age=300"
+    return response

@@ -1,0 +1,177 @@
+"""HTML forms for marketers. They check shape only; links.services has the final word on content."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from .models import RedirectType, UrlLink
+
+# `<input type="datetime-local">` sends this; the others are for people typing by hand.
+DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
+
+# The web UI offers the two redirects marketers choose between; the API offers all four.
+UI_REDIRECT_CHOICES = [
+    (RedirectType.FOUND.value, "302 temporary — every click is counted (recommended)"),
+    (RedirectType.MOVED_PERMANENTLY.value, "301 permanent — browsers may cache it and skip us"),
+]
+
+
+def add_service_errors(form: forms.Form, error: ValidationError) -> None:
+    """Show a service's ValidationError ({field: [messages]}) beside the matching fields."""
+    if hasattr(error, "error_dict"):
+        for field, messages in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, messages)
+    else:
+        form.add_error(None, error.messages)
+
+
+def _with_scheme(value: str) -> str:
+    """People paste `example.com/page`; the service only accepts http(s) URLs, so add https."""
+    value = (value or "").strip()
+    if value and "://" not in value and "." in value.split("/", 1)[0] and " " not in value:
+        return "https://" + value
+    return value
+
+
+class ExpiryField(forms.DateTimeField):
+    widget = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("input_formats", DATETIME_INPUT_FORMATS)
+        kwargs.setdefault(
+            "error_messages", {"invalid": "Enter a date and time, e.g. 2030-12-31 18:00."}
+        )
+        super().__init__(**kwargs)
+
+    def has_changed(self, initial, data) -> bool:
+        # The widget shows minutes only; unchanged seconds must not count as an edit.
+        if isinstance(initial, datetime):
+            initial = initial.replace(second=0, microsecond=0)
+        return super().has_changed(initial, data)
+
+
+class LinkFieldsMixin(forms.Form):
+    """Fields shared by the create and edit forms."""
+
+    long_url = forms.CharField(
+        label="Long URL",
+        max_length=4096,  # the service gives the friendly limit message; this stops abuse
+        widget=forms.TextInput(
+            attrs={
+                "type": "url",
+                "placeholder": "https://example.com/spring-sale?utm_source=newsletter",
+                "autocomplete": "off",
+                "inputmode": "url",
+            }
+        ),
+        error_messages={"required": "Enter the long URL to shorten."},
+    )
+    title = forms.CharField(
+        label="Title",
+        required=False,
+        max_length=200,
+        help_text="Optional. Only you see it, in your list of links.",
+        error_messages={"max_length": "Keep the title to %(limit_value)d characters or fewer."},
+    )
+    expires_at = ExpiryField(label="Expires", required=False)
+    redirect_type = forms.TypedChoiceField(
+        label="Redirect type",
+        choices=UI_REDIRECT_CHOICES,
+        coerce=int,
+        initial=RedirectType.FOUND.value,
+        widget=forms.RadioSelect,
+        error_messages={"invalid_choice": "Choose 302 (temporary) or 301 (permanent)."},
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["expires_at"].help_text = (
+            f"Optional. After this moment the short link answers “no longer available”. "
+            f"Times are in {settings.TIME_ZONE}."
+        )
+
+    def clean_long_url(self) -> str:
+        return _with_scheme(self.cleaned_data["long_url"])
+
+
+class LinkCreateForm(LinkFieldsMixin):
+    alias = forms.CharField(
+        label="Custom alias",
+        required=False,
+        max_length=32,
+        help_text="Optional. 3–32 letters, digits, “-” or “_”, e.g. spring-sale.",
+        error_messages={"max_length": "Aliases can be at most %(limit_value)d characters."},
+    )
+
+    field_order = ["long_url", "alias", "title", "expires_at", "redirect_type"]
+
+
+class LinkEditForm(LinkFieldsMixin):
+    """Edits a link. Only the fields that changed go to the service (an expiry already in the
+    past must not block a title change)."""
+
+    def __init__(self, *args, link: UrlLink, **kwargs):
+        kwargs.setdefault(
+            "initial",
+            {
+                "long_url": link.long_url,
+                "title": link.title,
+                "expires_at": link.expires_at,
+                "redirect_type": link.redirect_type,
+            },
+        )
+        super().__init__(*args, **kwargs)
+        if link.redirect_type not in dict(UI_REDIRECT_CHOICES):
+            # Set to 307/308 through the API: keep it selectable rather than silently change it.
+            self.fields["redirect_type"].choices = [
+                *UI_REDIRECT_CHOICES,
+                (link.redirect_type, RedirectType(link.redirect_type).label),
+            ]
+
+    def changes(self) -> dict:
+        return {name: self.cleaned_data[name] for name in self.changed_data}
+
+
+class LinkFilterForm(forms.Form):
+    """The search / filter / sort bar above "My links"; bad values fall back to the defaults."""
+
+    STATUS_CHOICES = [("", "All links"), ("active", "Active"), ("expired", "Expired or revoked")]
+    ORDER_CHOICES = [
+        ("newest", "Newest first"),
+        ("oldest", "Oldest first"),
+        ("code", "Short code A–Z"),
+        ("expires", "Expiring soonest"),
+    ]
+
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "URL, title or code"}),
+    )
+    status = forms.ChoiceField(
+        label="Show",
+        choices=STATUS_CHOICES,
+        required=False,
+        error_messages={"invalid_choice": "Unknown filter; showing all links."},
+    )
+    order = forms.ChoiceField(
+        label="Sort by",
+        choices=ORDER_CHOICES,
+        required=False,
+        error_messages={"invalid_choice": "Unknown sort order; showing newest first."},
+    )
+
+    def selector_kwargs(self) -> dict:
+        self.is_valid()
+        data = self.cleaned_data  # the valid fields, even when another one is not
+        active = {"active": True, "expired": False}.get(data.get("status") or "")
+        return {
+            "search": data.get("q") or None,
+            "active": active,
+            "order": data.get("order") or "newest",
+        }
