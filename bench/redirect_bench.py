@@ -9,6 +9,7 @@ that every answered redirect left exactly one visit in the buffer.
 """
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,17 +36,17 @@ def redis_available() -> bool:
         return False
 
 
-def wait_for(url: str, timeout: float = 30) -> None:
+def wait_for(port: int, path: str, timeout: float = 30) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            urllib.request.urlopen(url, timeout=1)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            conn.getresponse().read()
             return
-        except urllib.error.HTTPError:
-            return
-        except Exception:
+        except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"server at {url} did not start")
+    raise RuntimeError(f"server on port {port} did not start")
 
 
 def start_gunicorn(app: str, port: int, workers: int, env: dict) -> subprocess.Popen:
@@ -153,8 +153,8 @@ def main() -> None:
     results = {"bare": [], "shorturl": []}
     redirects_answered = 0
     try:
-        wait_for("http://127.0.0.1:8101/")
-        wait_for(f"http://127.0.0.1:8102/{codes[0]}")
+        wait_for(8101, "/")
+        wait_for(8102, f"/{codes[0]}")
         # Warm every cache entry once before measuring.
         run_wrk("http://127.0.0.1:8102", 2, 4, str(script))
         if services:
