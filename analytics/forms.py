@@ -1,0 +1,90 @@
+"""The time-range picker of the stats pages: 24 h, 7 d, 30 d or a custom range of days."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django import forms
+from django.utils import timezone
+
+MAX_CUSTOM_DAYS = 366
+EARLIEST_DAY = dt.date(2000, 1, 1)
+PRESETS = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "30d": dt.timedelta(days=30)}
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    key: str  # "24h", "7d", "30d" or "custom"
+    start: dt.datetime  # inclusive, aware
+    end: dt.datetime  # exclusive, aware
+
+    @property
+    def days(self) -> float:
+        return (self.end - self.start).total_seconds() / 86400
+
+
+def _next_hour(now: dt.datetime) -> dt.datetime:
+    # Ranges end at the end of the current hour, so the click just made is on the chart.
+    return now.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
+
+
+class StatsRangeForm(forms.Form):
+    RANGE_CHOICES = [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days")]
+
+    range = forms.ChoiceField(
+        label="Period",
+        choices=[*RANGE_CHOICES, ("custom", "Custom range")],
+        required=False,
+        error_messages={"invalid_choice": "Choose 24 hours, 7 days, 30 days or a custom range."},
+    )
+    start = forms.DateField(
+        label="From",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        input_formats=["%Y-%m-%d"],  # what date inputs send; 03/04 is ambiguous across locales
+        error_messages={"invalid": "Enter a date like 2025-03-01."},
+    )
+    end = forms.DateField(
+        label="To (inclusive)",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        input_formats=["%Y-%m-%d"],
+        error_messages={"invalid": "Enter a date like 2025-03-31."},
+    )
+
+    def __init__(self, *args, default: str = "7d", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.default = default
+
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("start"), cleaned.get("end")
+        if cleaned.get("range") == "custom" or start or end:
+            if self.errors:
+                return cleaned
+            if not start or not end:
+                raise forms.ValidationError("A custom range needs both a start and an end date.")
+            if start > end:
+                raise forms.ValidationError("The start date must be on or before the end date.")
+            if start < EARLIEST_DAY:
+                raise forms.ValidationError(f"Dates before {EARLIEST_DAY:%Y} hold no clicks.")
+            if (end - start).days + 1 > MAX_CUSTOM_DAYS:
+                raise forms.ValidationError(
+                    f"Choose at most {MAX_CUSTOM_DAYS} days; for more, export the visits as CSV."
+                )
+            cleaned["range"] = "custom"
+        return cleaned
+
+    def time_range(self, now: dt.datetime | None = None) -> TimeRange:
+        """The chosen range, or the default one when the input was missing or invalid."""
+        now = timezone.localtime(now or timezone.now())
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        key = data.get("range") or self.default
+        if key == "custom":
+            tz = timezone.get_current_timezone()
+            start = dt.datetime.combine(data["start"], dt.time.min, tzinfo=tz)
+            end = dt.datetime.combine(data["end"] + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
+            return TimeRange(key, start, end)
+        end = _next_hour(now)
+        return TimeRange(key, end - PRESETS[key], end)

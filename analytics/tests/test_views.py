@@ -1,0 +1,267 @@
+"""Dashboard pages: a link's stats, its CSV export, and the staff overview."""
+
+import csv
+import datetime as dt
+import io
+import uuid
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from analytics.models import VisitRecord
+from analytics.services import aggregate_hourly
+from links.services import shorten
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Users are made for every test; PBKDF2 would spend most of the run hashing.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def add_visit(link, *, when=None, bot=False, **fields):
+    """Store one visit of `link` and recompute its hour, as the pipeline would."""
+    when = when or timezone.now()
+    values = {
+        "client_id": uuid.uuid4().hex,
+        "browser_type": "Googlebot" if bot else "Chrome",
+        "os_type": "Linux",
+        "device_type": "Bot" if bot else "PC",
+        "country": "Germany",
+        "country_code": "DE",
+        "city": "Berlin",
+        "province": "Land Berlin",
+        **fields,
+    }
+    visit = VisitRecord.objects.create(
+        link=link,
+        code=link.code,
+        event_id=uuid.uuid4().hex,
+        visit_time=when,
+        is_bot=bot,
+        **values,
+    )
+    hour = when.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    aggregate_hourly(pairs=[(link.pk, hour)])
+    return visit
+
+
+@pytest.fixture
+def link(user):
+    return shorten(user, "https://example.com/campaign", alias="campaign").link
+
+
+@pytest.fixture
+def logged_in(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
+
+
+# --- Link stats -------------------------------------------------------------------------------
+
+
+def test_stats_page_needs_login(client, link):
+    response = client.get(reverse("link_stats", args=[link.code]))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_stats_of_another_marketers_link_is_404(client, other_user, link):
+    client.force_login(other_user)
+    assert client.get(reverse("link_stats", args=[link.code])).status_code == 404
+    assert client.get(reverse("link_visits_csv", args=[link.code])).status_code == 404
+
+
+def test_staff_may_open_any_links_stats(staff_client, link):
+    assert staff_client.get(reverse("link_stats", args=[link.code])).status_code == 200
+
+
+def test_stats_page_empty_state(logged_in, link):
+    html = logged_in.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert "No clicks in this period yet." in html
+    assert "No visits yet." in html
+
+
+def test_stats_page_shows_totals_chart_breakdowns_and_bots_apart(logged_in, link):
+    add_visit(link, referrer="https://news.example.org/story")
+    add_visit(link, os_type="Windows", browser_type="Firefox", country="France", city="Paris")
+    add_visit(link, bot=True)
+    response = logged_in.get(reverse("link_stats", args=[link.code]))
+    assert response.status_code == 200
+    stats = response.context["stats"]
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 1)
+    chart = response.context["chart"]
+    assert sum(chart["clicks"]) == 2
+    assert sum(chart["bot_clicks"]) == 1
+    assert chart["unit"] == "hour"
+    tables = {table["key"]: table["rows"] for table in response.context["breakdowns"]}
+    assert {row["name"] for row in tables["browsers"]} == {"Chrome", "Firefox"}
+    assert {row["name"] for row in tables["os"]} == {"Linux", "Windows"}
+    assert {row["name"] for row in tables["countries"]} == {"Germany", "France"}
+    assert {row["name"] for row in tables["referrers"]} == {"news.example.org", "Direct"}
+    assert [row["name"] for row in tables["bots"]] == ["Googlebot"]  # apart from people
+    html = response.content.decode()
+    assert 'id="chart-data"' in html
+    assert "vendor/chartjs/chart.umd.min.js" in html
+    assert reverse("link_visits_csv", args=[link.code]) in html
+
+
+@pytest.mark.parametrize("key, hours", [("24h", 24), ("7d", 24 * 7), ("30d", 24 * 30)])
+def test_preset_ranges(logged_in, link, key, hours):
+    response = logged_in.get(reverse("link_stats", args=[link.code]), {"range": key})
+    time_range = response.context["time_range"]
+    assert time_range.key == key
+    assert time_range.end - time_range.start == dt.timedelta(hours=hours)
+    assert len(response.context["chart"]["labels"]) == hours
+
+
+def test_custom_range_counts_only_its_days(logged_in, link):
+    old = timezone.now() - dt.timedelta(days=40)
+    add_visit(link, when=old)
+    add_visit(link)
+    day = timezone.localtime(old).date()
+    response = logged_in.get(
+        reverse("link_stats", args=[link.code]),
+        {"range": "custom", "start": day.isoformat(), "end": day.isoformat()},
+    )
+    assert response.context["time_range"].key == "custom"
+    assert response.context["stats"]["total_clicks"] == 1
+    assert len(response.context["chart"]["labels"]) == 24
+
+
+def test_long_custom_range_is_charted_by_day(logged_in, link):
+    today = timezone.localdate()
+    response = logged_in.get(
+        reverse("link_stats", args=[link.code]),
+        {"range": "custom", "start": (today - dt.timedelta(days=89)).isoformat(), "end": today},
+    )
+    chart = response.context["chart"]
+    assert chart["unit"] == "day"
+    assert len(chart["labels"]) == 90
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"range": "custom", "start": "2025-03-10"}, "needs both a start and an end"),
+        ({"range": "custom", "start": "2025-03-10", "end": "2025-03-01"}, "on or before"),
+        ({"range": "custom", "start": "2020-01-01", "end": "2025-01-01"}, "at most 366 days"),
+        ({"range": "custom", "start": "1999-01-01", "end": "1999-01-02"}, "hold no clicks"),
+        ({"range": "custom", "start": "10/03/2025", "end": "2025-03-11"}, "Enter a date like"),
+        ({"range": "forever"}, "Choose 24 hours, 7 days, 30 days"),
+    ],
+)
+def test_range_form_rejects_bad_input_and_falls_back(logged_in, link, params, message):
+    response = logged_in.get(reverse("link_stats", args=[link.code]), params)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert message in html
+    assert "Showing the default period instead." in html
+    assert response.context["time_range"].key == "7d"
+
+
+def test_stats_page_query_count_is_bounded(logged_in, link, django_assert_max_num_queries):
+    for _ in range(5):
+        add_visit(link)
+    with django_assert_max_num_queries(25):
+        logged_in.get(reverse("link_stats", args=[link.code]))
+
+
+# --- CSV export -------------------------------------------------------------------------------
+
+
+def read_csv(response) -> list[list[str]]:
+    assert response.streaming
+    body = b"".join(response.streaming_content).decode()
+    return list(csv.reader(io.StringIO(body)))
+
+
+def test_csv_export_streams_every_visit(logged_in, link):
+    first = add_visit(link, when=timezone.now() - dt.timedelta(days=3))
+    add_visit(link, referrer="https://t.co/abc")
+    add_visit(link, bot=True)
+    response = logged_in.get(reverse("link_visits_csv", args=[link.code]))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert f'filename="visits-{link.code}-' in response["Content-Disposition"]
+    rows = read_csv(response)
+    header, data = rows[0], rows[1:]
+    assert header[0] == "visit_time_utc"
+    assert "browser_type" in header and "is_bot" in header
+    assert len(data) == 3
+    assert data[0][0] == first.visit_time.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    assert {row[header.index("is_bot")] for row in data} == {"True", "False"}
+
+
+def test_csv_export_defuses_spreadsheet_formulas(logged_in, link):
+    add_visit(link, referrer='=HYPERLINK("http://evil.example")', user_agent="@SUM(1)")
+    rows = read_csv(logged_in.get(reverse("link_visits_csv", args=[link.code])))
+    header, row = rows[0], rows[1]
+    assert row[header.index("referrer")].startswith("'=")
+    assert row[header.index("user_agent")] == "'@SUM(1)"
+
+
+def test_csv_export_of_a_link_without_visits_is_just_the_header(logged_in, link):
+    rows = read_csv(logged_in.get(reverse("link_visits_csv", args=[link.code])))
+    assert len(rows) == 1
+
+
+def test_csv_export_needs_login(client, link):
+    assert client.get(reverse("link_visits_csv", args=[link.code])).status_code == 302
+
+
+# --- Staff overview ---------------------------------------------------------------------------
+
+
+def test_overview_is_refused_to_marketers(logged_in):
+    response = logged_in.get(reverse("overview"))
+    assert response.status_code == 403
+    assert "not allowed" in response.content.decode()
+
+
+def test_overview_sends_anonymous_visitors_to_login(client):
+    response = client.get(reverse("overview"))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_overview_shows_clicks_top_and_newest_links_and_pool(staff_client, link, other_user):
+    other = shorten(other_user, "https://example.com/other", alias="other-one").link
+    add_visit(link)
+    add_visit(link)
+    add_visit(other)
+    response = staff_client.get(reverse("overview"))
+    assert response.status_code == 200
+    assert response.context["total_clicks"] == 3
+    top = response.context["top_links"]
+    assert [row["code"] for row in top] == ["campaign", "other-one"]
+    newest = [row["link"].code for row in response.context["newest_links"]]
+    assert newest[:2] == ["other-one", "campaign"]
+    assert response.context["pool_usage"]["links_created"] == 2
+    html = response.content.decode()
+    assert "Code pool" in html
+    assert 'data-testid="pool-unused"' in html
+
+
+def test_overview_bad_range_falls_back_with_a_message(staff_client):
+    response = staff_client.get(reverse("overview"), {"range": "custom", "start": "x"})
+    assert response.status_code == 200
+    assert "Enter a date like" in response.content.decode()
+    assert response.context["time_range"].key == "24h"
+
+
+def test_navigation_shows_overview_and_admin_to_staff_only(logged_in, client, staff_user):
+    html = logged_in.get(reverse("dashboard")).content.decode()
+    assert reverse("overview") not in html
+    client.force_login(staff_user)
+    html = client.get(reverse("dashboard")).content.decode()
+    assert reverse("overview") in html and reverse("admin:index") in html

@@ -1,0 +1,187 @@
+"""Dashboard pages: one link's stats (with CSV export of its visits) and the staff overview.
+
+Numbers come from analytics.selectors; these views pick the time range and shape the output.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from collections.abc import Iterable, Iterator
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from links.codes import pool_status
+from links.selectors import link_list
+from links.shortlinks import short_url_for
+from links.views import visible_link_or_404
+
+from . import selectors
+from .forms import StatsRangeForm, TimeRange
+
+# Above this many days the chart shows days instead of hours (a year of hours is unreadable).
+HOURLY_CHART_MAX_DAYS = 31
+
+BREAKDOWN_TITLES = [
+    ("countries", "Countries"),
+    ("provinces", "Provinces / regions"),
+    ("cities", "Cities"),
+    ("browsers", "Browsers"),
+    ("os", "Operating systems"),
+    ("devices", "Devices"),
+    ("referrers", "Referrers"),
+    ("isps", "Networks (ISP)"),
+    ("bots", "Bots & link previews (not counted as clicks)"),
+]
+UNKNOWN_LABELS = {"referrers": "Direct"}
+
+
+def chart_data(series: list[dict], time_range: TimeRange) -> dict:
+    """Labels and values for Chart.js, in local time; whole days for long ranges."""
+    by_day = time_range.days > HOURLY_CHART_MAX_DAYS
+    points: dict[str, list[int]] = {}
+    for row in series:
+        moment = timezone.localtime(row["hour"])
+        label = f"{moment:%Y-%m-%d}" if by_day else f"{moment:%Y-%m-%d %H:00}"
+        values = points.setdefault(label, [0, 0, 0])
+        values[0] += row["clicks"]
+        values[1] += row["unique_visitors"]
+        values[2] += row["bot_clicks"]
+    return {
+        "unit": "day" if by_day else "hour",
+        "labels": list(points),
+        "clicks": [v[0] for v in points.values()],
+        "unique_visitors": [v[1] for v in points.values()],
+        "bot_clicks": [v[2] for v in points.values()],
+    }
+
+
+def breakdown_tables(stats: dict) -> list[dict]:
+    """Each breakdown with a share per row, for the tables and their bars."""
+    tables = []
+    for key, title in BREAKDOWN_TITLES:
+        rows = stats.get(key) or []
+        total = sum(row["clicks"] for row in rows) or 1
+        tables.append(
+            {
+                "key": key,
+                "title": title,
+                "rows": [
+                    {
+                        "name": row["name"] or UNKNOWN_LABELS.get(key, "Unknown"),
+                        "clicks": row["clicks"],
+                        "percent": round(100 * row["clicks"] / total, 1),
+                    }
+                    for row in rows
+                ],
+            }
+        )
+    return tables
+
+
+def _range_form(request: HttpRequest, *, default: str) -> tuple[StatsRangeForm, TimeRange]:
+    form = StatsRangeForm(request.GET or None, default=default)
+    return form, form.time_range()
+
+
+@login_required
+def link_stats(request: HttpRequest, code: str) -> HttpResponse:
+    link = visible_link_or_404(request, code)
+    form, time_range = _range_form(request, default="7d")
+    stats = selectors.link_stats(link=link, start=time_range.start, end=time_range.end)
+    return render(
+        request,
+        "analytics/link_stats.html",
+        {
+            "link": link,
+            "short_url": short_url_for(link.code, request=request),
+            "form": form,
+            "time_range": time_range,
+            "range_choices": StatsRangeForm.RANGE_CHOICES,
+            "stats": stats,
+            "chart": chart_data(stats["series"], time_range),
+            "breakdowns": breakdown_tables(stats),
+            "latest_visits": selectors.latest_visits(link=link, limit=20),
+            "status": link.status,
+        },
+    )
+
+
+class _Echo:
+    """A file-like object whose write() returns the line, so csv.writer can feed a stream."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value) -> str:
+    # A referrer or User-Agent starting with "=" would run as a formula in a spreadsheet.
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
+
+
+def _csv_lines(rows: Iterable[tuple]) -> Iterator[str]:
+    writer = csv.writer(_Echo())
+    # EXPORT_FIELDS order; the first column says its time zone so spreadsheets are not misread.
+    yield writer.writerow(["visit_time_utc", *selectors.EXPORT_FIELDS[1:]])
+    for row in rows:
+        visit_time, *rest = row
+        when = visit_time.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        yield writer.writerow([when, *(_cell(value) for value in rest)])
+
+
+@login_required
+def link_visits_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
+    """Every visit of the link as CSV, streamed in chunks: memory stays flat at a million rows."""
+    link = visible_link_or_404(request, code)
+    rows = selectors.visit_rows_for_export(link=link)
+    response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="visits-{link.code}-{stamp}.csv"'
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+def overview(request: HttpRequest) -> HttpResponse:
+    """Staff only: clicks across all links, the busiest and newest links, the code pool."""
+    if not request.user.is_staff:
+        raise PermissionDenied("The overview is for staff.")
+    form, time_range = _range_form(request, default="24h")
+    series = selectors.hourly_series(link_ids=None, start=time_range.start, end=time_range.end)
+    chart = chart_data(series, time_range)
+    top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
+    newest = list(link_list(user=request.user, owned_only=False)[:10])
+    pool = pool_status()
+    pipeline = selectors.pipeline_status()
+    usage = selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=24))
+    unused = pool.get("unused") or 0
+    hours_left = round(unused / usage["used"] * 24) if usage["used"] else None
+    return render(
+        request,
+        "analytics/overview.html",
+        {
+            "form": form,
+            "time_range": time_range,
+            "range_choices": StatsRangeForm.RANGE_CHOICES,
+            "chart": chart,
+            "total_clicks": sum(chart["clicks"]),
+            "total_bots": sum(chart["bot_clicks"]),
+            "top_links": top,
+            "newest_links": [
+                {"link": link, "short_url": short_url_for(link.code, request=request)}
+                for link in newest
+            ],
+            "pool": pool,
+            "pool_usage": usage,
+            "pool_hours_left": hours_left,
+            "pipeline": pipeline,
+        },
+    )
