@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from .models import CodeType, UrlLink
@@ -29,7 +31,7 @@ REDIS_KEY_PREFIX = "shorturl:link:"
 class LinkEntry:
     code: str
     link_id: int
-    long_url: str
+    location: str  # the long URL as it goes into the Location header (ASCII)
     redirect_type: int
     expires_at: float | None  # epoch seconds
     revoked: bool
@@ -39,7 +41,7 @@ class LinkEntry:
         return cls(
             code=link.code,
             link_id=link.pk,
-            long_url=link.long_url,
+            location=redirect_location(link.long_url),
             redirect_type=link.redirect_type,
             expires_at=link.expires_at.timestamp() if link.expires_at else None,
             revoked=link.revoked_at is not None,
@@ -51,25 +53,37 @@ class LinkEntry:
             return True
         return self.expires_at is not None and self.expires_at <= (now or time.time())
 
-    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>long URL": the Lua script
+    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>location": the Lua script
     # in fetch_and_record reads the first four fields, so keep the two in step.
     def serialize(self) -> str:
         expires = "" if self.expires_at is None else repr(self.expires_at)
         return (
-            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t{self.long_url}"
+            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t{self.location}"
         )
 
     @classmethod
     def parse(cls, code: str, value: str) -> LinkEntry:
-        link_id, redirect_type, expires, revoked, long_url = value.split("\t", 4)
+        link_id, redirect_type, expires, revoked, location = value.split("\t", 4)
         return cls(
             code=code,
             link_id=int(link_id),
-            long_url=long_url,
+            location=location,
             redirect_type=int(redirect_type),
             expires_at=float(expires) if expires else None,
             revoked=revoked == "1",
         )
+
+
+def redirect_location(long_url: str) -> str:
+    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query."""
+    parts = urlsplit(long_url)
+    host = parts.hostname or ""
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        ascii_host = host
+    netloc = parts.netloc.replace(host, ascii_host, 1) if host != ascii_host else parts.netloc
+    return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
 
 
 def _redis():
@@ -100,6 +114,49 @@ def get_entry(code: str) -> LinkEntry | bool | None:
     except RedisError:
         logger.warning("Redis unavailable for the link cache; reading the database")
         return None
+
+
+# Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
+# the whole cached redirect in one round trip. ARGV[1] is now (epoch seconds), ARGV[2] the
+# visit record's JSON without its opening brace, to which the link id is prefixed.
+_FETCH_AND_RECORD = """
+local value = redis.call('GET', KEYS[1])
+if not value then return false end
+local link_id, expires, revoked = string.match(value, '^(%d+)\t%d+\t([^\t]*)\t(%d)\t')
+if link_id and revoked == '0' and (expires == '' or tonumber(expires) > tonumber(ARGV[1])) then
+  redis.call('RPUSH', KEYS[2], '{"l":' .. link_id .. ',' .. ARGV[2])
+end
+return value
+"""
+_fetch_and_record_script = None
+
+
+def fetch_and_record(code: str, meta) -> tuple[LinkEntry | bool | None, bool]:
+    """get_entry, and with Redis also the visit push in the same call.
+
+    Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
+    caller must not record it again.
+    """
+    client = _redis()
+    if client is None:
+        return get_entry(code), False
+    from analytics.capture import VISITS_KEY, visit_record_body
+
+    global _fetch_and_record_script
+    if _fetch_and_record_script is None:
+        _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)
+    now = time.time()
+    try:
+        value = _fetch_and_record_script(
+            keys=[REDIS_KEY_PREFIX + code, VISITS_KEY],
+            args=[repr(now), visit_record_body(meta, code)],
+            client=client,
+        )
+    except RedisError:
+        logger.warning("Redis unavailable for the link cache; reading the database")
+        return None, False
+    entry = _decode(code, value)
+    return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
 
 
 def _put(code: str, value: str, ttl: int) -> None:

@@ -59,7 +59,7 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
 
     # 4. The redirect.
     response = HttpResponse(status=entry.redirect_type)
-    response["Location"] = entry.long_url
+    response["Location"] = entry.location
     response["Cache-Control"] = "private, max-age=0"
 
     # 5. The visit.

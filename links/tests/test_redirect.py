@@ -134,3 +134,9 @@ def test_codes_differing_only_in_case_are_different_links(client, user):
     services.shorten(user, "https://example.com/two", alias="mixedcase")
     assert client.get("/MixedCase")["Location"] == "https://example.com/one"
     assert client.get("/mixedcase")["Location"] == "https://example.com/two"
+
+
+def test_a_unicode_url_redirects_to_its_ascii_form(client, user):
+    link = services.shorten(user, "https://bücher.example/straße?q=ü").link
+    response = client.get(f"/{link.code}")
+    assert response["Location"] == "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%BC"
