@@ -2,12 +2,28 @@
 
 Contract (other modules code against these signatures; the analytics pipeline fills them in):
 every breakdown is a list of {"name": str, "clicks": int} sorted by clicks, descending.
+
+Series and totals read HourlyClick (one row per link and hour), never raw visits; breakdowns and
+distinct visitors over a range read VisitRecord through its (link, visit_time) index. Breakdowns
+count people only; bots and link-preview fetchers are counted apart (`bot_clicks`, `bots`).
+Hours are UTC hours shown in the current time zone (settings.TIME_ZONE unless activated
+otherwise), as aware datetimes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import UTC, date, datetime, timedelta
+from urllib.parse import urlsplit
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
+
+from links.models import CodeType, UrlLink
+
+from . import capture
+from .models import HourlyClick, VisitRecord
 
 BREAKDOWN_FIELDS = {
     "countries": "country",
@@ -19,27 +35,323 @@ BREAKDOWN_FIELDS = {
     "devices": "device_type",
     "referrers": "referrer_host",
 }
+UNKNOWN = "Unknown"
+DIRECT = "Direct"  # the referrers entry for visits that sent no Referer (typed, apps, e-mail)
+DEFAULT_LIMIT = 10
+HOUR = timedelta(hours=1)
+
+LinkIds = Iterable[int] | QuerySet | None
+
+
+def _hour_floor(moment: datetime) -> datetime:
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _ids(link_ids: LinkIds):
+    # A QuerySet stays a subquery (e.g. "this marketer's links"); anything else becomes a list.
+    return link_ids if isinstance(link_ids, QuerySet) else list(link_ids)
+
+
+def _hourly_rows(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
+    rows = HourlyClick.objects.filter(hour__gte=_hour_floor(start), hour__lt=end)
+    if link_ids is not None:
+        rows = rows.filter(link_id__in=_ids(link_ids))
+    return rows
+
+
+def _visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
+    visits = VisitRecord.objects.filter(visit_time__gte=_hour_floor(start), visit_time__lt=end)
+    if link_ids is not None:
+        visits = visits.filter(link_id__in=_ids(link_ids))
+    return visits
 
 
 def hourly_series(
     *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime
 ) -> list[dict]:
-    """[{hour, clicks, unique_visitors, bot_clicks}] for every hour in [start, end), zeros kept."""
-    return []
+    """[{hour, clicks, unique_visitors, bot_clicks}] for every hour in [start, end), zeros kept.
+
+    `hour` is an aware datetime in the current time zone; `start` is rounded down to its hour.
+    `link_ids=None` sums every link. With several links, `unique_visitors` is the sum of each
+    link's unique visitors in that hour.
+    """
+    if end <= start:
+        return []
+    sums = (
+        _hourly_rows(link_ids, start, end)
+        .values("hour")
+        .annotate(
+            clicks_sum=Sum("clicks"),
+            unique_sum=Sum("unique_visitors"),
+            bots_sum=Sum("bot_clicks"),
+        )
+        .order_by()
+    )
+    by_hour = {row["hour"]: row for row in sums}  # aware datetimes hash by instant
+    zone = timezone.get_current_timezone()
+    series = []
+    hour = _hour_floor(start)
+    while hour < end:
+        row = by_hour.get(hour)
+        series.append(
+            {
+                "hour": hour.astimezone(zone),
+                "clicks": row["clicks_sum"] if row else 0,
+                "unique_visitors": row["unique_sum"] if row else 0,
+                "bot_clicks": row["bots_sum"] if row else 0,
+            }
+        )
+        hour += HOUR
+    return series
 
 
-def link_stats(*, link, start: datetime, end: datetime) -> dict:
-    """Everything the stats API and the link stats page show for one link."""
+def daily_series(
+    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime
+) -> list[dict]:
+    """[{day, clicks, unique_visitors, bot_clicks}] per day of the current time zone.
+
+    For charts over weeks or months; built from the hourly series, so the two always agree.
+    `unique_visitors` is the sum of the hourly figures (an upper bound).
+    """
+    days: dict[date, dict] = {}
+    for point in hourly_series(link_ids=link_ids, start=start, end=end):
+        day = days.setdefault(
+            point["hour"].date(),
+            {"day": point["hour"].date(), "clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
+        )
+        for key in ("clicks", "unique_visitors", "bot_clicks"):
+            day[key] += point[key]
+    return list(days.values())
+
+
+def referrer_host(referrer: str) -> str:
+    """The host a Referer names, without "www."; DIRECT when there was none."""
+    if not referrer:
+        return DIRECT
+    try:
+        host = urlsplit(referrer).hostname or ""
+    except ValueError:
+        host = ""
+    host = host.removeprefix("www.")
+    return host or UNKNOWN
+
+
+def _ranked(counts: Counter, limit: int) -> list[dict]:
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [{"name": name, "clicks": clicks} for name, clicks in ordered[:limit]]
+
+
+def _breakdown(visits: QuerySet, field: str, limit: int) -> list[dict]:
+    if field == "referrer_host":
+        hosts: Counter = Counter()
+        for row in visits.values("referrer").annotate(n=Count("id")).order_by().iterator():
+            hosts[referrer_host(row["referrer"])] += row["n"]
+        return _ranked(hosts, limit)
+    counts: Counter = Counter()
+    for row in visits.values(field).annotate(n=Count("id")).order_by():
+        counts[row[field] or UNKNOWN] += row["n"]
+    return _ranked(counts, limit)
+
+
+def breakdowns(
+    *,
+    link_ids: Iterable[int] | None = None,
+    start: datetime,
+    end: datetime,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, list[dict]]:
+    """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name).
+
+    Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`.
+    """
+    visits = _visits(link_ids, start, end)
+    people = visits.filter(is_bot=False)
+    result = {name: _breakdown(people, field, limit) for name, field in BREAKDOWN_FIELDS.items()}
+    codes = dict(people.exclude(country_code="").values_list("country", "country_code").distinct())
+    for entry in result["countries"]:
+        entry["code"] = codes.get(entry["name"], "")
+    result["bots"] = _breakdown(visits.filter(is_bot=True), "browser_type", limit)
+    return result
+
+
+def _totals(link_ids: LinkIds, start: datetime, end: datetime) -> dict[str, int]:
+    sums = _hourly_rows(link_ids, start, end).aggregate(
+        clicks=Sum("clicks"), bots=Sum("bot_clicks")
+    )
+    unique = (
+        _visits(link_ids, start, end).filter(is_bot=False).values("client_id").distinct().count()
+    )
+    return {
+        "total_clicks": sums["clicks"] or 0,
+        "unique_visitors": unique,
+        "bot_clicks": sums["bots"] or 0,
+    }
+
+
+def link_stats(*, link, start: datetime, end: datetime, limit: int = DEFAULT_LIMIT) -> dict:
+    """Everything the stats API and the link stats page show for one link.
+
+    Totals match the series (both HourlyClick); `unique_visitors` is distinct over the whole
+    range (not a sum of hours). `start` is rounded down to its hour.
+    """
     return {
         "code": link.code,
-        "total_clicks": 0,
-        "unique_visitors": 0,
-        "bot_clicks": 0,
-        "series": [],
-        **{name: [] for name in BREAKDOWN_FIELDS},
+        "start": _hour_floor(start).astimezone(timezone.get_current_timezone()),
+        "end": end,
+        "timezone": timezone.get_current_timezone_name(),
+        **_totals([link.pk], start, end),
+        "series": hourly_series(link_ids=[link.pk], start=start, end=end),
+        **breakdowns(link_ids=[link.pk], start=start, end=end, limit=limit),
     }
 
 
 def link_totals(*, link_ids: Iterable[int]) -> dict[int, dict[str, int]]:
-    """{link_id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, in one query."""
-    return {}
+    """{link_id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, in one query.
+
+    All time, from HourlyClick; `unique_visitors` is the sum of hourly unique visitors (a person
+    coming back in another hour counts again). Links without clicks get zeros.
+    """
+    ids = list(link_ids)
+    totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in ids}
+    if not ids:
+        return totals
+    rows = (
+        HourlyClick.objects.filter(link_id__in=ids)
+        .values("link_id")
+        .annotate(c=Sum("clicks"), u=Sum("unique_visitors"), b=Sum("bot_clicks"))
+        .order_by()
+    )
+    for row in rows:
+        totals[row["link_id"]] = {
+            "clicks": row["c"] or 0,
+            "unique_visitors": row["u"] or 0,
+            "bot_clicks": row["b"] or 0,
+        }
+    return totals
+
+
+def top_links(
+    *,
+    start: datetime,
+    end: datetime,
+    link_ids: Iterable[int] | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[dict]:
+    """The most clicked links in [start, end), by people's clicks, descending.
+
+    [{link (UrlLink, owner loaded), link_id, code, title, long_url, clicks, unique_visitors,
+    bot_clicks}]; `unique_visitors` is the sum of hourly unique visitors.
+    """
+    rows = list(
+        _hourly_rows(link_ids, start, end)
+        .values("link_id")
+        .annotate(c=Sum("clicks"), u=Sum("unique_visitors"), b=Sum("bot_clicks"))
+        .order_by("-c", "-b", "link_id")[:limit]
+    )
+    links = UrlLink.objects.select_related("owner").in_bulk([row["link_id"] for row in rows])
+    return [
+        {
+            "link": links[row["link_id"]],
+            "link_id": row["link_id"],
+            "code": links[row["link_id"]].code,
+            "title": links[row["link_id"]].title,
+            "long_url": links[row["link_id"]].long_url,
+            "clicks": row["c"] or 0,
+            "unique_visitors": row["u"] or 0,
+            "bot_clicks": row["b"] or 0,
+        }
+        for row in rows
+        if row["link_id"] in links
+    ]
+
+
+def overview_stats(
+    *,
+    start: datetime,
+    end: datetime,
+    link_ids: Iterable[int] | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict:
+    """link_stats for many links at once: every link (staff) or `link_ids` (e.g. a marketer's
+    links as a QuerySet of pks), plus `top_links` and `links_clicked`."""
+    series = hourly_series(link_ids=link_ids, start=start, end=end)
+    return {
+        "start": _hour_floor(start).astimezone(timezone.get_current_timezone()),
+        "end": end,
+        "timezone": timezone.get_current_timezone_name(),
+        **_totals(link_ids, start, end),
+        "links_clicked": _hourly_rows(link_ids, start, end).values("link_id").distinct().count(),
+        "series": series,
+        "top_links": top_links(start=start, end=end, link_ids=link_ids, limit=limit),
+        **breakdowns(link_ids=link_ids, start=start, end=end, limit=limit),
+    }
+
+
+def latest_visits(*, link, limit: int = 50) -> QuerySet:
+    """The latest stored visits of a link, newest first (for the admin and the stats page)."""
+    return VisitRecord.objects.filter(link=link).order_by("-visit_time", "-id")[:limit]
+
+
+EXPORT_FIELDS = (
+    "visit_time",
+    "code",
+    "client_id",
+    "is_bot",
+    "device_type",
+    "browser_type",
+    "browser_version",
+    "os_type",
+    "os_version",
+    "country",
+    "country_code",
+    "province",
+    "city",
+    "isp",
+    "referrer",
+    "user_agent",
+)
+
+
+def visit_rows_for_export(*, link, chunk_size: int = 2000) -> Iterator[tuple]:
+    """Every visit of a link as tuples in EXPORT_FIELDS order, oldest first, streamed from the
+    database in chunks (a million rows never sit in memory at once)."""
+    return (
+        VisitRecord.objects.filter(link=link)
+        .order_by("visit_time", "id")
+        .values_list(*EXPORT_FIELDS)
+        .iterator(chunk_size=chunk_size)
+    )
+
+
+def code_pool_usage(*, since: datetime) -> dict[str, int]:
+    """How fast links are being made: {"used": pool codes handed out, "links_created"} since
+    `since` (the overview turns it into "the pool lasts about N hours").
+
+    Counted from the links (a pool code is used exactly when a pool link is created), because
+    the pool marks its rows used with a bulk UPDATE that leaves their timestamps alone.
+    """
+    created = UrlLink.objects.filter(created_at__gte=since)
+    return created.aggregate(
+        used=Count("id", filter=Q(code_type=CodeType.POOL)), links_created=Count("id")
+    )
+
+
+def pipeline_status() -> dict[str, int]:
+    """What waits in Redis: buffered visits, the batch being stored, hours waiting for
+    aggregation, records that could not be stored. All zeros without Redis."""
+    client = capture.redis_client()
+    if client is None:
+        return {"buffered": 0, "processing": 0, "pending_hours": 0, "dead": 0}
+    with client.pipeline(transaction=False) as pipe:
+        pipe.llen(capture.VISITS_KEY)
+        pipe.llen(capture.PROCESSING_KEY)
+        pipe.scard(capture.HOURS_KEY)
+        pipe.scard(capture.AGGREGATING_KEY)
+        pipe.llen(capture.DEAD_KEY)
+        buffered, processing, hours, aggregating, dead = pipe.execute()
+    return {
+        "buffered": buffered,
+        "processing": processing,
+        "pending_hours": hours + aggregating,
+        "dead": dead,
+    }

@@ -1,13 +1,23 @@
-"""Celery tasks for the visit pipeline. Placeholders until the analytics pipeline lands."""
+"""Celery tasks for the visit pipeline: thin wrappers, the logic is in analytics.services.
+
+Beat runs flush_visits_task every 2 s and aggregate_hourly_task every 30 s
+(settings.CELERY_BEAT_SCHEDULE). Both are safe to run concurrently and to repeat.
+"""
 
 from celery import shared_task
+
+from . import services
+
+# A flush keeps taking batches while there is a backlog, but hands back the worker in time for
+# the next beat tick; a parallel tick finds the lock taken and returns at once.
+FLUSH_MAX_SECONDS = 10.0
 
 
 @shared_task(ignore_result=True)
 def flush_visits_task() -> int:
-    return 0
+    return services.flush_pending(max_seconds=FLUSH_MAX_SECONDS)
 
 
 @shared_task(ignore_result=True)
 def aggregate_hourly_task() -> int:
-    return 0
+    return services.aggregate_hourly()

@@ -1,0 +1,138 @@
+"""The visit hand-off on the redirect: what is recorded, where it goes, and what never happens."""
+
+import json
+import logging
+import time
+
+import pytest
+from django.core.management import call_command
+from django.test import RequestFactory
+
+from analytics import capture, enrich, selectors
+from analytics.models import HourlyClick, VisitRecord
+from links.cache import LinkEntry
+
+from .conftest import CHROME_MAC, GOOGLEBOT
+
+DEAD_REDIS = {
+    "default": {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1: connection refused
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "IGNORE_EXCEPTIONS": True,
+            "SOCKET_CONNECT_TIMEOUT": 1,
+            "SOCKET_TIMEOUT": 1,
+        },
+    }
+}
+
+
+def _request(**meta):
+    return RequestFactory().get("/abc", **meta)
+
+
+def test_forwarded_for_is_ignored_without_trusted_proxies(settings):
+    settings.NUM_PROXIES = 0
+    request = _request(REMOTE_ADDR="198.51.100.7", HTTP_X_FORWARDED_FOR="1.2.3.4")
+    assert capture.client_ip(request) == "198.51.100.7"
+
+
+def test_client_ip_is_the_entry_the_trusted_proxies_wrote(settings):
+    # The client wrote "6.6.6.6" itself; the first proxy appended what it saw, 203.0.113.5.
+    settings.NUM_PROXIES = 1
+    request = _request(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5")
+    assert capture.client_ip(request) == "203.0.113.5"
+    settings.NUM_PROXIES = 2
+    request = _request(
+        REMOTE_ADDR="10.0.0.3", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5, 10.0.0.2"
+    )
+    assert capture.client_ip(request) == "203.0.113.5"
+
+
+def test_short_or_garbled_forwarded_for_falls_back_to_the_socket(settings):
+    settings.NUM_PROXIES = 2
+    assert capture.client_ip(_request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="1.2.3.4")) == (
+        "10.0.0.9"
+    )
+    settings.NUM_PROXIES = 1
+    assert capture.client_ip(_request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="junk")) == (
+        "10.0.0.9"
+    )
+
+
+def test_record_is_compact_json_with_truncated_headers():
+    entry = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
+    request = _request(
+        REMOTE_ADDR="198.51.100.7",
+        HTTP_USER_AGENT="U" * 2000,
+        HTTP_REFERER="https://r/" + "x" * 5000,
+    )
+    before = time.time()
+    record = json.loads(capture.build_visit_record(request, entry))
+    assert record["l"] == 42
+    assert record["c"] == "Abc1234"
+    assert record["i"] == "198.51.100.7"
+    assert len(record["e"]) == 32
+    assert before - 1 <= record["t"] <= time.time() + 1
+    assert len(record["u"]) == VisitRecord._meta.get_field("user_agent").max_length
+    assert len(record["r"]) == VisitRecord._meta.get_field("referrer").max_length
+    other = json.loads(capture.build_visit_record(request, entry))
+    assert other["e"] != record["e"]
+
+
+@pytest.mark.django_db
+def test_a_click_shows_up_in_the_stats(make_link, click):
+    link = make_link()
+    response = click(link, ip="115.236.0.1", ua=CHROME_MAC, referrer="https://www.google.com/q")
+    assert response.status_code == 302
+    assert response["Location"] == "https://example.com/landing"
+    call_command("drain_visits", verbosity=0)  # a no-op on the embedded default
+    visit = VisitRecord.objects.get(link=link)
+    assert (visit.city, visit.browser_type, visit.device_type) == ("Hangzhou", "Chrome", "PC")
+    assert selectors.link_totals(link_ids=[link.pk])[link.pk]["clicks"] == 1
+
+
+@pytest.mark.django_db
+def test_embedded_default_stores_and_counts_the_visit_at_once(make_link, click):
+    if capture.uses_redis():
+        pytest.skip("the embedded default (no Redis) stores in-process; this run has Redis")
+    link = make_link()
+    click(link)
+    click(link, ua=GOOGLEBOT)
+    row = HourlyClick.objects.get(link=link)
+    assert (row.clicks, row.unique_visitors, row.bot_clicks) == (1, 1, 1)
+
+
+@pytest.mark.django_db
+def test_with_redis_the_redirect_only_pushes_a_record(
+    requires_redis, make_link, click, django_assert_num_queries
+):
+    link = make_link()
+    click(link)  # loads the link into the cache
+    client = capture.redis_client()
+    client.delete(capture.VISITS_KEY)
+    parsed_before = enrich.parse_user_agent.cache_info()
+    with django_assert_num_queries(0):
+        assert click(link, ua="Mozilla/5.0 never parsed on the redirect").status_code == 302
+    assert enrich.parse_user_agent.cache_info() == parsed_before
+    assert client.llen(capture.VISITS_KEY) == 1
+    assert json.loads(client.lindex(capture.VISITS_KEY, 0))["l"] == link.pk
+    assert not VisitRecord.objects.filter(link=link).exists()
+
+
+@pytest.mark.django_db
+def test_redis_down_redirect_succeeds_and_visit_is_stored(settings, make_link, click, caplog):
+    link = make_link()
+    settings.CACHES = DEAD_REDIS
+    capture._last_warning = 0.0
+    with caplog.at_level(logging.WARNING, logger="analytics.capture"):
+        for n in range(3):
+            response = click(link, ip=f"198.51.100.{n + 1}")
+            assert response.status_code == 302
+            assert response["Location"] == "https://example.com/landing"
+    assert VisitRecord.objects.filter(link=link).count() == 3
+    assert HourlyClick.objects.get(link=link).clicks == 3
+    warnings = [r for r in caplog.records if r.name == "analytics.capture"]
+    assert len(warnings) == 1, "one warning a minute, not one per request"
+    assert "Redis is unreachable" in warnings[0].getMessage()

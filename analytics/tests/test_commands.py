@@ -1,0 +1,63 @@
+"""Maintenance commands: rebuild hourly counts, purge old visits, drain the buffer."""
+
+import datetime as dt
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from analytics import capture, selectors, services
+from analytics.models import HourlyClick, VisitRecord
+
+from .conftest import GOOGLEBOT, record
+
+
+def _run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_rebuild_hourly_clicks_recomputes_rows_with_progress(make_link):
+    link = make_link()
+    now = dt.datetime.now(dt.UTC)
+    services.store_visits(
+        records=[record(link, at=now - dt.timedelta(days=2)), record(link, ua=GOOGLEBOT)]
+    )
+    expected = list(HourlyClick.objects.values_list("hour", "clicks", "bot_clicks"))
+    HourlyClick.objects.update(clicks=99, bot_clicks=99)
+    since = (now - dt.timedelta(days=3)).date().isoformat()
+    output = _run("rebuild_hourly_clicks", "--since", since)
+    assert "day 1/" in output
+    assert "[##############################]" in output
+    assert "Rebuilt 2 hourly row(s)" in output
+    assert list(HourlyClick.objects.values_list("hour", "clicks", "bot_clicks")) == expected
+
+
+def test_rebuild_hourly_clicks_refuses_a_bad_date():
+    with pytest.raises(CommandError, match="not a date"):
+        call_command("rebuild_hourly_clicks", "--since", "yesterday")
+
+
+@pytest.mark.django_db
+def test_purge_visits_keeps_hourly_counts(make_link):
+    link = make_link()
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=100)
+    services.store_visits(records=[record(link, at=old), record(link)])
+    output = _run("purge_visits", "--older-than", "90")
+    assert "Deleted 1 visit(s)" in output
+    assert VisitRecord.objects.count() == 1
+    assert sum(HourlyClick.objects.values_list("clicks", flat=True)) == 2
+    with pytest.raises(CommandError):
+        call_command("purge_visits", "--older-than", "0")
+
+
+@pytest.mark.django_db
+def test_drain_visits_empties_the_buffer_and_counts(requires_redis, make_link):
+    link = make_link()
+    capture.redis_client().rpush(capture.VISITS_KEY, *[record(link) for _ in range(2500)])
+    output = _run("drain_visits")
+    assert "Stored 2500 visit(s), recomputed 1 hourly row(s); 0 still buffered" in output
+    assert HourlyClick.objects.get(link=link).clicks == 2500
+    assert selectors.pipeline_status()["buffered"] == 0

@@ -1,0 +1,196 @@
+"""Stats reads: series in local hours with gaps filled, totals, breakdowns for people only."""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from analytics import selectors, services
+from analytics.models import VisitRecord
+
+from .conftest import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, record
+
+UTC = dt.UTC
+T0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def _at(hours: int, minutes: int) -> dt.datetime:
+    return T0 + dt.timedelta(hours=hours, minutes=minutes)
+
+
+@pytest.fixture
+def clicked_link(make_link):
+    """A link with clicks at 10:xx and 12:xx UTC on 2024-05-01 (none at 11:xx)."""
+    link = make_link()
+    google, hn = "https://www.google.com/search?q=x", "https://news.ycombinator.com/item"
+    services.store_visits(
+        records=[
+            record(link, ip="115.236.0.1", at=_at(0, 5)),
+            record(link, ip="115.236.0.1", at=_at(0, 6), referrer=google),
+            record(link, ip="81.2.69.160", ua=SAFARI_IPHONE, at=_at(0, 7), referrer=hn),
+            record(link, ip="115.236.0.1", at=_at(2, 1)),  # the same person, two hours later
+            record(
+                link, ip="8.8.8.8", ua=WECHAT_ANDROID, at=_at(2, 2), referrer="https://google.com/"
+            ),
+            record(link, ip="66.249.66.1", ua=GOOGLEBOT, at=_at(0, 8)),
+            record(link, ip="54.1.2.3", ua=SLACKBOT, at=_at(2, 3)),
+        ]
+    )
+    return link
+
+
+@pytest.mark.django_db
+def test_series_has_every_hour_with_zeros_in_the_local_time_zone(settings, clicked_link):
+    settings.TIME_ZONE = "Asia/Shanghai"
+    series = selectors.hourly_series(
+        link_ids=[clicked_link.pk],
+        start=T0 - dt.timedelta(minutes=30),
+        end=T0 + dt.timedelta(hours=3),
+    )
+    assert [point["hour"].isoformat() for point in series] == [
+        "2024-05-01T17:00:00+08:00",
+        "2024-05-01T18:00:00+08:00",
+        "2024-05-01T19:00:00+08:00",
+        "2024-05-01T20:00:00+08:00",
+    ]
+    assert [(p["clicks"], p["unique_visitors"], p["bot_clicks"]) for p in series] == [
+        (0, 0, 0),
+        (3, 2, 1),
+        (0, 0, 0),
+        (2, 2, 1),
+    ]
+
+
+@pytest.mark.django_db
+def test_series_of_all_links_sums_them(clicked_link, make_link):
+    other = make_link("https://example.org/b")
+    services.store_visits(records=[record(other, at=T0 + dt.timedelta(minutes=30))])
+    series = selectors.hourly_series(start=T0, end=T0 + dt.timedelta(hours=1))
+    assert series[0]["clicks"] == 4
+    assert (
+        selectors.hourly_series(link_ids=[], start=T0, end=T0 + dt.timedelta(hours=1))[0]["clicks"]
+        == 0
+    )
+
+
+@pytest.mark.django_db
+def test_daily_series_follows_local_days(settings, clicked_link):
+    settings.TIME_ZONE = "America/New_York"  # 10:00 UTC is 06:00 the same day
+    days = selectors.daily_series(
+        link_ids=[clicked_link.pk], start=T0 - dt.timedelta(days=1), end=T0 + dt.timedelta(days=1)
+    )
+    assert [(d["day"].isoformat(), d["clicks"]) for d in days] == [
+        ("2024-04-30", 0),
+        ("2024-05-01", 5),
+        ("2024-05-02", 0),
+    ]
+
+
+@pytest.mark.django_db
+def test_link_stats_totals_and_breakdowns_count_people_only(clicked_link):
+    stats = selectors.link_stats(link=clicked_link, start=T0, end=T0 + dt.timedelta(days=1))
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (5, 2)
+    # The Hangzhou visitor came back two hours later: one visitor over the range, not two.
+    assert stats["unique_visitors"] == 3
+    assert sum(point["clicks"] for point in stats["series"]) == 5
+    assert stats["countries"] == [
+        {"name": "China", "clicks": 3, "code": "CN"},
+        {"name": "United Kingdom", "clicks": 1, "code": "GB"},
+        {"name": "United States", "clicks": 1, "code": "US"},
+    ]
+    assert stats["cities"][0] == {"name": "Hangzhou", "clicks": 3}
+    assert stats["provinces"][0] == {"name": "Zhejiang", "clicks": 3}
+    assert stats["browsers"] == [
+        {"name": "Chrome", "clicks": 3},
+        {"name": "Mobile Safari", "clicks": 1},
+        {"name": "WeChat", "clicks": 1},
+    ]
+    assert stats["os"][0] == {"name": "Mac OS X", "clicks": 3}
+    assert stats["devices"] == [{"name": "PC", "clicks": 3}, {"name": "Mobile", "clicks": 2}]
+    assert stats["referrers"] == [
+        {"name": "Direct", "clicks": 2},
+        {"name": "google.com", "clicks": 2},
+        {"name": "news.ycombinator.com", "clicks": 1},
+    ]
+    assert stats["isps"] == [{"name": "Unknown", "clicks": 5}]  # no ASN database configured
+    assert stats["bots"] == [
+        {"name": "Googlebot", "clicks": 1},
+        {"name": "Slackbot-LinkExpanding", "clicks": 1},
+    ]
+
+
+@pytest.mark.django_db
+def test_link_stats_range_excludes_other_hours(clicked_link):
+    stats = selectors.link_stats(link=clicked_link, start=T0, end=T0 + dt.timedelta(hours=1))
+    assert (stats["total_clicks"], stats["unique_visitors"], stats["bot_clicks"]) == (3, 2, 1)
+    assert len(stats["series"]) == 1
+
+
+@pytest.mark.django_db
+def test_link_totals_for_a_list_page_in_one_query(
+    clicked_link, make_link, django_assert_num_queries
+):
+    quiet = make_link("https://example.org/quiet")
+    with django_assert_num_queries(1):
+        totals = selectors.link_totals(link_ids=[clicked_link.pk, quiet.pk])
+    assert totals == {
+        clicked_link.pk: {"clicks": 5, "unique_visitors": 4, "bot_clicks": 2},
+        quiet.pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
+    }
+
+
+@pytest.mark.django_db
+def test_overview_ranks_links_and_sums_everything(clicked_link, make_link):
+    other = make_link("https://example.org/b")
+    services.store_visits(records=[record(other, at=T0 + dt.timedelta(minutes=30))])
+    overview = selectors.overview_stats(start=T0, end=T0 + dt.timedelta(days=1))
+    assert (overview["total_clicks"], overview["bot_clicks"], overview["links_clicked"]) == (
+        6,
+        2,
+        2,
+    )
+    assert [(row["link"], row["clicks"]) for row in overview["top_links"]] == [
+        (clicked_link, 5),
+        (other, 1),
+    ]
+    mine = selectors.overview_stats(start=T0, end=T0 + dt.timedelta(days=1), link_ids=[other.pk])
+    assert mine["total_clicks"] == 1
+    assert [row["link_id"] for row in mine["top_links"]] == [other.pk]
+
+
+@pytest.mark.django_db
+def test_latest_visits_and_export_rows(clicked_link):
+    latest = list(selectors.latest_visits(link=clicked_link, limit=2))
+    assert [v.visit_time for v in latest] == sorted(
+        VisitRecord.objects.values_list("visit_time", flat=True), reverse=True
+    )[:2]
+    rows = list(selectors.visit_rows_for_export(link=clicked_link))
+    assert len(rows) == 7
+    first = dict(zip(selectors.EXPORT_FIELDS, rows[0], strict=True))
+    assert first["city"] == "Hangzhou"
+    assert first["visit_time"] == T0 + dt.timedelta(minutes=5)
+
+
+@pytest.mark.django_db
+def test_code_pool_usage_counts_links_made_since(make_link):
+    generated = make_link()
+    make_link("https://example.org/x", alias="spring-sale")
+    usage = selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=1))
+    assert usage == {"used": 1 if generated.code_type == "pool" else 0, "links_created": 2}
+    assert selectors.code_pool_usage(since=timezone.now() + dt.timedelta(seconds=1)) == {
+        "used": 0,
+        "links_created": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("referrer", "host"),
+    [
+        ("", "Direct"),
+        ("https://www.Google.com/search?q=1", "google.com"),
+        ("android-app://com.slack/", "com.slack"),
+        ("not a url", "Unknown"),
+    ],
+)
+def test_referrer_host(referrer, host):
+    assert selectors.referrer_host(referrer) == host
