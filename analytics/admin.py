@@ -1,0 +1,90 @@
+"""Admin for staff: raw visits and hourly counts, both read-only (the pipeline writes them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib import admin
+from django.db.models import QuerySet, Sum
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.text import Truncator
+
+from links.admin import ReadOnlyAdminMixin
+
+from .forms import TimeRange
+from .models import HourlyClick, VisitRecord
+from .views import chart_data
+
+# The chart above the hourly list shows at most this many of the newest hours of the selection.
+HOURLY_CHART_HOURS = 24 * 14
+
+
+@admin.register(VisitRecord)
+class VisitRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "visit_time",
+        "code",
+        "country",
+        "city",
+        "browser_type",
+        "os_type",
+        "device_type",
+        "is_bot",
+        "referrer_short",
+    )
+    list_filter = ("is_bot", "device_type", "browser_type", "country")
+    search_fields = ("=code", "=client_id", "=client_ip")
+    date_hierarchy = "visit_time"
+    ordering = ("-visit_time", "-id")
+    list_per_page = 100
+    # Visits are the biggest table: no COUNT(*) of all of it on every page.
+    show_full_result_count = False
+    raw_id_fields = ("link",)
+
+    @admin.display(description="referrer", ordering="referrer")
+    def referrer_short(self, visit: VisitRecord) -> str:
+        return Truncator(visit.referrer).chars(50) or "—"
+
+
+@admin.register(HourlyClick)
+class HourlyClickAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("link_code", "hour", "clicks", "unique_visitors", "bot_clicks", "updated_at")
+    list_select_related = ("link",)
+    list_filter = ("hour",)
+    search_fields = ("=link__code",)
+    date_hierarchy = "hour"
+    ordering = ("-hour", "link_id")
+    list_per_page = 100
+    show_full_result_count = False
+    raw_id_fields = ("link",)
+    change_list_template = "admin/analytics/hourlyclick/change_list.html"
+
+    @admin.display(description="link", ordering="link__code")
+    def link_code(self, row: HourlyClick) -> str:
+        return row.link.code
+
+    def changelist_view(self, request: HttpRequest, extra_context=None) -> TemplateResponse:
+        response = super().changelist_view(request, extra_context)
+        context = getattr(response, "context_data", None)
+        if context and "cl" in context:
+            # The chart follows the list's filters and search: one grouped query over them.
+            context["chart"] = self._chart(context["cl"].queryset)
+        return response
+
+    def _chart(self, queryset: QuerySet[HourlyClick]) -> dict:
+        per_hour = list(
+            queryset.order_by()
+            .values("hour")
+            .annotate(
+                clicks=Sum("clicks"),
+                unique_visitors=Sum("unique_visitors"),
+                bot_clicks=Sum("bot_clicks"),
+            )
+            .order_by("-hour")[:HOURLY_CHART_HOURS]
+        )
+        per_hour.reverse()
+        if not per_hour:
+            return {}
+        start, end = per_hour[0]["hour"], per_hour[-1]["hour"] + dt.timedelta(hours=1)
+        return chart_data(per_hour, TimeRange("custom", start, end))

@@ -1,0 +1,150 @@
+"""Admin for staff: raw visits and hourly counts, read-only, with filters and a chart."""
+
+import datetime as dt
+import uuid
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from analytics.models import HourlyClick, VisitRecord
+from analytics.services import aggregate_hourly
+from links.services import shorten
+
+pytestmark = pytest.mark.django_db
+
+VISITS = reverse("admin:analytics_visitrecord_changelist")
+HOURLY = reverse("admin:analytics_hourlyclick_changelist")
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def admin_client(client, staff_user):
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
+def link(user):
+    return shorten(user, "https://example.com/a", alias="visited-link").link
+
+
+def add_visits(link, count, *, when=None, **fields):
+    when = when or timezone.now()
+    values = {"country": "Brazil", "browser_type": "Firefox", "device_type": "PC", **fields}
+    VisitRecord.objects.bulk_create(
+        [
+            VisitRecord(
+                link=link,
+                code=link.code,
+                event_id=uuid.uuid4().hex,
+                client_id=uuid.uuid4().hex,
+                visit_time=when,
+                **values,
+            )
+            for _ in range(count)
+        ]
+    )
+    aggregate_hourly(pairs=[(link.pk, when.astimezone(dt.UTC).replace(minute=0, second=0))])
+
+
+def test_visits_are_read_only(admin_client, link):
+    add_visits(link, 1)
+    visit = VisitRecord.objects.get()
+    assert admin_client.get(reverse("admin:analytics_visitrecord_add")).status_code == 403
+    change = admin_client.get(reverse("admin:analytics_visitrecord_change", args=[visit.pk]))
+    assert change.status_code == 200
+    assert 'name="_save"' not in change.content.decode()
+    delete = reverse("admin:analytics_visitrecord_delete", args=[visit.pk])
+    assert admin_client.get(delete).status_code == 403
+
+
+def test_visit_filters_and_date_hierarchy(admin_client, link):
+    add_visits(link, 2)
+    add_visits(link, 1, country="Kenya", browser_type="Googlebot", device_type="Bot", is_bot=True)
+    html = admin_client.get(VISITS).content.decode()
+    for label in ("By is bot", "By device type", "By browser type", "By country"):
+        assert label in html
+    assert 'class="toplinks"' in html  # the date hierarchy
+
+    def count(**params):
+        return len(admin_client.get(VISITS, params).context["cl"].result_list)
+
+    assert count(is_bot__exact="1") == 1
+    assert count(country="Kenya") == 1
+    assert count(device_type__exact="PC") == 2
+    assert count(browser_type="Firefox") == 2
+    today = timezone.localdate()
+    assert count(visit_time__year=today.year) == 3
+
+
+def test_visit_changelist_query_count_does_not_grow(
+    admin_client, link, django_assert_max_num_queries
+):
+    def count_queries():
+        with django_assert_max_num_queries(40) as captured:
+            assert admin_client.get(VISITS).status_code == 200
+        return len(captured.captured_queries)
+
+    add_visits(link, 1)
+    few = count_queries()
+    other = shorten(link.owner, "https://example.com/b").link
+    add_visits(other, 30)
+    add_visits(link, 30, country="Chile")
+    assert count_queries() == few
+
+
+def test_hourly_list_is_read_only_with_a_chart_above(admin_client, link):
+    add_visits(link, 3)
+    add_visits(link, 2, when=timezone.now() - dt.timedelta(hours=5))
+    response = admin_client.get(HOURLY)
+    assert response.status_code == 200
+    chart = response.context["chart"]
+    assert sum(chart["clicks"]) == 5
+    html = response.content.decode()
+    assert 'id="admin-chart-data"' in html
+    assert html.index('id="admin-chart-data"') < html.index('id="result_list"')
+    row = HourlyClick.objects.first()
+    change = admin_client.get(reverse("admin:analytics_hourlyclick_change", args=[row.pk]))
+    assert 'name="_save"' not in change.content.decode()
+    assert admin_client.get(reverse("admin:analytics_hourlyclick_add")).status_code == 403
+
+
+def test_hourly_chart_follows_the_search(admin_client, link):
+    other = shorten(link.owner, "https://example.com/b", alias="other-link").link
+    add_visits(link, 3)
+    add_visits(other, 7)
+    response = admin_client.get(HOURLY, {"q": "other-link"})
+    assert sum(response.context["chart"]["clicks"]) == 7
+
+
+def test_hourly_list_empty_state(admin_client):
+    response = admin_client.get(HOURLY)
+    assert response.status_code == 200
+    assert "No clicks in this period." in response.content.decode()
+
+
+def test_hourly_changelist_query_count_does_not_grow(
+    admin_client, link, django_assert_max_num_queries
+):
+    def count_queries():
+        with django_assert_max_num_queries(40) as captured:
+            admin_client.get(HOURLY)
+        return len(captured.captured_queries)
+
+    add_visits(link, 1)
+    few = count_queries()
+    for hours_ago in range(1, 20):
+        add_visits(link, 1, when=timezone.now() - dt.timedelta(hours=hours_ago))
+    assert count_queries() == few
+
+
+def test_non_staff_cannot_open_visits(client, user):
+    client.force_login(user)
+    response = client.get(VISITS)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))

@@ -1,0 +1,254 @@
+"""Admin for staff: review every link with its clicks, revoke abuse, watch and refill the code pool.
+
+Rows are read-only here: links change through links.services (cache refresh, validation), so the
+admin offers actions that call those services instead of an edit form.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.text import Truncator
+from django.views.decorators.http import require_POST
+
+from analytics import selectors as analytics_selectors
+from analytics.forms import TimeRange
+from analytics.models import HourlyClick
+from analytics.views import chart_data
+
+from . import codes, services
+from .models import LinkStatus, UniqueCode, UniqueCodeStatus, UrlLink
+from .shortlinks import short_url_for
+
+admin.site.site_header = "shorturl administration"
+admin.site.site_title = "shorturl admin"
+admin.site.index_title = "Links, visits and the code pool"
+
+
+class ReadOnlyAdminMixin:
+    """Rows written by services and the analytics pipeline; the admin only shows them."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class LinkStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return LinkStatus.choices
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == LinkStatus.ACTIVE:
+            return queryset.active(now)
+        if self.value() == LinkStatus.EXPIRED:
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == LinkStatus.REVOKED:
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
+
+
+def _clicks_subquery() -> Subquery:
+    # A correlated subquery, not a JOIN + GROUP BY: one query for the page, sortable, no N+1.
+    return Subquery(
+        HourlyClick.objects.filter(link=OuterRef("pk"))
+        .order_by()
+        .values("link")
+        .annotate(total=Sum("clicks"))
+        .values("total"),
+        output_field=IntegerField(),
+    )
+
+
+@admin.register(UrlLink)
+class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "short_link",
+        "long_url_short",
+        "owner",
+        "clicks",
+        "created_at",
+        "expires_at",
+        "status_label",
+    )
+    list_display_links = ("long_url_short",)
+    list_select_related = ("owner",)
+    list_filter = (LinkStatusFilter, "redirect_type", "code_type", "created_at", "expires_at")
+    search_fields = ("=code", "long_url", "title")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    # Skips a second COUNT(*) over the whole table on every page of a big list.
+    show_full_result_count = False
+    actions = ("revoke_links", "refresh_link_cache")
+    fields = (
+        "code",
+        "short_url",
+        "long_url",
+        "title",
+        "owner",
+        "status_label",
+        "clicks",
+        "redirect_type",
+        "code_type",
+        "seq_id",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "revoked_at",
+        "long_url_hash",
+    )
+    readonly_fields = fields
+    change_form_template = "admin/links/urllink/change_form.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[UrlLink]:
+        return super().get_queryset(request).annotate(clicks_total=Coalesce(_clicks_subquery(), 0))
+
+    @admin.display(description="code", ordering="code")
+    def short_link(self, link: UrlLink) -> str:
+        return format_html(
+            '<a href="{}" target="_blank" rel="noopener" title="Open the short URL">{}</a>',
+            short_url_for(link.code),
+            link.code,
+        )
+
+    @admin.display(description="short URL")
+    def short_url(self, link: UrlLink) -> str:
+        url = short_url_for(link.code)
+        stats = reverse("link_stats", args=[link.code])
+        return format_html(
+            '<a href="{}" target="_blank" rel="noopener">{}</a> · <a href="{}">stats page</a>',
+            url,
+            url,
+            stats,
+        )
+
+    @admin.display(description="long URL", ordering="long_url")
+    def long_url_short(self, link: UrlLink) -> str:
+        return Truncator(link.long_url).chars(60)
+
+    @admin.display(description="clicks", ordering="clicks_total")
+    def clicks(self, link: UrlLink) -> int:
+        return link.clicks_total
+
+    @admin.display(description="status")
+    def status_label(self, link: UrlLink) -> str:
+        return link.status.capitalize()
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("links.change_urllink")
+
+    @admin.action(
+        description="Revoke selected links (they answer 410 at once)", permissions=["revoke"]
+    )
+    def revoke_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        codes_to_revoke = list(
+            queryset.filter(revoked_at__isnull=True).values_list("code", flat=True)
+        )
+        for code in codes_to_revoke:
+            services.revoke(code, request.user)
+        self.message_user(
+            request, f"Revoked {len(codes_to_revoke)} link(s).", level=messages.SUCCESS
+        )
+
+    @admin.action(
+        description="Refresh the cached redirect of selected links", permissions=["revoke"]
+    )
+    def refresh_link_cache(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        link_codes = list(queryset.values_list("code", flat=True))
+        for code in link_codes:
+            services.refresh_cache(code)
+        self.message_user(
+            request,
+            f"Dropped the cached entry of {len(link_codes)} link(s); the next click reloads it.",
+            level=messages.SUCCESS,
+        )
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = extra_context or {}
+        link = self.get_object(request, object_id)
+        if link is not None:
+            end = timezone.localtime().replace(minute=0, second=0, microsecond=0)
+            end += dt.timedelta(hours=1)
+            week = TimeRange("7d", end - dt.timedelta(days=7), end)
+            series = analytics_selectors.hourly_series(
+                link_ids=[link.pk], start=week.start, end=week.end
+            )
+            chart = chart_data(series, week)
+            extra_context.update(
+                {
+                    "chart": chart,
+                    "week_clicks": sum(chart["clicks"]),
+                    "week_bots": sum(chart["bot_clicks"]),
+                    "latest_visits": analytics_selectors.latest_visits(link=link, limit=20),
+                }
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
+
+
+def _pool_context() -> dict:
+    pool = codes.pool_status()
+    usage = analytics_selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=24))
+    return {"pool": pool, "pool_usage": usage}
+
+
+@admin.register(UniqueCode)
+class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("code", "status", "type", "created_at", "updated_at")
+    list_filter = ("status", "type")
+    search_fields = ("=code",)
+    ordering = ("-id",)
+    list_per_page = 100
+    show_full_result_count = False
+    actions = ("refill_pool_now",)
+    change_list_template = "admin/links/uniquecode/change_list.html"
+
+    def get_urls(self):
+        refill = self.admin_site.admin_view(require_POST(self.refill_view))
+        return [path("refill/", refill, name="links_uniquecode_refill"), *super().get_urls()]
+
+    def has_refill_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_staff and request.user.has_perm("links.view_uniquecode")
+
+    def _refill(self, request: HttpRequest) -> None:
+        stored = codes.pool_refill(batch=settings.SHORTURL_POOL_BATCH)
+        unused = codes.pool_status().get(UniqueCodeStatus.UNUSED)
+        self.message_user(
+            request,
+            f"Added {stored} fresh codes to the pool; {unused} unused codes are ready.",
+            level=messages.SUCCESS,
+        )
+
+    @admin.action(description="Refill the code pool now", permissions=["refill"])
+    def refill_pool_now(self, request: HttpRequest, queryset: QuerySet[UniqueCode]) -> None:
+        # The selection does not matter: the pool is refilled as a whole.
+        self._refill(request)
+
+    def refill_view(self, request: HttpRequest) -> HttpResponseRedirect:
+        if self.has_refill_permission(request):
+            self._refill(request)
+        else:
+            self.message_user(request, "You may not refill the pool.", level=messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:links_uniquecode_changelist"))
+
+    def changelist_view(self, request, extra_context=None) -> TemplateResponse:
+        extra_context = {**(extra_context or {}), **_pool_context()}
+        extra_context["can_refill"] = self.has_refill_permission(request)
+        return super().changelist_view(request, extra_context)
