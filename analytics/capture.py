@@ -35,6 +35,10 @@ MAX_USER_AGENT = 512
 MAX_REFERRER = 1024
 _WARN_EVERY = 60.0  # seconds between two "Redis is down" warnings
 _last_warning = 0.0
+# After a failed push, Redis is left alone this long: an unreachable (not refusing) server would
+# otherwise cost every redirect its connect timeout.
+_PAUSE_AFTER_ERROR = 5.0
+_redis_paused_until = 0.0
 
 
 def uses_redis() -> bool:
@@ -114,13 +118,17 @@ def _store_now(record: str) -> None:
 
 def record_visit(request: HttpRequest, link) -> None:
     """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect."""
+    global _redis_paused_until
     record = build_visit_record(request, link)
-    client = redis_client()
-    if client is None:
+    if not uses_redis():
         _store_now(record)  # embedded default: no worker, so stored (and counted) in-process
         return
+    if time.monotonic() < _redis_paused_until:
+        _store_now(record)
+        return
     try:
-        client.rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip
+        redis_client().rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip
     except RedisError as exc:
+        _redis_paused_until = time.monotonic() + _PAUSE_AFTER_ERROR
         _warn_redis_down(exc)
         _store_now(record)

@@ -144,7 +144,7 @@ def normalize_ip(value: str) -> str:
 
 
 def anonymize_ip(ip: str) -> str:
-    """Zero the last IPv4 octet or the last 80 bits of an IPv6 address (keeps the lookup coarse)."""
+    """Zero the last IPv4 octet or the last 80 bits of an IPv6 address (a /24 or /48 network)."""
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:

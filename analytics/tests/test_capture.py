@@ -122,10 +122,13 @@ def test_with_redis_the_redirect_only_pushes_a_record(
 
 
 @pytest.mark.django_db
-def test_redis_down_redirect_succeeds_and_visit_is_stored(settings, make_link, click, caplog):
+def test_redis_down_redirect_succeeds_and_visit_is_stored(
+    settings, make_link, click, caplog, monkeypatch
+):
     link = make_link()
     settings.CACHES = DEAD_REDIS
-    capture._last_warning = 0.0
+    monkeypatch.setattr(capture, "_last_warning", 0.0)
+    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)
     with caplog.at_level(logging.WARNING, logger="analytics.capture"):
         for n in range(3):
             response = click(link, ip=f"198.51.100.{n + 1}")
@@ -136,3 +139,21 @@ def test_redis_down_redirect_succeeds_and_visit_is_stored(settings, make_link, c
     warnings = [r for r in caplog.records if r.name == "analytics.capture"]
     assert len(warnings) == 1, "one warning a minute, not one per request"
     assert "Redis is unreachable" in warnings[0].getMessage()
+
+
+@pytest.mark.django_db
+def test_redis_is_tried_again_after_a_short_pause(
+    requires_redis, settings, make_link, click, monkeypatch
+):
+    link = make_link()
+    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)
+    live = settings.CACHES
+    settings.CACHES = DEAD_REDIS
+    click(link)
+    settings.CACHES = live
+    click(link)  # Redis is back, but the pause has not run out: stored directly
+    assert VisitRecord.objects.filter(link=link).count() == 2
+    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)  # the pause is over
+    click(link)
+    assert VisitRecord.objects.filter(link=link).count() == 2
+    assert capture.redis_client().llen(capture.VISITS_KEY) == 1
