@@ -1,0 +1,112 @@
+"""Shapes of GET /api/v1/links/{code}/stats/."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from django.utils import timezone
+from rest_framework import serializers
+
+DEFAULT_RANGE = timedelta(hours=48)
+MAX_RANGE = timedelta(days=366)
+DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
+# Far from datetime's limits, so arithmetic on the range can never overflow.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+RANGE_MESSAGE = "Use a date between 1970 and 9000."
+# An unencoded "+01:00" in a query string arrives as " 01:00".
+_SPACE_OFFSET = re.compile(r" (\d\d:?\d\d)$")
+
+
+class _QueryDateTimeField(serializers.DateTimeField):
+    def to_internal_value(self, value):
+        if isinstance(value, str):
+            value = _SPACE_OFFSET.sub(r"+\1", value.strip())
+        return super().to_internal_value(value)
+
+
+class StatsQuerySerializer(serializers.Serializer):
+    """`start`/`end` (ISO 8601; the last 48 hours by default) and the breakdowns' length."""
+
+    start = _QueryDateTimeField(
+        required=False,
+        help_text="First hour to count (rounded down to the hour); default `end` − 48 hours.",
+        error_messages={"invalid": DATETIME_MESSAGE},
+    )
+    end = _QueryDateTimeField(
+        required=False,
+        help_text="End of the range (exclusive); default now.",
+        error_messages={"invalid": DATETIME_MESSAGE},
+    )
+    limit = serializers.IntegerField(
+        required=False,
+        default=10,
+        min_value=1,
+        max_value=100,
+        help_text="How many entries each breakdown lists (top first).",
+    )
+
+    def _in_range(self, value: datetime) -> datetime:
+        if not EARLIEST <= value <= LATEST:
+            raise serializers.ValidationError(RANGE_MESSAGE)
+        return value
+
+    def validate_start(self, value: datetime) -> datetime:
+        return self._in_range(value)
+
+    def validate_end(self, value: datetime) -> datetime:
+        return self._in_range(value)
+
+    def validate(self, attrs: dict) -> dict:
+        end = attrs.get("end") or timezone.now()
+        start = attrs.get("start") or end - DEFAULT_RANGE
+        if start >= end:
+            raise serializers.ValidationError({"start": ["The start must be before the end."]})
+        if end - start > MAX_RANGE:
+            raise serializers.ValidationError(
+                {"start": ["The range can be at most 366 days; ask for less at a time."]}
+            )
+        return {**attrs, "start": start, "end": end}
+
+
+class BreakdownEntrySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    clicks = serializers.IntegerField()
+
+
+class CountryEntrySerializer(BreakdownEntrySerializer):
+    code = serializers.CharField(required=False, help_text="ISO 3166-1 alpha-2, when known.")
+
+
+class HourlyPointSerializer(serializers.Serializer):
+    hour = serializers.DateTimeField(help_text="Start of the hour.")
+    clicks = serializers.IntegerField(help_text="Clicks by people.")
+    unique_visitors = serializers.IntegerField()
+    bot_clicks = serializers.IntegerField(required=False, help_text="Bots and link previews.")
+
+
+def _breakdown(help_text: str, entry=BreakdownEntrySerializer, **kwargs):
+    return entry(many=True, help_text=help_text + " Sorted by clicks, most first.", **kwargs)
+
+
+class LinkStatsSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    start = serializers.DateTimeField(required=False, help_text="Start of the first hour counted.")
+    end = serializers.DateTimeField(required=False)
+    timezone = serializers.CharField(required=False, help_text="Time zone of the hours shown.")
+    total_clicks = serializers.IntegerField(help_text="Clicks by people in the range.")
+    unique_visitors = serializers.IntegerField(help_text="Distinct visitors in the range.")
+    bot_clicks = serializers.IntegerField(
+        required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
+    )
+    series = HourlyPointSerializer(many=True, help_text="One entry per hour, zeros included.")
+    countries = _breakdown("People's clicks by country.", CountryEntrySerializer)
+    provinces = _breakdown("By province or state.")
+    cities = _breakdown("By city.")
+    isps = _breakdown("By network provider, when the ASN database is set up.", required=False)
+    browsers = _breakdown("By browser.")
+    os = _breakdown("By operating system.")
+    devices = _breakdown("By device type (PC, Mobile, Tablet, Other).")
+    referrers = _breakdown("By referring site; Direct when none was sent.")
+    bots = _breakdown("Bot clicks by bot name.", required=False)

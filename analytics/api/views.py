@@ -1,0 +1,70 @@
+"""GET /api/v1/links/{code}/stats/: a link's hourly series and breakdowns."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.response import Response
+
+from analytics.selectors import link_stats
+from links.api.base import ApiView
+from links.api.docs import CODE_PARAMETER, RETRY_AFTER, error_responses
+
+from .serializers import LinkStatsSerializer, StatsQuerySerializer
+
+STATS_EXAMPLE = {
+    "code": "aZ3kP9q",
+    "start": "2026-03-01T00:00:00Z",
+    "end": "2026-03-03T00:00:00Z",
+    "timezone": "UTC",
+    "total_clicks": 3,
+    "unique_visitors": 2,
+    "bot_clicks": 1,
+    "series": [
+        {"hour": "2026-03-01T00:00:00Z", "clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
+        {"hour": "2026-03-01T01:00:00Z", "clicks": 3, "unique_visitors": 2, "bot_clicks": 1},
+    ],
+    "countries": [
+        {"name": "Germany", "clicks": 2, "code": "DE"},
+        {"name": "France", "clicks": 1, "code": "FR"},
+    ],
+    "provinces": [{"name": "Bavaria", "clicks": 2}, {"name": "Île-de-France", "clicks": 1}],
+    "cities": [{"name": "Munich", "clicks": 2}, {"name": "Paris", "clicks": 1}],
+    "isps": [],
+    "browsers": [{"name": "Chrome", "clicks": 2}, {"name": "Safari", "clicks": 1}],
+    "os": [{"name": "Android", "clicks": 2}, {"name": "iOS", "clicks": 1}],
+    "devices": [{"name": "Mobile", "clicks": 3}],
+    "referrers": [{"name": "Direct", "clicks": 2}, {"name": "t.co", "clicks": 1}],
+    "bots": [{"name": "Slackbot-LinkExpanding", "clicks": 1}],
+}
+
+
+class LinkStatsView(ApiView):
+    serializer_class = LinkStatsSerializer
+
+    @extend_schema(
+        tags=["stats"],
+        operation_id="links_stats",
+        summary="Click stats of a link",
+        description=(
+            "Hourly clicks and breakdowns (country, province, city, browser, OS, device, "
+            "referrer) for `[start, end)`, the last 48 hours by default. People and bots are "
+            "counted apart: the totals, series and breakdowns are people's clicks."
+        ),
+        parameters=[CODE_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
+        responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},
+        examples=[
+            OpenApiExample("Two hours of a link", value=STATS_EXAMPLE, response_only=True),
+            OpenApiExample(
+                "Bad date",
+                value={"start": ["Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."]},
+                response_only=True,
+                status_codes=["400"],
+            ),
+        ],
+    )
+    def get(self, request, code: str):
+        link = self.get_link(code)  # 404 first: others' codes cannot be probed
+        query = StatsQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        stats = link_stats(link=link, **query.validated_data)
+        return Response(LinkStatsSerializer(stats).data)

@@ -1,0 +1,116 @@
+"""OpenAPI pieces the API views share: error responses, their examples, the code parameter."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+
+from links.codes import ALIAS_RE
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+# Every code (generated or alias) has this shape; "bulk" is reserved because
+# /api/v1/links/bulk/ is the bulk operation's own path.
+CODE_PATTERN = "^(?!bulk$)" + ALIAS_RE.pattern.removeprefix("^")
+
+CODE_PARAMETER = OpenApiParameter(
+    "code",
+    str,
+    OpenApiParameter.PATH,
+    description="The short code (the part after the domain in the short URL).",
+    pattern=CODE_PATTERN,
+)
+
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    int,
+    OpenApiParameter.HEADER,
+    description="Seconds to wait before the next request.",
+    response=[429],
+)
+
+_ERRORS = {
+    400: OpenApiResponse(
+        OpenApiTypes.OBJECT,
+        description='Invalid input: {"field": ["message"]} (or {"detail": …} for unreadable JSON).',
+        examples=[
+            OpenApiExample(
+                "Invalid field",
+                value={"long_url": ["Only http and https URLs can be shortened."]},
+                status_codes=["400"],
+                response_only=True,
+            )
+        ],
+    ),
+    401: OpenApiResponse(
+        DetailSerializer,
+        description="No credentials, or a wrong token.",
+        examples=[
+            OpenApiExample(
+                "No credentials",
+                value={"detail": "Authentication credentials were not provided."},
+                status_codes=["401"],
+                response_only=True,
+            )
+        ],
+    ),
+    404: OpenApiResponse(
+        DetailSerializer,
+        description="No such link, or one that belongs to someone else.",
+        examples=[
+            OpenApiExample(
+                "Unknown code",
+                value={"detail": "No link with this code."},
+                status_codes=["404"],
+                response_only=True,
+            )
+        ],
+    ),
+    429: OpenApiResponse(
+        DetailSerializer,
+        description="Too many requests; see Retry-After.",
+        examples=[
+            OpenApiExample(
+                "Throttled",
+                value={"detail": "Request was throttled. Expected available in 12 seconds."},
+                status_codes=["429"],
+                response_only=True,
+            )
+        ],
+    ),
+    503: OpenApiResponse(
+        DetailSerializer,
+        description="No free short code could be found right now; retry shortly.",
+        examples=[
+            OpenApiExample(
+                "No free code",
+                value={
+                    "detail": "No free short code could be found; please try again in a moment."
+                },
+                status_codes=["503"],
+                response_only=True,
+            )
+        ],
+    ),
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    return {code: _ERRORS[code] for code in codes}
+
+
+LINK_EXAMPLE = {
+    "code": "aZ3kP9q",
+    "short_url": "https://s.example.com/aZ3kP9q",
+    "long_url": "https://www.example.com/spring-sale?utm_source=newsletter",
+    "title": "Spring sale newsletter",
+    "redirect_type": 302,
+    "created_at": "2026-03-01T09:30:00Z",
+    "expires_at": None,
+    "is_active": True,
+    "clicks": 42,
+}

@@ -1,0 +1,216 @@
+"""Shapes of the links API: input checked for type here, rules enforced by links.services."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from links.models import RedirectType, UrlLink
+from links.services import BULK_MAX_ITEMS
+from links.shortlinks import short_url_for
+
+REDIRECT_TYPE_MESSAGE = "Choose one of 301, 302, 307 or 308."
+BOOLEAN_MESSAGE = "Use true or false."
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    """A link as the API shows it. `clicks` comes from the view's one totals query."""
+
+    short_url = serializers.SerializerMethodField(help_text="The URL to share.")
+    is_active = serializers.BooleanField(
+        read_only=True, help_text="False once the link is revoked or past its expiry."
+    )
+    clicks = serializers.SerializerMethodField(help_text="Clicks by people (bots not counted).")
+
+    class Meta:
+        model = UrlLink
+        fields = [
+            "code",
+            "short_url",
+            "long_url",
+            "title",
+            "redirect_type",
+            "created_at",
+            "expires_at",
+            "is_active",
+            "clicks",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_short_url(self, link: UrlLink) -> str:
+        return short_url_for(link.code, request=self.context.get("request"))
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_clicks(self, link: UrlLink) -> int:
+        totals = self.context.get("totals") or {}
+        return int(totals.get(link.pk, {}).get("clicks", 0))
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string, not a number or boolean quietly turned into one."""
+
+    default_error_messages = {"invalid": "Enter text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of integer choices, sent as a JSON number (not "302" or true)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class _LongUrlField(StrictCharField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            urlsplit(value).hostname  # noqa: B018 - raises on a malformed host ("http://[")
+        except ValueError:
+            raise serializers.ValidationError("This is not a valid URL.") from None
+        return value
+
+
+def _long_url_field(**kwargs) -> _LongUrlField:
+    return _LongUrlField(
+        help_text="The http or https URL the short link leads to (at most 2048 characters).",
+        error_messages={"blank": "Enter the long URL to shorten."},
+        **kwargs,
+    )
+
+
+def _redirect_type_field(**kwargs) -> StrictChoiceField:
+    return StrictChoiceField(
+        choices=RedirectType.choices,
+        help_text="HTTP status of the redirect; 302 (the default) lets every click be counted.",
+        error_messages={"invalid_choice": REDIRECT_TYPE_MESSAGE},
+        **kwargs,
+    )
+
+
+def _expires_at_field(**kwargs) -> serializers.DateTimeField:
+    return serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the link stops working (ISO 8601, in the future); null for never.",
+        **kwargs,
+    )
+
+
+def _title_field(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        allow_blank=True,
+        max_length=UrlLink._meta.get_field("title").max_length,
+        help_text="A name for the link, shown in lists.",
+        **kwargs,
+    )
+
+
+class LinkCreateSerializer(serializers.Serializer):
+    """POST /api/v1/links/ (and each item of a bulk call)."""
+
+    long_url = _long_url_field()
+    alias = StrictCharField(
+        required=False,
+        allow_blank=True,
+        help_text=(
+            "A custom code instead of a generated one: 3 to 32 letters, digits, '-' or '_'. "
+            "Some words (admin, api, …) are reserved."
+        ),
+    )
+    title = _title_field(required=False)
+    expires_at = _expires_at_field(required=False)
+    redirect_type = _redirect_type_field(required=False)
+
+
+class LinkUpdateSerializer(serializers.Serializer):
+    """PATCH /api/v1/links/{code}/: only the fields sent are changed."""
+
+    long_url = _long_url_field(required=False)
+    title = _title_field(required=False)
+    expires_at = _expires_at_field(required=False)
+    redirect_type = _redirect_type_field(required=False)
+
+
+class LinkListQuerySerializer(serializers.Serializer):
+    """Query string of GET /api/v1/links/ (pagination's own parameters are checked here too)."""
+
+    search = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text="Part of the long URL or title, or the exact code.",
+    )
+    active = serializers.BooleanField(
+        required=False,
+        default=None,
+        help_text="true: only working links; false: only revoked or expired ones.",
+        error_messages={"invalid": BOOLEAN_MESSAGE},
+    )
+    mine = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Staff only: true lists just your own links instead of everyone's.",
+        error_messages={"invalid": BOOLEAN_MESSAGE},
+    )
+    page = serializers.IntegerField(
+        required=False, min_value=1, error_messages={"invalid": "Use a page number (1, 2, …)."}
+    )
+    page_size = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        error_messages={"invalid": "Use a number of links per page (at most 500)."},
+    )
+
+
+class BulkRequestSerializer(serializers.Serializer):
+    """POST /api/v1/links/bulk/: the items are checked one by one by the view."""
+
+    items = serializers.ListField(
+        child=serializers.JSONField(),
+        allow_empty=False,
+        max_length=BULK_MAX_ITEMS,
+        help_text=f"1 to {BULK_MAX_ITEMS} links, each shaped like the body of POST /links/.",
+        error_messages={
+            "empty": "Send at least one URL.",
+            "max_length": f"Send at most {BULK_MAX_ITEMS} URLs per call.",
+        },
+    )
+
+
+class BulkRequestDocSerializer(serializers.Serializer):
+    """The bulk request as documented: every item is a POST /links/ body.
+
+    Input is read with BulkRequestSerializer, which leaves items unchecked so that one bad
+    item is reported in its own result instead of refusing the whole call.
+    """
+
+    items = LinkCreateSerializer(many=True, allow_empty=False, max_length=BULK_MAX_ITEMS)
+
+
+class BulkItemResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position of the item in the request.")
+    status = serializers.IntegerField(
+        help_text="201 created, 200 your existing link for the same URL, 400 refused."
+    )
+    link = LinkSerializer(allow_null=True, help_text="The link; null when refused.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        allow_null=True,
+        help_text='Why the item was refused, as {"field": ["message"]}; null on success.',
+    )
+
+
+class BulkResponseSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text="Items that made a new link.")
+    existing = serializers.IntegerField(help_text="Items answered with an existing link.")
+    failed = serializers.IntegerField(help_text="Items refused; see their errors.")
+    results = BulkItemResultSerializer(many=True)

@@ -1,0 +1,59 @@
+"""Request rates for the API, counted in the shared cache (Redis in production).
+
+DRF reads `THROTTLE_RATES` once, when the class is defined; these classes read the rate on every
+request instead, so a changed `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` applies at once.
+"""
+
+from django.conf import settings
+from rest_framework.settings import api_settings
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class _CurrentRateMixin:
+    scope: str
+
+    def get_rate(self) -> str | None:
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+
+class UserWriteThrottle(_CurrentRateMixin, UserRateThrottle):
+    """Changes by one signed-in user (`API_WRITE_RATE`, 600/min unless set)."""
+
+    scope = "api_write"
+
+    def allow_request(self, request, view) -> bool:
+        if request.method not in WRITE_METHODS or not request.user.is_authenticated:
+            return True
+        return super().allow_request(request, view)
+
+
+class UserReadThrottle(_CurrentRateMixin, UserRateThrottle):
+    """Reads by one signed-in user (`API_READ_RATE`)."""
+
+    scope = "api_read"
+
+    def allow_request(self, request, view) -> bool:
+        if request.method in WRITE_METHODS or not request.user.is_authenticated:
+            return True
+        return super().allow_request(request, view)
+
+
+class AnonThrottle(_CurrentRateMixin, AnonRateThrottle):
+    """Callers without credentials, per client IP (`API_ANON_RATE`)."""
+
+    scope = "anon"
+
+    def get_ident(self, request) -> str:
+        # DRF's own version trusts the whole X-Forwarded-For header when NUM_PROXIES is not
+        # given to it; here it is trusted exactly as far as NUM_PROXIES proxies go.
+        remote = request.META.get("REMOTE_ADDR", "")
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if not settings.NUM_PROXIES or not hops:
+            return remote
+        return hops[-min(settings.NUM_PROXIES, len(hops))]
+
+
+API_THROTTLES = [UserWriteThrottle, UserReadThrottle, AnonThrottle]

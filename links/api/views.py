@@ -1,0 +1,279 @@
+"""The links API: each view checks its input, calls one service or selector, and serializes."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+
+from analytics.selectors import link_totals
+from links import services
+from links.selectors import link_list
+
+from .base import ApiView
+from .docs import CODE_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
+from .serializers import (
+    BulkRequestDocSerializer,
+    BulkRequestSerializer,
+    BulkResponseSerializer,
+    LinkCreateSerializer,
+    LinkListQuerySerializer,
+    LinkSerializer,
+    LinkUpdateSerializer,
+)
+
+TAGS = ["links"]
+
+
+def _validated(serializer_class: type[Serializer], data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class _LinkViewMixin:
+    serializer_class = LinkSerializer
+
+    def serialize(self, links, *, many: bool = False):
+        """Links as JSON, their click totals read with one query for all of them."""
+        items = list(links) if many else [links]
+        totals = link_totals(link_ids=[link.pk for link in items]) if items else {}
+        context = {"request": self.request, "totals": totals}
+        return LinkSerializer(links, many=many, context=context).data
+
+
+class LinkListCreateView(_LinkViewMixin, ApiView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_list",
+        summary="List links",
+        description=(
+            "Your links, newest first, 50 per page (`page_size` up to 500). "
+            "Staff see every link unless they pass `mine=true`."
+        ),
+        parameters=[LinkListQuerySerializer, RETRY_AFTER],
+        responses={
+            200: LinkSerializer(many=True),
+            **error_responses(400, 401, 404, 429),
+        },
+        examples=[
+            OpenApiExample(
+                "A page of links",
+                value=LINK_EXAMPLE,
+                response_only=True,
+                status_codes=["200"],
+            )
+        ],
+    )
+    def get(self, request):
+        query = _validated(LinkListQuerySerializer, request.query_params.dict())
+        links = link_list(
+            user=request.user,
+            search=query.get("search"),
+            active=query["active"],
+            owned_only=query["mine"],
+        )
+        page = self.paginate_queryset(links)
+        return self.get_paginated_response(self.serialize(page, many=True))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_create",
+        summary="Shorten a URL",
+        description=(
+            "Creates a short link (201). Sent with nothing but `long_url`, and you already have "
+            "an active link to that URL with no options, that link comes back instead (200)."
+        ),
+        request=LinkCreateSerializer,
+        parameters=[RETRY_AFTER],
+        responses={
+            201: OpenApiResponse(LinkSerializer, description="A new link."),
+            200: OpenApiResponse(LinkSerializer, description="Your existing link to that URL."),
+            **error_responses(400, 401, 429, 503),
+        },
+        examples=[
+            OpenApiExample(
+                "Just a URL",
+                value={"long_url": "https://www.example.com/spring-sale?utm_source=newsletter"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "With alias and options",
+                value={
+                    "long_url": "https://www.example.com/spring-sale",
+                    "alias": "spring-sale",
+                    "title": "Spring sale",
+                    "expires_at": "2026-06-30T23:59:59Z",
+                    "redirect_type": 302,
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "The link", value=LINK_EXAMPLE, response_only=True, status_codes=["201", "200"]
+            ),
+            OpenApiExample(
+                "Alias taken",
+                value={
+                    "alias": ["The alias “spring-sale” is already taken; please choose another."]
+                },
+                response_only=True,
+                status_codes=["400"],
+            ),
+        ],
+    )
+    def post(self, request):
+        data = _validated(LinkCreateSerializer, request.data)
+        result = services.shorten(request.user, request_host=request.get_host(), **data)
+        headers = {"Location": reverse("api-link-detail", args=[result.link.code])}
+        return Response(
+            self.serialize(result.link),
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+            headers=headers,
+        )
+
+
+class LinkDetailView(_LinkViewMixin, ApiView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_restore",
+        summary="Restore a link (code → long URL)",
+        description="The link behind a code, with its long URL and all-time clicks.",
+        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        responses={200: LinkSerializer, **error_responses(401, 404, 429)},
+        examples=[OpenApiExample("The link", value=LINK_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, code: str):
+        return Response(self.serialize(self.get_link(code)))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_update",
+        summary="Change a link",
+        description=(
+            "Changes only the fields sent. The redirect uses the new values from the next "
+            "click on (its cached entry is dropped). `expires_at: null` removes the expiry."
+        ),
+        request=LinkUpdateSerializer,
+        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        responses={200: LinkSerializer, **error_responses(400, 401, 404, 429)},
+        examples=[
+            OpenApiExample(
+                "New target and title",
+                value={"long_url": "https://www.example.com/summer-sale", "title": "Summer sale"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "The changed link",
+                value={
+                    **LINK_EXAMPLE,
+                    "long_url": "https://www.example.com/summer-sale",
+                    "title": "Summer sale",
+                },
+                response_only=True,
+                status_codes=["200"],
+            ),
+        ],
+    )
+    def patch(self, request, code: str):
+        self.get_link(code)  # 404 before 400: others' codes cannot be probed with bad input
+        data = _validated(LinkUpdateSerializer, request.data)
+        link = services.update(code, request.user, request_host=request.get_host(), **data)
+        return Response(self.serialize(link))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_revoke",
+        summary="Revoke a link",
+        description="The link expires now; its short URL answers 410 Gone from the next click.",
+        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
+    )
+    def delete(self, request, code: str):
+        self.get_link(code)
+        services.revoke(code, request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class LinkBulkView(_LinkViewMixin, ApiView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_bulk_create",
+        summary="Shorten many URLs",
+        description=(
+            "Up to 1,000 items, each shaped like the body of `POST /links/`, in one "
+            "transaction. Every item succeeds or fails on its own: the answer is 200 with one "
+            "result per item, in order, whose `status` says what happened to it (201 created, "
+            "200 your existing link, 400 refused with `errors`). The whole call is refused "
+            "(400) only when `items` itself is missing, empty or longer than 1,000."
+        ),
+        request=BulkRequestDocSerializer,
+        parameters=[RETRY_AFTER],
+        responses={200: BulkResponseSerializer, **error_responses(400, 401, 429)},
+        examples=[
+            OpenApiExample(
+                "Two URLs",
+                value={
+                    "items": [
+                        {"long_url": "https://www.example.com/spring-sale"},
+                        {"long_url": "ftp://files.example.com/brochure.pdf"},
+                    ]
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "One created, one refused",
+                value={
+                    "created": 1,
+                    "existing": 0,
+                    "failed": 1,
+                    "results": [
+                        {"index": 0, "status": 201, "link": LINK_EXAMPLE, "errors": None},
+                        {
+                            "index": 1,
+                            "status": 400,
+                            "link": None,
+                            "errors": {"long_url": ["Only http and https URLs can be shortened."]},
+                        },
+                    ],
+                },
+                response_only=True,
+                status_codes=["200"],
+            ),
+        ],
+    )
+    def post(self, request):
+        raw_items = _validated(BulkRequestSerializer, request.data)["items"]
+        # Items are checked one by one: a bad item is reported in its own result.
+        results: list[dict] = [
+            {"index": i, "status": None, "link": None, "errors": None}
+            for i in range(len(raw_items))
+        ]
+        valid_indexes, valid_items = [], []
+        for index, raw in enumerate(raw_items):
+            item = LinkCreateSerializer(data=raw)
+            if item.is_valid():
+                valid_indexes.append(index)
+                valid_items.append(item.validated_data)
+            else:
+                results[index].update(status=400, errors=item.errors)
+        outcomes = services.shorten_many(request.user, valid_items, request_host=request.get_host())
+        links = [outcome.link for outcome in outcomes if outcome.link is not None]
+        serialized = iter(self.serialize(links, many=True))
+        for index, outcome in zip(valid_indexes, outcomes, strict=True):
+            if outcome.link is None:
+                results[index].update(status=400, errors=outcome.errors)
+            else:
+                results[index].update(status=201 if outcome.created else 200, link=next(serialized))
+        counts = {201: 0, 200: 0, 400: 0}
+        for result in results:
+            counts[result["status"]] += 1
+        return Response(
+            {
+                "created": counts[201],
+                "existing": counts[200],
+                "failed": counts[400],
+                "results": results,
+            }
+        )
