@@ -116,19 +116,30 @@ def _store_now(record: str) -> None:
         logger.exception("A visit could not be stored: %s", record)
 
 
+def push_failed(record: str, exc: Exception) -> None:
+    """Keep a record whose push raised (Redis down): stored directly, Redis paused for a while.
+
+    For a redirect that pushes the record itself (e.g. fused with its cache read in one Lua
+    call) and must fall back exactly as record_visit does.
+    """
+    global _redis_paused_until
+    _redis_paused_until = time.monotonic() + _PAUSE_AFTER_ERROR
+    _warn_redis_down(exc)
+    _store_now(record)
+
+
+def redis_paused() -> bool:
+    """True for a few seconds after a failed push: store directly instead of trying Redis."""
+    return time.monotonic() < _redis_paused_until
+
+
 def record_visit(request: HttpRequest, link) -> None:
     """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect."""
-    global _redis_paused_until
     record = build_visit_record(request, link)
-    if not uses_redis():
+    if not uses_redis() or redis_paused():
         _store_now(record)  # embedded default: no worker, so stored (and counted) in-process
-        return
-    if time.monotonic() < _redis_paused_until:
-        _store_now(record)
         return
     try:
         redis_client().rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip
     except RedisError as exc:
-        _redis_paused_until = time.monotonic() + _PAUSE_AFTER_ERROR
-        _warn_redis_down(exc)
-        _store_now(record)
+        push_failed(record, exc)

@@ -228,8 +228,8 @@ def _geo_lookup(ip: str) -> GeoInfo:
     if reader is not None:
         try:
             found = reader.city(ip)
-        except (geoip2.errors.AddressNotFoundError, ValueError):
-            found = None
+        except (geoip2.errors.AddressNotFoundError, ValueError, TypeError):
+            found = None  # TypeError: GEOIP_CITY_DB is not a City database
         if found is not None:
             # `.name` is the first of GEOIP_LANGUAGE, English that the database has.
             country = found.country.name or found.registered_country.name or ""

@@ -153,7 +153,8 @@ def test_overview_ranks_links_and_sums_everything(clicked_link, make_link):
         (clicked_link, 5),
         (other, 1),
     ]
-    mine = selectors.overview_stats(start=T0, end=T0 + dt.timedelta(days=1), link_ids=[other.pk])
+    just_other = (pk for pk in [other.pk])  # any iterable, even one that can be read once
+    mine = selectors.overview_stats(start=T0, end=T0 + dt.timedelta(days=1), link_ids=just_other)
     assert mine["total_clicks"] == 1
     assert [row["link_id"] for row in mine["top_links"]] == [other.pk]
 
