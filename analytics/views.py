@@ -20,7 +20,7 @@ from links.selectors import link_list
 from links.shortlinks import short_url_for
 from links.views import visible_link_or_404
 
-from . import selectors
+from . import capture, selectors
 from .forms import StatsRangeForm, TimeRange
 
 # Above this many days the chart shows days instead of hours (a year of hours is unreadable).
@@ -149,6 +149,13 @@ def link_visits_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
     return response
 
 
+def _runway(hours: float) -> str:
+    """How long the unused codes last at the current rate, in words."""
+    if hours < 48:
+        return f"about {round(hours)} hours"
+    return f"about {round(hours / 24)} days"
+
+
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
     """Staff only: clicks across all links, the busiest and newest links, the code pool."""
@@ -163,7 +170,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     pipeline = selectors.pipeline_status()
     usage = selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=24))
     unused = pool.get("unused") or 0
-    hours_left = round(unused / usage["used"] * 24) if usage["used"] else None
+    runway = _runway(unused / usage["used"] * 24) if usage["used"] else None
     return render(
         request,
         "analytics/overview.html",
@@ -181,7 +188,8 @@ def overview(request: HttpRequest) -> HttpResponse:
             ],
             "pool": pool,
             "pool_usage": usage,
-            "pool_hours_left": hours_left,
+            "pool_runway": runway,
+            "uses_redis": capture.uses_redis(),
             "pipeline": pipeline,
         },
     )

@@ -265,3 +265,19 @@ def test_navigation_shows_overview_and_admin_to_staff_only(logged_in, client, st
     client.force_login(staff_user)
     html = client.get(reverse("dashboard")).content.decode()
     assert reverse("overview") in html and reverse("admin:index") in html
+
+
+def test_export_rows_come_in_chunks_without_gaps_or_repeats(link, django_assert_num_queries):
+    """Keyset chunks: visits sharing one timestamp are neither skipped nor repeated."""
+    from analytics.selectors import visit_rows_for_export
+
+    same_moment = timezone.now().replace(microsecond=0)
+    for _ in range(5):
+        add_visit(link, when=same_moment)
+    add_visit(link, when=same_moment - dt.timedelta(minutes=1))
+    with django_assert_num_queries(4):  # 6 rows in chunks of 2, then one that comes back empty
+        rows = list(visit_rows_for_export(link=link, chunk_size=2))
+    assert len(rows) == 6
+    client_ids = [row[2] for row in rows]
+    assert len(set(client_ids)) == 6
+    assert rows[0][0] < rows[1][0]  # oldest first

@@ -10,7 +10,7 @@
     var datasets = [
       { type: "bar", label: "Clicks (people)", data: data.clicks, backgroundColor: "#2456d6", order: 2 },
       { type: "line", label: "Unique visitors", data: data.unique_visitors, borderColor: "#067647",
-        backgroundColor: "#067647", pointRadius: data.labels.length > 60 ? 0 : 2, tension: 0.2, order: 1 }
+        backgroundColor: "#067647", pointRadius: data.labels.length > 60 ? 0 : 2, order: 1 }
     ];
     if (data.bot_clicks.some(function (v) { return v > 0; })) {
       // Bots and link previews are shown beside people's clicks, never added to them.

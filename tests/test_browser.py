@@ -1,0 +1,222 @@
+"""End to end in a real browser: Playwright driving Debian's Chromium against a live server.
+
+A marketer logs in, shortens the URL of a page this test serves, copies the short link, opens
+it and lands on the page, then finds that click (Chromium on Linux) on the link's stats page,
+in the chart and in the tables. A staff user then sees the click count in the admin.
+Screenshots go to test-artifacts/ (the best are kept in docs/screenshots/).
+"""
+
+import http.server
+import os
+import re
+import shutil
+import threading
+
+import pytest
+from django.conf import settings
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+TARGET_TITLE = "Spring sale landing page"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
+]
+
+
+class _TargetPage(http.server.BaseHTTPRequestHandler):
+    """The marketer's landing page: where the short link must take the browser."""
+
+    def do_GET(self):
+        body = f"<!doctype html><title>{TARGET_TITLE}</title><h1>{TARGET_TITLE}</h1>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):  # keep the test output quiet
+        pass
+
+
+@pytest.fixture
+def target_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TargetPage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/spring-sale?utm_source=test"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by the
+    # test itself (users, flushing visits) are still plain synchronous calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def chromium_user_agent(browser) -> str:
+    # Headless Chromium calls itself "HeadlessChrome"; a person's Chromium on Linux says this.
+    return (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"Chrome/{browser.version} Safari/537.36"
+    )
+
+
+def deliver_visits() -> None:
+    """With Redis the click waits in the buffer for the worker; do the worker's job now."""
+    from analytics import services
+
+    services.flush_pending(wait=True)
+    services.aggregate_hourly(wait=True)
+
+
+def log_in(page, base_url: str, username: str, password: str, path: str = "/accounts/login/"):
+    page.goto(base_url + path)
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+def keep_screenshot(artifacts_dir: str, name: str) -> None:
+    """Copy a screenshot into docs/screenshots/ for the README and docs/ui.md."""
+    docs = os.path.join(settings.BASE_DIR, "docs", "screenshots")
+    os.makedirs(docs, exist_ok=True)
+    shutil.copyfile(os.path.join(artifacts_dir, name), os.path.join(docs, name))
+
+
+def test_marketer_creates_copies_opens_and_sees_the_click(
+    browser, live_server, target_url, user, staff_user, artifacts_dir
+):
+    base = live_server.url
+    context = browser.new_context(
+        user_agent=chromium_user_agent(browser), viewport={"width": 1280, "height": 900}
+    )
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+
+    # Log in and shorten the target page's URL.
+    log_in(page, base, "marketer", "s3cret-pass-1")
+    page.wait_for_url(base + "/")
+    page.get_by_label("Long URL").fill(target_url)
+    page.get_by_text("Options: alias, title, expiry, redirect type").click()
+    page.get_by_label("Title").fill("Spring sale")
+    page.get_by_role("button", name="Shorten").click()
+    page.wait_for_selector("[data-testid=created-link]")
+    short_url = page.locator("#short-url").inner_text().strip()
+    assert re.fullmatch(re.escape(base) + r"/[0-9A-Za-z]{7}", short_url), short_url
+    assert page.locator("figure.qr svg").is_visible()
+
+    # Copy it: the page confirms, and the clipboard holds the short URL.
+    page.get_by_role("button", name="Copy").click()
+    feedback = page.locator("#copy-feedback")
+    feedback.filter(has_text="Copied").wait_for()
+    assert short_url in feedback.inner_text()
+    assert page.evaluate("navigator.clipboard.readText()") == short_url
+    page.screenshot(path=os.path.join(artifacts_dir, "create-link.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "create-link.png")
+
+    # Open the short URL: the browser lands on the target page.
+    page.goto(short_url)
+    assert page.url == target_url
+    assert page.title() == TARGET_TITLE
+
+    deliver_visits()
+
+    # The click is on the stats page: totals, chart and tables say Chrome on Linux.
+    code = short_url.rsplit("/", 1)[1]
+    page.goto(f"{base}/dashboard/links/{code}/?range=24h")
+    assert page.get_by_test_id("total-clicks").inner_text() == "1"
+    chart_total = page.evaluate(
+        """() => {
+            const chart = Chart.getChart(document.getElementById('clicks-chart'));
+            return chart.data.datasets[0].data.reduce((a, b) => a + b, 0);
+        }"""
+    )
+    assert chart_total == 1
+    browsers = page.locator("table[data-breakdown=browsers]")
+    assert "Chrome" in browsers.inner_text()
+    assert "Linux" in page.locator("table[data-breakdown=os]").inner_text()
+    latest = page.get_by_test_id("latest-visits").inner_text()
+    assert "Chrome" in latest and "Linux" in latest
+    page.screenshot(path=os.path.join(artifacts_dir, "link-stats.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "link-stats.png")
+
+    # "My links" shows the click too; and the page works at phone width.
+    page.goto(f"{base}/dashboard/")
+    row = page.locator(f"tr[data-code='{code}']")
+    assert row.locator("td[data-label=Clicks]").inner_text().strip() == "1"
+    page.screenshot(path=os.path.join(artifacts_dir, "my-links.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "my-links.png")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=os.path.join(artifacts_dir, "my-links-phone.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "my-links-phone.png")
+    context.close()
+
+    # Staff: the admin's link list shows the click count.
+    staff = browser.new_context(viewport={"width": 1600, "height": 800})
+    admin_page = staff.new_page()
+    admin_page.set_default_timeout(10_000)
+    log_in(admin_page, base, "staffer", "s3cret-pass-3", path="/admin/login/")
+    admin_page.wait_for_url(base + "/admin/")
+    admin_page.goto(f"{base}/admin/links/urllink/")
+    admin_row = admin_page.locator("#result_list tbody tr", has_text=code)
+    assert admin_row.locator("td.field-clicks").inner_text().strip() == "1"
+    admin_page.screenshot(path=os.path.join(artifacts_dir, "admin-links.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "admin-links.png")
+    admin_row.locator(".field-long_url_short a").click()
+    admin_page.get_by_text("Clicks in the last 7 days: 1 by people").wait_for()
+    admin_page.screenshot(path=os.path.join(artifacts_dir, "admin-link.png"), full_page=True)
+
+    # Staff overview: the click across all links, and the code pool.
+    admin_page.goto(f"{base}/dashboard/overview/")
+    assert admin_page.get_by_test_id("overview-clicks").inner_text() == "1"
+    assert code in admin_page.get_by_test_id("top-links").inner_text()
+    admin_page.screenshot(path=os.path.join(artifacts_dir, "overview.png"), full_page=True)
+    keep_screenshot(artifacts_dir, "overview.png")
+    staff.close()
+
+
+def test_other_marketers_link_and_overview_are_closed(browser, live_server, user, other_user):
+    """Isolation as a person sees it: a friendly 404 and a friendly 403, no tracebacks."""
+    from links.services import shorten
+
+    theirs = shorten(other_user, "https://example.com/private", alias="their-link").link
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    log_in(page, live_server.url, "marketer", "s3cret-pass-1")
+    page.wait_for_url(live_server.url + "/")
+    response = page.goto(f"{live_server.url}/dashboard/links/{theirs.code}/")
+    assert response.status == 404
+    assert "Page not found" in page.content()
+    response = page.goto(f"{live_server.url}/dashboard/overview/")
+    assert response.status == 403
+    assert "not allowed" in page.content()
+    context.close()
