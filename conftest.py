@@ -5,9 +5,7 @@ import os
 import pytest
 from django.conf import settings
 
-
-def uses_redis() -> bool:
-    return "django_redis" in settings.CACHES["default"]["BACKEND"]
+from shorturl_project.redis_conn import reset_redis_state, uses_redis
 
 
 def uses_mysql() -> bool:
@@ -32,6 +30,7 @@ def _small_pool_and_clean_cache(settings):
 
     cache.clear()  # Redis mode: the dedicated test database number is flushed
     codes.sequence_resync()
+    reset_redis_state()
     yield
     codes.sequence_resync()
 

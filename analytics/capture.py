@@ -13,10 +13,17 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Mapping
 
 from django.conf import settings
-from django.http import HttpRequest
 from redis.exceptions import RedisError
+
+from shorturl_project.redis_conn import (  # noqa: F401 - redis_client/uses_redis re-exported
+    live_redis_client,
+    redis_client,
+    redis_failed,
+    uses_redis,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,38 +40,19 @@ AGGREGATE_LOCK_KEY = "analytics:lock:aggregate"
 # VisitRecord.user_agent / .referrer max_length; a test keeps them in step with the model.
 MAX_USER_AGENT = 512
 MAX_REFERRER = 1024
-_WARN_EVERY = 60.0  # seconds between two "Redis is down" warnings
-_last_warning = 0.0
-# After a failed push, Redis is left alone this long: an unreachable (not refusing) server would
-# otherwise cost every redirect its connect timeout.
-_PAUSE_AFTER_ERROR = 5.0
-_redis_paused_until = 0.0
 
 
-def uses_redis() -> bool:
-    """True when the cache is django-redis: then Redis also holds the visit buffer."""
-    return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
-
-
-def redis_client():
-    """The raw Redis client behind the default cache, or None without Redis."""
-    if not uses_redis():
-        return None
-    from django_redis import get_redis_connection
-
-    return get_redis_connection("default")
-
-
-def client_ip(request: HttpRequest) -> str:
+def client_ip(meta: Mapping[str, str]) -> str:
     """The visitor's address: X-Forwarded-For trusted only as far as NUM_PROXIES proxies go.
 
-    Each trusted proxy appends the address it saw, so the client is the NUM_PROXIES-th entry
-    from the right; anything left of it may have been written by the client and is ignored.
+    `meta` is the WSGI environ (request.META). Each trusted proxy appends the address it saw,
+    so the client is the NUM_PROXIES-th entry from the right; anything left of it may have been
+    written by the client and is ignored.
     """
-    remote = request.META.get("REMOTE_ADDR", "")
+    remote = meta.get("REMOTE_ADDR", "")
     proxies = settings.NUM_PROXIES
     if proxies > 0:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        forwarded = meta.get("HTTP_X_FORWARDED_FOR", "")
         entries = [entry.strip() for entry in forwarded.split(",")] if forwarded else []
         if len(entries) >= proxies:
             try:
@@ -74,35 +62,34 @@ def client_ip(request: HttpRequest) -> str:
     return remote[:45]
 
 
-def build_visit_record(request: HttpRequest, link) -> str:
-    """The compact JSON record of one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
-
-    Keys: e event id (idempotency key), l link id, c code, t UTC epoch seconds, i client IP,
-    u User-Agent, r referrer.
-    """
-    meta = request.META
-    record = {
+def _visit_fields(meta: Mapping[str, str], code: str) -> dict:
+    return {
         "e": uuid.uuid4().hex,
-        "l": link.link_id,
-        "c": link.code,
+        "c": code,
         "t": round(time.time(), 3),
-        "i": client_ip(request),
+        "i": client_ip(meta),
         "u": meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT],
         "r": meta.get("HTTP_REFERER", "")[:MAX_REFERRER],
     }
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
-def _warn_redis_down(exc: Exception) -> None:
-    global _last_warning
-    now = time.monotonic()
-    if now - _last_warning >= _WARN_EVERY:
-        _last_warning = now
-        logger.warning(
-            "Redis is unreachable (%s): visits are stored directly in the database until it is "
-            "back (this warning repeats at most once a minute)",
-            exc,
-        )
+def build_visit_record(meta: Mapping[str, str], link) -> str:
+    """The compact JSON record of one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
+
+    Keys: l link id, e event id (idempotency key), c code, t UTC epoch seconds, i client IP,
+    u User-Agent, r referrer.
+    """
+    return json.dumps(
+        {"l": link.link_id, **_visit_fields(meta, link.code)},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def visit_record_body(meta: Mapping[str, str], code: str) -> str:
+    """build_visit_record without `{"l":<id>,` — for the redirect's Lua call, which knows the
+    link id only once it has read the cache entry, and prefixes it there."""
+    return json.dumps(_visit_fields(meta, code), separators=(",", ":"), ensure_ascii=False)[1:]
 
 
 def _store_now(record: str) -> None:
@@ -117,29 +104,22 @@ def _store_now(record: str) -> None:
 
 
 def push_failed(record: str, exc: Exception) -> None:
-    """Keep a record whose push raised (Redis down): stored directly, Redis paused for a while.
-
-    For a redirect that pushes the record itself (e.g. fused with its cache read in one Lua
-    call) and must fall back exactly as record_visit does.
-    """
-    global _redis_paused_until
-    _redis_paused_until = time.monotonic() + _PAUSE_AFTER_ERROR
-    _warn_redis_down(exc)
+    """Keep a record whose push raised (Redis down): stored directly, Redis paused for a while."""
+    redis_failed(exc, consequence="visits are stored directly in the database")
     _store_now(record)
 
 
-def redis_paused() -> bool:
-    """True for a few seconds after a failed push: store directly instead of trying Redis."""
-    return time.monotonic() < _redis_paused_until
+def record_visit(meta: Mapping[str, str], link) -> None:
+    """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect.
 
-
-def record_visit(request: HttpRequest, link) -> None:
-    """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect."""
-    record = build_visit_record(request, link)
-    if not uses_redis() or redis_paused():
+    `meta` is the WSGI environ (request.META).
+    """
+    record = build_visit_record(meta, link)
+    client = live_redis_client()
+    if client is None:
         _store_now(record)  # embedded default: no worker, so stored (and counted) in-process
         return
     try:
-        redis_client().rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip
+        client.rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip
     except RedisError as exc:
         push_failed(record, exc)

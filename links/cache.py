@@ -18,6 +18,8 @@ from django.core.cache import cache
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
+from shorturl_project.redis_conn import live_redis_client, redis_client, redis_failed, uses_redis
+
 from .models import CodeType, UrlLink
 
 logger = logging.getLogger(__name__)
@@ -86,14 +88,6 @@ def redirect_location(long_url: str) -> str:
     return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
 
 
-def _redis():
-    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
-        return None
-    from django_redis import get_redis_connection
-
-    return get_redis_connection("default")
-
-
 def _decode(code: str, value) -> LinkEntry | bool | None:
     if value is None:
         return None
@@ -106,13 +100,15 @@ def _decode(code: str, value) -> LinkEntry | bool | None:
 
 def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
-    client = _redis()
-    if client is None:
+    if not uses_redis():
         return _decode(code, cache.get(f"link:{code}"))
+    client = live_redis_client()
+    if client is None:
+        return None  # Redis paused after a failure: straight to the database
     try:
         return _decode(code, client.get(REDIS_KEY_PREFIX + code))
-    except RedisError:
-        logger.warning("Redis unavailable for the link cache; reading the database")
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are read from the database")
         return None
 
 
@@ -137,9 +133,11 @@ def fetch_and_record(code: str, meta) -> tuple[LinkEntry | bool | None, bool]:
     Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
     caller must not record it again.
     """
-    client = _redis()
-    if client is None:
+    if not uses_redis():
         return get_entry(code), False
+    client = live_redis_client()
+    if client is None:
+        return None, False
     from analytics.capture import VISITS_KEY, visit_record_body
 
     global _fetch_and_record_script
@@ -152,22 +150,24 @@ def fetch_and_record(code: str, meta) -> tuple[LinkEntry | bool | None, bool]:
             args=[repr(now), visit_record_body(meta, code)],
             client=client,
         )
-    except RedisError:
-        logger.warning("Redis unavailable for the link cache; reading the database")
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are read and visits stored in the database")
         return None, False
     entry = _decode(code, value)
     return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
 
 
 def _put(code: str, value: str, ttl: int) -> None:
-    client = _redis()
-    if client is None:
+    if not uses_redis():
         cache.set(f"link:{code}", value, ttl)
+        return
+    client = live_redis_client()
+    if client is None:
         return
     try:
         client.set(REDIS_KEY_PREFIX + code, value, ex=ttl)
-    except RedisError:
-        logger.warning("Redis unavailable; link %s not cached", code)
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are not cached")
 
 
 def store_entry(entry: LinkEntry) -> None:
@@ -185,15 +185,14 @@ def cache_link(link: UrlLink) -> LinkEntry:
 
 
 def drop(code: str) -> None:
-    client = _redis()
-    if client is None:
+    if not uses_redis():
         cache.delete(f"link:{code}")
         return
     try:
-        client.delete(REDIS_KEY_PREFIX + code)
+        redis_client().delete(REDIS_KEY_PREFIX + code)
     except RedisError:
-        # A stale entry would outlive the change: say so loudly, it expires with its TTL.
-        logger.error("Redis unavailable; cached entry for %s could not be dropped", code)
+        # A stale entry would outlive the change: say so loudly; it expires with its TTL.
+        logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
 
 
 def known_aliases() -> frozenset[str]:

@@ -20,6 +20,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
+from shorturl_project.redis_conn import redis_client
+
 from .models import CodeType, UniqueCode, UniqueCodeStatus, UniqueCodeType, UrlLink
 
 logger = logging.getLogger(__name__)
@@ -136,15 +138,6 @@ class CodeStrategy:
         raise NotImplementedError
 
 
-def _redis():
-    """The raw Redis client when the cache is Redis, else None (embedded mode)."""
-    if "django_redis" not in settings.CACHES["default"]["BACKEND"]:
-        return None
-    from django_redis import get_redis_connection
-
-    return get_redis_connection("default")
-
-
 # --- pool --------------------------------------------------------------------------------------
 
 POOL_SET_KEY = "shorturl:code-pool"
@@ -158,7 +151,7 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
     batch = batch or settings.SHORTURL_POOL_BATCH
     chunk = 1000
     stored = 0
-    client = _redis()
+    client = redis_client()
     while stored < batch:
         size = min(chunk, batch - stored)
         codes = {random_code() for _ in range(size)}
@@ -186,7 +179,7 @@ def pool_status() -> dict[str, int | None]:
     for row in UniqueCode.objects.values("status").annotate(n=Count("id")):
         counts[row["status"]] = row["n"]
     redis_size = None
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             redis_size = client.scard(POOL_SET_KEY)
@@ -197,7 +190,7 @@ def pool_status() -> dict[str, int | None]:
 
 def pool_needs_refill() -> bool:
     """Below the low-water mark in the set Redis serves from (or the DB when there is no Redis)."""
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             return client.scard(POOL_SET_KEY) < settings.SHORTURL_POOL_MIN
@@ -209,7 +202,7 @@ def pool_needs_refill() -> bool:
 
 def pool_load_redis_from_db() -> int:
     """After a Redis restart, hand the unused rows back to the set (duplicates are harmless)."""
-    client = _redis()
+    client = redis_client()
     if client is None:
         return 0
     loaded = 0
@@ -275,7 +268,7 @@ class PoolStrategy(CodeStrategy):
     name = CodeType.POOL
 
     def _pop(self) -> str | None:
-        client = _redis()
+        client = redis_client()
         if client is not None:
             try:
                 pipe = client.pipeline(transaction=False)
@@ -425,7 +418,7 @@ _local_lock = threading.Lock()
 
 
 def _reserve_block(size: int) -> tuple[int, int]:
-    client = _redis()
+    client = redis_client()
     if client is not None:
         try:
             if not client.exists(SEQUENCE_KEY):

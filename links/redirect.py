@@ -1,11 +1,18 @@
 """GET /<code>: the product's hottest path. Read it top to bottom; every step says its cost.
 
 1. shape + check character (no I/O) → 404 for garbage;
-2. link cache → the database only on a miss (then cached, negative entries too);
+2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
+   cache read and the visit push are one Lua call, so a cached redirect is one round trip;
 3. revoked or expired → 410, unknown → 404 (real HTML pages);
 4. the redirect (302 unless the link says otherwise), never cached by browsers;
-5. the visit handed to analytics: one push onto a Redis list, nothing parsed or written here.
+5. the visit handed to analytics (already done in step 2 when Redis took it): nothing parsed or
+   written to the database here.
+
+`resolve` makes the decision for both entry points: the Django view below (tests, `runserver`)
+and the WSGI fast path in links/hotpath.py, which answers without Django's request machinery.
 """
+
+from collections.abc import Mapping
 
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
@@ -16,14 +23,9 @@ from . import cache as link_cache
 from .codes import ALIAS_RE, has_valid_check, is_generated_shape
 from .models import UrlLink
 
-
-def _not_found(code: str) -> HttpResponse:
-    # No request context: context processors would reach for the session and the user.
-    return HttpResponse(render_to_string("links/not_found.html", {"code": code}), status=404)
-
-
-def _gone(code: str) -> HttpResponse:
-    return HttpResponse(render_to_string("links/gone.html", {"code": code}), status=410)
+NOT_FOUND, GONE = 404, 410
+PAGES = {NOT_FOUND: "links/not_found.html", GONE: "links/gone.html"}
+NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
 
 
 def _load(code: str) -> link_cache.LinkEntry | None:
@@ -34,34 +36,51 @@ def _load(code: str) -> link_cache.LinkEntry | None:
     return link_cache.cache_link(link)
 
 
-def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
-    # 1. Shape: a generated code must pass its check character; anything else must be an alias.
-    if is_generated_shape(code):
-        if not has_valid_check(code):
-            return _not_found(code)
-    elif not ALIAS_RE.match(code):
-        return _not_found(code)
+def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None]:
+    """(status, link): a redirect status with its link, or 404/410 with None.
 
-    # 2. Cache, then the database.
-    entry = link_cache.get_entry(code)
+    `meta` is the WSGI environ (or request.META): the visit is built from its headers.
+    """
+    # 1. Shape: a generated code must pass its check character; anything else must be an alias.
+    generated = is_generated_shape(code)
+    if generated:
+        if not has_valid_check(code):
+            return NOT_FOUND, None
+    elif not ALIAS_RE.match(code):
+        return NOT_FOUND, None
+
+    # 2. Cache (and, with Redis, the visit in the same round trip), then the database.
+    entry, recorded = link_cache.fetch_and_record(code, meta)
     if entry is False:
-        return _not_found(code)
+        return NOT_FOUND, None
     if entry is None:
-        if not is_generated_shape(code) and code not in link_cache.known_aliases():
-            return _not_found(code)
+        if not generated and code not in link_cache.known_aliases():
+            return NOT_FOUND, None
         entry = _load(code)
         if entry is None:
-            return _not_found(code)
+            return NOT_FOUND, None
 
     # 3. Stopped links.
     if entry.is_gone():
-        return _gone(code)
+        return GONE, None
 
+    # 5. The visit, when the cache read did not take it already (cache miss, no Redis).
+    if not recorded:
+        record_visit(meta, entry)
+    return entry.redirect_type, entry
+
+
+def error_page(status: int, code: str) -> str:
+    # No request context: context processors would reach for the session and the user.
+    return render_to_string(PAGES[status], {"code": code})
+
+
+def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
+    status, entry = resolve(code, request.META)
+    if entry is None:
+        return HttpResponse(error_page(status, code), status=status)
     # 4. The redirect.
-    response = HttpResponse(status=entry.redirect_type)
+    response = HttpResponse(status=status)
     response["Location"] = entry.location
-    response["Cache-Control"] = "private, max-age=0"
-
-    # 5. The visit.
-    record_visit(request, entry)
+    response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
     return response

@@ -13,6 +13,8 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from shorturl_project.redis_conn import redis_client
+
 from . import cache as link_cache
 from .codes import CodeGenerationError, get_strategy, validate_alias
 from .models import CodeType, RedirectType, UrlLink
@@ -388,7 +390,7 @@ def _bulk_claim_pool_codes(count: int) -> list[str]:
     from .models import UniqueCode, UniqueCodeStatus
 
     claimed: list[str] = []
-    client = codes._redis()
+    client = redis_client()
     if client is not None:
         try:
             pipe = client.pipeline(transaction=False)

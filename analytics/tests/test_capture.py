@@ -11,6 +11,7 @@ from django.test import RequestFactory
 from analytics import capture, enrich, selectors
 from analytics.models import HourlyClick, VisitRecord
 from links.cache import LinkEntry
+from shorturl_project.redis_conn import reset_redis_state
 
 from .conftest import CHROME_MAC, GOOGLEBOT
 
@@ -35,30 +36,30 @@ def _request(**meta):
 def test_forwarded_for_is_ignored_without_trusted_proxies(settings):
     settings.NUM_PROXIES = 0
     request = _request(REMOTE_ADDR="198.51.100.7", HTTP_X_FORWARDED_FOR="1.2.3.4")
-    assert capture.client_ip(request) == "198.51.100.7"
+    assert capture.client_ip(request.META) == "198.51.100.7"
 
 
 def test_client_ip_is_the_entry_the_trusted_proxies_wrote(settings):
     # The client wrote "6.6.6.6" itself; the first proxy appended what it saw, 203.0.113.5.
     settings.NUM_PROXIES = 1
     request = _request(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5")
-    assert capture.client_ip(request) == "203.0.113.5"
+    assert capture.client_ip(request.META) == "203.0.113.5"
     settings.NUM_PROXIES = 2
     request = _request(
         REMOTE_ADDR="10.0.0.3", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5, 10.0.0.2"
     )
-    assert capture.client_ip(request) == "203.0.113.5"
+    assert capture.client_ip(request.META) == "203.0.113.5"
 
 
 def test_short_or_garbled_forwarded_for_falls_back_to_the_socket(settings):
     settings.NUM_PROXIES = 2
-    assert capture.client_ip(_request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="1.2.3.4")) == (
-        "10.0.0.9"
-    )
+    assert capture.client_ip(
+        _request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="1.2.3.4").META
+    ) == ("10.0.0.9")
     settings.NUM_PROXIES = 1
-    assert capture.client_ip(_request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="junk")) == (
-        "10.0.0.9"
-    )
+    assert capture.client_ip(
+        _request(REMOTE_ADDR="10.0.0.9", HTTP_X_FORWARDED_FOR="junk").META
+    ) == ("10.0.0.9")
 
 
 def test_record_is_compact_json_with_truncated_headers():
@@ -69,7 +70,7 @@ def test_record_is_compact_json_with_truncated_headers():
         HTTP_REFERER="https://r/" + "x" * 5000,
     )
     before = time.time()
-    record = json.loads(capture.build_visit_record(request, entry))
+    record = json.loads(capture.build_visit_record(request.META, entry))
     assert record["l"] == 42
     assert record["c"] == "Abc1234"
     assert record["i"] == "198.51.100.7"
@@ -77,7 +78,7 @@ def test_record_is_compact_json_with_truncated_headers():
     assert before - 1 <= record["t"] <= time.time() + 1
     assert len(record["u"]) == VisitRecord._meta.get_field("user_agent").max_length
     assert len(record["r"]) == VisitRecord._meta.get_field("referrer").max_length
-    other = json.loads(capture.build_visit_record(request, entry))
+    other = json.loads(capture.build_visit_record(request.META, entry))
     assert other["e"] != record["e"]
 
 
@@ -127,16 +128,15 @@ def test_redis_down_redirect_succeeds_and_visit_is_stored(
 ):
     link = make_link()
     settings.CACHES = DEAD_REDIS
-    monkeypatch.setattr(capture, "_last_warning", 0.0)
-    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)
-    with caplog.at_level(logging.WARNING, logger="analytics.capture"):
+    reset_redis_state()
+    with caplog.at_level(logging.WARNING, logger="shorturl.redis"):
         for n in range(3):
             response = click(link, ip=f"198.51.100.{n + 1}")
             assert response.status_code == 302
             assert response["Location"] == "https://example.com/landing"
     assert VisitRecord.objects.filter(link=link).count() == 3
     assert HourlyClick.objects.get(link=link).clicks == 3
-    warnings = [r for r in caplog.records if r.name == "analytics.capture"]
+    warnings = [r for r in caplog.records if r.name == "shorturl.redis"]
     assert len(warnings) == 1, "one warning a minute, not one per request"
     assert "Redis is unreachable" in warnings[0].getMessage()
 
@@ -146,14 +146,14 @@ def test_redis_is_tried_again_after_a_short_pause(
     requires_redis, settings, make_link, click, monkeypatch
 ):
     link = make_link()
-    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)
+    reset_redis_state()
     live = settings.CACHES
     settings.CACHES = DEAD_REDIS
     click(link)
     settings.CACHES = live
     click(link)  # Redis is back, but the pause has not run out: stored directly
     assert VisitRecord.objects.filter(link=link).count() == 2
-    monkeypatch.setattr(capture, "_redis_paused_until", 0.0)  # the pause is over
+    reset_redis_state()  # the pause is over
     click(link)
     assert VisitRecord.objects.filter(link=link).count() == 2
     assert capture.redis_client().llen(capture.VISITS_KEY) == 1

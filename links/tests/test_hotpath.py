@@ -43,12 +43,12 @@ def test_which_requests_take_the_lean_path(path, method, lean):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_wsgi_application_redirects_short_codes_without_middleware(user):
+def test_the_wsgi_application_redirects_short_codes_without_django(user):
     link = services.shorten(user, "https://example.com/wsgi").link
     status, headers, _ = _call(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/wsgi"
-    # The full stack would have added these; the lean path has no reason to.
+    # The full stack would have added these; the fast path has no reason to.
     assert "X-Frame-Options" not in headers
     assert "Set-Cookie" not in headers
 
@@ -60,3 +60,30 @@ def test_the_wsgi_application_still_serves_everything_else():
     status, _, body = _call("/nope-not-here")
     assert status.startswith("404")
     assert b"does not exist" in body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
+    link = services.shorten(user, "https://example.com/stopped").link
+    _call(f"/{link.code}")
+    services.revoke(link.code, user)
+    status, headers, body = _call(f"/{link.code}")
+    assert status == "410 Gone"
+    assert headers["Content-Type"].startswith("text/html")
+    assert b"no longer available" in body
+    status, _, body = _call("/zzzzzzz")
+    assert status == "404 Not Found"
+    assert b"does not exist" in body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
+    link = services.shorten(user, "https://example.com/fallback").link
+
+    def broken(code, meta):
+        raise RuntimeError("simulated")
+
+    monkeypatch.setattr("links.hotpath.resolve", broken)
+    status, headers, _ = _call(f"/{link.code}")
+    assert status.startswith("302")
+    assert headers["Location"] == "https://example.com/fallback"

@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from conftest import uses_redis
 from links import codes, services
+from shorturl_project.redis_conn import uses_redis
 
 pytestmark = pytest.mark.django_db
 

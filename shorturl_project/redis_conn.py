@@ -1,0 +1,62 @@
+"""The raw Redis client behind the default cache, shared by the link cache, the code pool and the
+visit buffer, and one policy for when Redis is down.
+
+After a failure Redis is left alone for a few seconds: an unreachable (not refusing) server would
+otherwise cost every redirect its connect timeout. The warning repeats at most once a minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.conf import settings
+
+logger = logging.getLogger("shorturl.redis")
+
+WARN_EVERY = 60.0
+PAUSE_AFTER_ERROR = 5.0
+_state = {"paused_until": 0.0, "last_warning": 0.0}
+
+
+def uses_redis() -> bool:
+    """True when the cache is django-redis: then Redis also holds the pool, counter and buffer."""
+    return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+
+
+def redis_client():
+    """The raw client behind the default cache, or None without Redis (embedded mode)."""
+    if not uses_redis():
+        return None
+    from django_redis import get_redis_connection
+
+    return get_redis_connection("default")
+
+
+def redis_paused() -> bool:
+    """True for a few seconds after a failure: callers take their no-Redis path instead."""
+    return time.monotonic() < _state["paused_until"]
+
+
+def live_redis_client():
+    """redis_client(), or None also while Redis is paused after a failure."""
+    return None if redis_paused() else redis_client()
+
+
+def redis_failed(exc: Exception, *, consequence: str) -> None:
+    """Note a Redis failure: pause Redis for a while and warn (at most once a minute)."""
+    now = time.monotonic()
+    _state["paused_until"] = now + PAUSE_AFTER_ERROR
+    if now - _state["last_warning"] >= WARN_EVERY:
+        _state["last_warning"] = now
+        logger.warning(
+            "Redis is unreachable (%s): %s until it is back "
+            "(this warning repeats at most once a minute)",
+            exc,
+            consequence,
+        )
+
+
+def reset_redis_state() -> None:
+    """Forget any pause and warning (tests, and a worker that has just reconnected)."""
+    _state.update(paused_until=0.0, last_warning=0.0)
