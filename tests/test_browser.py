@@ -3,7 +3,7 @@
 A marketer logs in, shortens the URL of a page this test serves, copies the short link, opens
 it and lands on the page, then finds that click (Chromium on Linux) on the link's stats page,
 in the chart and in the tables. A staff user then sees the click count in the admin.
-Screenshots go to test-artifacts/ (the best are kept in docs/screenshots/).
+Screenshots go to test-artifacts/; UPDATE_SCREENSHOTS=1 also refreshes docs/screenshots/.
 """
 
 import http.server
@@ -102,7 +102,10 @@ def log_in(page, base_url: str, username: str, password: str, path: str = "/acco
 
 
 def keep_screenshot(artifacts_dir: str, name: str) -> None:
-    """Copy a screenshot into docs/screenshots/ for the README and docs/ui.md."""
+    """With UPDATE_SCREENSHOTS=1, copy a screenshot into docs/screenshots/ (docs/ui.md shows
+    them); otherwise a test run leaves the tracked files alone."""
+    if os.environ.get("UPDATE_SCREENSHOTS") != "1":
+        return
     docs = os.path.join(settings.BASE_DIR, "docs", "screenshots")
     os.makedirs(docs, exist_ok=True)
     shutil.copyfile(os.path.join(artifacts_dir, name), os.path.join(docs, name))
