@@ -23,6 +23,8 @@ def pytest_report_header(config):
 def _small_pool_and_clean_cache(settings):
     """Tests start with an empty cache and a small code pool (quick refills)."""
     settings.SHORTURL_POOL_MIN = 20
+    # The default hasher costs ~0.2 s per user on purpose; tests need none of that.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.SHORTURL_POOL_BATCH = 200
     from django.core.cache import cache
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Max
 
 from shorturl_project.redis_conn import redis_client
@@ -220,83 +220,81 @@ def pool_load_redis_from_db() -> int:
     return loaded
 
 
-def _claim_row(code: str) -> bool:
-    return bool(
-        UniqueCode.objects.filter(code=code, status=UniqueCodeStatus.UNUSED).update(
-            status=UniqueCodeStatus.USED
-        )
-    )
-
-
-def _claim_from_db() -> str | None:
-    """Take one unused row, safe when many requests do it at once."""
-    if connection.features.has_select_for_update_skip_locked:
-        with transaction.atomic():
-            row = (
-                UniqueCode.objects.select_for_update(skip_locked=True)
-                .filter(status=UniqueCodeStatus.UNUSED)
-                .order_by("id")
-                .only("id", "code")
-                .first()
-            )
-            if row is None:
-                return None
-            UniqueCode.objects.filter(pk=row.pk).update(status=UniqueCodeStatus.USED)
-            return row.code
-    # SQLite serialises writers: a conditional UPDATE tells whether this caller won the row.
-    for _ in range(20):
-        row = (
-            UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED)
-            .order_by("id")
-            .values_list("code", flat=True)
-            .first()
-        )
-        if row is None:
-            return None
-        if _claim_row(row):
-            return row
-    return None
-
-
 def _request_refill() -> None:
     from .tasks import refill_code_pool_task
 
     transaction.on_commit(refill_code_pool_task.delay)
 
 
+def _pop_from_redis(count: int) -> list[str]:
+    """SPOP up to `count` codes (and ask for a refill when the set runs low); [] without Redis."""
+    client = redis_client()
+    if client is None:
+        return []
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.spop(POOL_SET_KEY, count)
+        pipe.scard(POOL_SET_KEY)
+        popped, left = pipe.execute()
+    except Exception:  # noqa: BLE001 - Redis down: the DB rows still serve the pool
+        logger.warning("Redis unavailable for the code pool; using the database")
+        return []
+    if left < settings.SHORTURL_POOL_MIN:
+        _request_refill()
+    return [c.decode() if isinstance(c, bytes) else c for c in popped or []]
+
+
+def _mark_used(rows: dict[int, str]) -> list[str]:
+    UniqueCode.objects.filter(id__in=rows).update(status=UniqueCodeStatus.USED)
+    return list(rows.values())
+
+
+def pool_claim(count: int) -> list[str]:
+    """Up to `count` unused pool codes, each handed out once, in a few round trips.
+
+    Redis SPOP first; the set may hold codes the database path already handed out, so only
+    rows still unused count. Then unused rows straight from the database, skipping rows other
+    transactions hold (SKIP LOCKED; SQLite has a single writer and ignores the clause). An
+    empty pool is refilled inline once. The UrlLink unique index stays the ground truth.
+    """
+    claimed: list[str] = []
+    with transaction.atomic():
+        popped = _pop_from_redis(count)
+        if popped:
+            claimed += _mark_used(
+                dict(
+                    UniqueCode.objects.select_for_update()
+                    .filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
+                    .values_list("id", "code")
+                )
+            )
+        for attempt in range(2):
+            missing = count - len(claimed)
+            if missing <= 0:
+                break
+            if attempt:
+                # Empty pool (first run, or beat not running): refill inline, then claim again.
+                pool_refill(batch=max(missing, settings.SHORTURL_POOL_MIN))
+            claimed += _mark_used(
+                dict(
+                    UniqueCode.objects.select_for_update(skip_locked=True)
+                    .filter(status=UniqueCodeStatus.UNUSED)
+                    .order_by("id")
+                    .values_list("id", "code")[:missing]
+                )
+            )
+    return claimed
+
+
 class PoolStrategy(CodeStrategy):
     name = CodeType.POOL
 
-    def _pop(self) -> str | None:
-        client = redis_client()
-        if client is not None:
-            try:
-                pipe = client.pipeline(transaction=False)
-                pipe.spop(POOL_SET_KEY)
-                pipe.scard(POOL_SET_KEY)
-                popped, left = pipe.execute()
-            except Exception:  # noqa: BLE001 - Redis down: the DB rows still serve
-                logger.warning("Redis unavailable for the code pool; using the database")
-            else:
-                if left < settings.SHORTURL_POOL_MIN:
-                    _request_refill()
-                if popped is not None:
-                    code = popped.decode() if isinstance(popped, bytes) else popped
-                    # The set may hold a code the DB path already handed out.
-                    if _claim_row(code):
-                        return code
-        return _claim_from_db()
-
     def candidates(self, long_url: str) -> Iterator[Candidate]:
         for _ in range(50):
-            code = self._pop()
-            if code is None:
-                # Empty pool (first run, or beat not running): refill inline, then claim.
-                pool_refill(batch=max(settings.SHORTURL_POOL_MIN, 100))
-                code = _claim_from_db()
-            if code is None:
+            claimed = pool_claim(1)
+            if not claimed:
                 break
-            yield Candidate(code=code, code_type=CodeType.POOL)
+            yield Candidate(code=claimed[0], code_type=CodeType.POOL)
 
 
 # --- sequence ----------------------------------------------------------------------------------

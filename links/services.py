@@ -13,10 +13,8 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from shorturl_project.redis_conn import redis_client
-
 from . import cache as link_cache
-from .codes import CodeGenerationError, get_strategy, validate_alias
+from .codes import CodeGenerationError, get_strategy, pool_claim, validate_alias
 from .models import CodeType, RedirectType, UrlLink
 
 
@@ -70,7 +68,11 @@ def validate_long_url(long_url: str, *, request_host: str | None = None) -> str:
             f"URLs can be at most {settings.SHORTURL_MAX_URL_LENGTH} characters "
             f"(this one has {len(long_url)})."
         )
-    parts = urlsplit(long_url)
+    try:
+        parts = urlsplit(long_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise refuse("This is not a valid URL.") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise refuse("Only http and https URLs can be shortened.")
     if not parts.hostname:
@@ -140,6 +142,8 @@ def _create_with_alias(link: UrlLink, alias: str) -> UrlLink:
             {"alias": [f"The alias “{alias}” is already taken; please choose another."]}
         ) from None
     link_cache.forget_aliases()
+    # Again after commit, in case a redirect reloaded the set in between.
+    transaction.on_commit(link_cache.forget_aliases)
     return link
 
 
@@ -384,54 +388,6 @@ def _bulk_refuse_taken_aliases(items: list[_BulkItem], errors: dict[int, dict]) 
     return kept
 
 
-def _bulk_claim_pool_codes(count: int) -> list[str]:
-    """Up to `count` unused pool codes, claimed in a few round trips rather than two per code."""
-    from . import codes
-    from .models import UniqueCode, UniqueCodeStatus
-
-    claimed: list[str] = []
-    client = redis_client()
-    if client is not None:
-        try:
-            pipe = client.pipeline(transaction=False)
-            pipe.spop(codes.POOL_SET_KEY, count)
-            pipe.scard(codes.POOL_SET_KEY)
-            popped, left = pipe.execute()
-        except Exception:  # noqa: BLE001 - Redis down: the DB rows still serve the pool
-            popped, left = [], settings.SHORTURL_POOL_MIN
-        popped = [c.decode() if isinstance(c, bytes) else c for c in popped or []]
-        if left < settings.SHORTURL_POOL_MIN:
-            from .tasks import refill_code_pool_task
-
-            transaction.on_commit(refill_code_pool_task.delay)
-        if popped:
-            # The set may hold codes the DB path already handed out: only unused rows count.
-            # The row locks keep a concurrent single-link claim off them until this commits.
-            rows = dict(
-                UniqueCode.objects.select_for_update()
-                .filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
-                .values_list("id", "code")
-            )
-            UniqueCode.objects.filter(id__in=rows).update(status=UniqueCodeStatus.USED)
-            claimed.extend(rows.values())
-    for attempt in range(2):
-        missing = count - len(claimed)
-        if missing <= 0:
-            break
-        if attempt:
-            # Empty pool (first run, or beat not running): refill inline, then claim again.
-            codes.pool_refill(batch=max(missing, settings.SHORTURL_POOL_MIN))
-        rows = dict(
-            UniqueCode.objects.select_for_update(skip_locked=True)
-            .filter(status=UniqueCodeStatus.UNUSED)
-            .order_by("id")
-            .values_list("id", "code")[:missing]
-        )
-        UniqueCode.objects.filter(id__in=rows).update(status=UniqueCodeStatus.USED)
-        claimed.extend(rows.values())
-    return claimed
-
-
 def _bulk_assign_from_candidates(strategy, items: list[_BulkItem], errors: dict[int, dict]):
     """Give each item the strategy's first candidate that is free: one query per round."""
     streams = {item.index: iter(strategy.candidates(item.link.long_url)) for item in items}
@@ -474,7 +430,7 @@ def _bulk_assign_codes(items: list[_BulkItem], errors: dict[int, dict]) -> None:
         return
     strategy = get_strategy()
     if strategy.name == CodeType.POOL:
-        pool_codes = _bulk_claim_pool_codes(len(generated))
+        pool_codes = pool_claim(len(generated))
         for item, code in zip(generated, pool_codes, strict=False):
             item.link.code = code
             item.link.code_type = CodeType.POOL

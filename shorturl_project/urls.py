@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from links.api.base import api_not_found
 from links.codes import RESERVED_ALIASES
 from links.redirect import redirect_view
 
@@ -9,6 +10,7 @@ from .health import healthz
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("links.api.urls")),
+    re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
     path("healthz", healthz, name="healthz"),
     path("", include("links.urls")),
     path("", include("analytics.urls")),

@@ -172,3 +172,10 @@ def test_ensure_demo_users_only_when_nobody_exists(db, django_user_model):
 
 def test_healthz_json_is_plain_json(db, client):
     assert json.loads(client.get("/healthz").content)
+
+
+@pytest.mark.django_db
+def test_unknown_api_paths_answer_json(client):
+    response = client.get("/api/v2/links/")
+    assert response.status_code == 404
+    assert response.json()["detail"]

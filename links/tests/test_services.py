@@ -118,6 +118,8 @@ def test_codes_are_case_sensitive_on_every_backend(user):
         ("https://", "needs a host"),
         ("", "Enter the long URL"),
         ("https://exa mple.com", "not a valid URL"),
+        ("http://[broken", "not a valid URL"),
+        ("https://example.com:port/", "not a valid URL"),
         ("https://example.com/" + "a" * 2100, "at most 2048 characters"),
     ],
 )
@@ -238,3 +240,12 @@ def test_concurrent_shortens_with_other_strategies(
         thread.join(timeout=120)
     assert errors == []
     assert len(set(results)) == 30
+
+
+def test_a_new_alias_is_found_even_if_the_alias_set_was_reloaded_meanwhile(user, client):
+    from django.db import transaction
+
+    with transaction.atomic():
+        services.shorten(user, "https://example.com/fresh", alias="fresh-one")
+        link_cache.known_aliases()  # a redirect reloads the set before the commit
+    assert client.get("/fresh-one").status_code == 302
