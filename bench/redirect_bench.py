@@ -1,9 +1,12 @@
-"""Redirect throughput of shorturl against a bare WSGI 302 app, measured side by side.
+"""Redirect throughput of shorturl against baselines, measured side by side in one session.
 
-Both run on gunicorn with the same worker count and are loaded by wrk in alternating rounds,
-so machine noise hits both; the figure that matters is the ratio. With Redis reachable the
-shorturl server runs in services mode (cache and visit buffer in Redis), and the script checks
-that every answered redirect left exactly one visit in the buffer.
+Every contender runs on gunicorn with the same worker count and is loaded by wrk in turn, round
+after round, so machine noise hits all of them; the figures that matter are the ratios to the
+bare WSGI 302 app. With Redis reachable, shorturl runs in services mode (cache and visit buffer
+in Redis) and two more baselines join: the bare app plus one Redis RPUSH (the floor for a
+redirect that keeps its visit) and DESIGN.md's stock Django view (full middleware, one
+django-redis GET plus one RPUSH). The script also checks that every answered redirect left one
+visit in the buffer.
 
     .venv/bin/python bench/redirect_bench.py [--seconds 10] [--rounds 3] [--connections 16]
 """
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +85,15 @@ def run_wrk(url: str, seconds: int, connections: int, script: str | None) -> tup
     if non2xx:
         raise RuntimeError(f"{url}: {non2xx.group(1)} error responses\n{out}")
     return float(match.group(1)), int(total.group(1))
+
+
+@dataclass
+class Contender:
+    name: str
+    app: str
+    port: int
+    path: str | None  # None: the short codes of the wrk script
+    rps: list[float] = field(default_factory=list)
 
 
 def main() -> None:
@@ -148,51 +161,59 @@ def main() -> None:
         "end\n"
     )
 
-    bare = start_gunicorn("bench.bare_wsgi:application", 8101, args.workers, env)
-    app = start_gunicorn("shorturl_project.wsgi:application", 8102, args.workers, env)
-    results = {"bare": [], "shorturl": []}
+    contenders = [
+        Contender("bare WSGI 302", "bench.bare_wsgi:application", 8101, "/x"),
+        Contender("shorturl", "shorturl_project.wsgi:application", 8102, None),
+    ]
+    if services:
+        contenders[1:1] = [
+            Contender("bare WSGI + 1 Redis RPUSH", "bench.redis_wsgi:application", 8103, "/x"),
+            Contender("stock Django view", "bench.stock_django:application", 8104, None),
+        ]
+    procs = [start_gunicorn(c.app, c.port, args.workers, env) for c in contenders]
     redirects_answered = 0
     try:
-        wait_for(8101, "/")
-        wait_for(8102, f"/{codes[0]}")
+        for contender in contenders:
+            wait_for(contender.port, contender.path or f"/{codes[0]}")
         # Warm every cache entry once before measuring.
         run_wrk("http://127.0.0.1:8102", 2, 4, str(script))
         if services:
-            redis.Redis.from_url(REDIS_URL).delete(*redis.Redis.from_url(REDIS_URL).keys("*visit*"))
+            client = redis.Redis.from_url(REDIS_URL)
+            client.delete(*client.keys("analytics:*"))
         for round_no in range(1, args.rounds + 1):
-            bare_rps, _ = run_wrk("http://127.0.0.1:8101/x", args.seconds, args.connections, None)
-            app_rps, answered = run_wrk(
-                "http://127.0.0.1:8102", args.seconds, args.connections, str(script)
-            )
-            redirects_answered += answered
-            results["bare"].append(bare_rps)
-            results["shorturl"].append(app_rps)
-            print(
-                f"round {round_no}: bare WSGI {bare_rps:8.0f} req/s   shorturl {app_rps:8.0f} req/s"
-                f"   ratio {app_rps / bare_rps:.2f}",
-                flush=True,
-            )
+            line = []
+            for contender in contenders:
+                url = f"http://127.0.0.1:{contender.port}{contender.path or ''}"
+                rps, answered = run_wrk(
+                    url, args.seconds, args.connections, None if contender.path else str(script)
+                )
+                contender.rps.append(rps)
+                if contender.name == "shorturl":
+                    redirects_answered += answered
+                line.append(f"{contender.name} {rps:7.0f}")
+            print(f"round {round_no}: " + "   ".join(line) + " req/s", flush=True)
     finally:
-        for proc in (bare, app):
+        for proc in procs:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
 
-    best_bare, best_app = max(results["bare"]), max(results["shorturl"])
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    baseline = median(contenders[0].rps)
     summary = {
         "mode": mode,
         "workers": args.workers,
         "connections": args.connections,
         "seconds": args.seconds,
-        "bare_rps": results["bare"],
-        "shorturl_rps": results["shorturl"],
-        "ratio_of_medians": sorted(results["shorturl"])[len(results["shorturl"]) // 2]
-        / sorted(results["bare"])[len(results["bare"]) // 2],
-        "ratio_of_best": best_app / best_bare,
+        "rounds": args.rounds,
+        "req_per_s": {c.name: c.rps for c in contenders},
+        "median_ratio_to_bare_wsgi": {
+            c.name: round(median(c.rps) / baseline, 3) for c in contenders
+        },
     }
     if services:
-        client = redis.Redis.from_url(REDIS_URL)
-        buffered = sum(client.llen(k) for k in client.keys("*visit*") if client.type(k) == b"list")
-        summary["visits_buffered"] = buffered
+        summary["visits_buffered"] = client.llen("analytics:visits")
         summary["redirects_answered"] = redirects_answered
     print(json.dumps(summary, indent=2))
     if args.json:
