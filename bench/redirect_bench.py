@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--links", type=int, default=200)
     parser.add_argument("--json", help="write the results here as JSON")
+    parser.add_argument("--embedded", action="store_true", help="no Redis even if one is reachable")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install wrk")
@@ -118,7 +119,7 @@ def main() -> None:
         "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
         "LOG_LEVEL": "WARNING",
     }
-    services = redis_available()
+    services = not args.embedded and redis_available()
     if services:
         env["REDIS_URL"] = REDIS_URL
         env["CELERY_BROKER_URL"] = REDIS_URL
