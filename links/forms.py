@@ -145,6 +145,7 @@ class LinkFilterForm(forms.Form):
         ("oldest", "Oldest first"),
         ("code", "Short code A–Z"),
         ("expires", "Expiring soonest"),
+        ("clicks", "Most clicked"),
     ]
 
     q = forms.CharField(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import UrlLink
@@ -12,6 +13,7 @@ LINK_ORDERINGS = {
     "oldest": ("created_at", "id"),
     "code": ("code",),
     "expires": ("expires_at", "-created_at"),
+    "clicks": ("-total_clicks", "-created_at", "-id"),
 }
 
 
@@ -41,4 +43,7 @@ def link_list(
         links = links.active(now)
     elif active is False:
         links = links.inactive(now)
+    if order == "clicks":
+        # People's clicks, all time, from the hourly counts (HourlyClick.link related_name).
+        links = links.annotate(total_clicks=Coalesce(Sum("hourly_clicks__clicks"), 0))
     return links.order_by(*LINK_ORDERINGS.get(order, LINK_ORDERINGS["newest"]))
