@@ -69,6 +69,13 @@ def staff_user(django_user_model):
 
 
 @pytest.fixture
+def admin_client(client, staff_user):
+    """The test client signed in as staff (pytest-django's own admin_client, with our user)."""
+    client.force_login(staff_user)
+    return client
+
+
+@pytest.fixture
 def celery_worker_real(transactional_db):
     """A real Celery worker (threads in this process) consuming from the real broker.
 

@@ -161,6 +161,59 @@ def _create_with_strategy(link: UrlLink) -> UrlLink:
     raise CodeGenerationError("No free short code could be found; please try again in a moment.")
 
 
+@dataclass
+class _PreparedLink:
+    link: UrlLink  # validated, unsaved, without a code yet
+    alias: str
+    plain: bool  # no alias or options: may reuse the owner's existing active link
+
+
+def _prepare_link(
+    owner,
+    *,
+    long_url: str,
+    alias: str | None,
+    title: str | None,
+    expires_at: datetime | None,
+    redirect_type: int | None,
+    request_host: str | None,
+) -> _PreparedLink:
+    """Validate a shorten request, reporting every field's problem at once."""
+    errors: dict[str, list[str]] = {}
+
+    def check(validate, *args, **kwargs):
+        try:
+            return validate(*args, **kwargs)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+            return None
+
+    long_url = check(validate_long_url, long_url or "", request_host=request_host)
+    redirect_type = check(
+        validate_redirect_type, RedirectType.FOUND if redirect_type is None else redirect_type
+    )
+    expires_at = check(validate_expiry, expires_at)
+    title = (title or "").strip()
+    title_max = UrlLink._meta.get_field("title").max_length
+    if len(title) > title_max:
+        errors["title"] = [f"Titles can be at most {title_max} characters."]
+    alias = (alias or "").strip()
+    if alias:
+        check(validate_alias, alias)
+    if errors:
+        raise ValidationError(errors)
+    plain = not alias and not title and expires_at is None and redirect_type == RedirectType.FOUND
+    link = UrlLink(
+        owner=owner,
+        long_url=long_url,
+        long_url_hash=url_hash(long_url),
+        title=title,
+        expires_at=expires_at,
+        redirect_type=redirect_type,
+    )
+    return _PreparedLink(link=link, alias=alias, plain=plain)
+
+
 def shorten(
     owner,
     long_url: str,
@@ -172,25 +225,24 @@ def shorten(
     request_host: str | None = None,
 ) -> ShortenResult:
     """Create a short link, or hand back the owner's active one for the same plain request."""
-    long_url = validate_long_url(long_url, request_host=request_host)
-    redirect_type = validate_redirect_type(redirect_type)
-    expires_at = validate_expiry(expires_at)
-    title = (title or "").strip()
-    alias = (alias or "").strip()
-    plain = not alias and not title and expires_at is None and redirect_type == RedirectType.FOUND
-    if plain:
-        existing = _existing_active_link(owner, long_url)
-        if existing is not None:
-            return ShortenResult(link=existing, created=False)
-    link = UrlLink(
-        owner=owner,
+    prepared = _prepare_link(
+        owner,
         long_url=long_url,
-        long_url_hash=url_hash(long_url),
+        alias=alias,
         title=title,
         expires_at=expires_at,
         redirect_type=redirect_type,
+        request_host=request_host,
     )
-    link = _create_with_alias(link, alias) if alias else _create_with_strategy(link)
+    if prepared.plain:
+        existing = _existing_active_link(owner, prepared.link.long_url)
+        if existing is not None:
+            return ShortenResult(link=existing, created=False)
+    link = (
+        _create_with_alias(prepared.link, prepared.alias)
+        if prepared.alias
+        else _create_with_strategy(prepared.link)
+    )
     return ShortenResult(link=link, created=True)
 
 
@@ -283,49 +335,21 @@ class BulkItemResult:
 
 
 @dataclass
-class _BulkItem:
-    index: int
-    link: UrlLink  # unsaved until the bulk insert
-    alias: str
-    plain: bool  # no alias or options: may reuse the owner's existing active link
+class _BulkItem(_PreparedLink):
+    index: int  # position in the call, for the per-item results
 
 
 def _bulk_prepare(owner, index: int, item: dict, *, request_host: str | None) -> _BulkItem:
-    """Validate one item like `shorten` does, but report every field's problem at once."""
-    errors: dict[str, list[str]] = {}
-
-    def check(validate, *args, **kwargs):
-        try:
-            return validate(*args, **kwargs)
-        except ValidationError as exc:
-            errors.update(exc.message_dict)
-            return None
-
-    long_url = check(validate_long_url, item.get("long_url") or "", request_host=request_host)
-    redirect_type = item.get("redirect_type")
-    redirect_type = check(
-        validate_redirect_type, RedirectType.FOUND if redirect_type is None else redirect_type
+    prepared = _prepare_link(
+        owner,
+        long_url=item.get("long_url") or "",
+        alias=item.get("alias"),
+        title=item.get("title"),
+        expires_at=item.get("expires_at"),
+        redirect_type=item.get("redirect_type"),
+        request_host=request_host,
     )
-    expires_at = check(validate_expiry, item.get("expires_at"))
-    title = (item.get("title") or "").strip()
-    title_max = UrlLink._meta.get_field("title").max_length
-    if len(title) > title_max:
-        errors["title"] = [f"Titles can be at most {title_max} characters."]
-    alias = (item.get("alias") or "").strip()
-    if alias:
-        check(validate_alias, alias)
-    if errors:
-        raise ValidationError(errors)
-    plain = not alias and not title and expires_at is None and redirect_type == RedirectType.FOUND
-    link = UrlLink(
-        owner=owner,
-        long_url=long_url,
-        long_url_hash=url_hash(long_url),
-        title=title,
-        expires_at=expires_at,
-        redirect_type=redirect_type,
-    )
-    return _BulkItem(index=index, link=link, alias=alias, plain=plain)
+    return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
 
 
 def _bulk_reuse_existing(owner, items: list[_BulkItem]) -> tuple[list[_BulkItem], dict]:

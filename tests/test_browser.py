@@ -73,11 +73,6 @@ def browser(monkeypatch):
         browser.close()
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def chromium_user_agent(browser) -> str:
     # Headless Chromium calls itself "HeadlessChrome"; a person's Chromium on Linux says this.
     return (

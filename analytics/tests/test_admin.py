@@ -17,17 +17,6 @@ VISITS = reverse("admin:analytics_visitrecord_changelist")
 HOURLY = reverse("admin:analytics_hourlyclick_changelist")
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def admin_client(client, staff_user):
-    client.force_login(staff_user)
-    return client
-
-
 @pytest.fixture
 def link(user):
     return shorten(user, "https://example.com/a", alias="visited-link").link

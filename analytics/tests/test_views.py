@@ -16,12 +16,6 @@ from links.services import shorten
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # Users are made for every test; PBKDF2 would spend most of the run hashing.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def add_visit(link, *, when=None, bot=False, **fields):
     """Store one visit of `link` and recompute its hour, as the pipeline would."""
     when = when or timezone.now()

@@ -18,17 +18,6 @@ pytestmark = pytest.mark.django_db
 CHANGELIST = reverse("admin:links_urllink_changelist")
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def admin_client(client, staff_user):
-    client.force_login(staff_user)
-    return client
-
-
 def add_visits(link, count, *, bot=False):
     now = timezone.now()
     VisitRecord.objects.bulk_create(

@@ -41,12 +41,6 @@ def make_link(owner, long_url="https://www.example.com/page", **options) -> UrlL
     return shorten(owner, long_url, **options).link
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # The users' passwords are never checked here; the default hasher costs ~0.2 s per user.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def api(user):
     return client_for(user)

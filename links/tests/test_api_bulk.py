@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from links.models import CodeType, UniqueCode, UrlLink
 from links.services import shorten, shorten_many
 
-from .test_api import _fast_password_hashing, client_for  # noqa: F401 - fixture used by name
+from .test_api import client_for
 
 pytestmark = pytest.mark.django_db
 BULK = "/api/v1/links/bulk/"

@@ -8,7 +8,7 @@ from django.utils import timezone
 from analytics.models import DeviceType, HourlyClick, VisitRecord
 from links.services import shorten
 
-from .test_api import _fast_password_hashing, client_for  # noqa: F401 - fixture used by name
+from .test_api import client_for
 
 pytestmark = pytest.mark.django_db
 

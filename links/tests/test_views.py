@@ -15,12 +15,6 @@ from links.services import revoke, shorten
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    # Users are made for every test; PBKDF2 would spend most of the run hashing.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def add_visits(link, count, *, when=None, bot=False, ua_browser="Chrome", os="Linux"):
     """Store `count` visits of `link` and recompute its hourly counts, as the pipeline would."""
     when = when or timezone.now()
