@@ -1,14 +1,13 @@
 """Admin for staff: raw visits and hourly counts, read-only, with filters and a chart."""
 
 import datetime as dt
-import uuid
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
 from analytics.models import HourlyClick, VisitRecord
-from analytics.services import aggregate_hourly
+from analytics.tests.factories import add_visits
 from links.services import shorten
 
 pytestmark = pytest.mark.django_db
@@ -20,25 +19,6 @@ HOURLY = reverse("admin:analytics_hourlyclick_changelist")
 @pytest.fixture
 def link(user):
     return shorten(user, "https://example.com/a", alias="visited-link").link
-
-
-def add_visits(link, count, *, when=None, **fields):
-    when = when or timezone.now()
-    values = {"country": "Brazil", "browser_type": "Firefox", "device_type": "PC", **fields}
-    VisitRecord.objects.bulk_create(
-        [
-            VisitRecord(
-                link=link,
-                code=link.code,
-                event_id=uuid.uuid4().hex,
-                client_id=uuid.uuid4().hex,
-                visit_time=when,
-                **values,
-            )
-            for _ in range(count)
-        ]
-    )
-    aggregate_hourly(pairs=[(link.pk, when.astimezone(dt.UTC).replace(minute=0, second=0))])
 
 
 def test_visits_are_read_only(admin_client, link):
@@ -53,7 +33,7 @@ def test_visits_are_read_only(admin_client, link):
 
 
 def test_visit_filters_and_date_hierarchy(admin_client, link):
-    add_visits(link, 2)
+    add_visits(link, 2, browser_type="Firefox")
     add_visits(link, 1, country="Kenya", browser_type="Googlebot", device_type="Bot", is_bot=True)
     html = admin_client.get(VISITS).content.decode()
     for label in ("By is bot", "By device type", "By browser type", "By country"):

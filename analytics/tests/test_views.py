@@ -3,44 +3,15 @@
 import csv
 import datetime as dt
 import io
-import uuid
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analytics.models import VisitRecord
-from analytics.services import aggregate_hourly
+from analytics.tests.factories import add_visits
 from links.services import shorten
 
 pytestmark = pytest.mark.django_db
-
-
-def add_visit(link, *, when=None, bot=False, **fields):
-    """Store one visit of `link` and recompute its hour, as the pipeline would."""
-    when = when or timezone.now()
-    values = {
-        "client_id": uuid.uuid4().hex,
-        "browser_type": "Googlebot" if bot else "Chrome",
-        "os_type": "Linux",
-        "device_type": "Bot" if bot else "PC",
-        "country": "Germany",
-        "country_code": "DE",
-        "city": "Berlin",
-        "province": "Land Berlin",
-        **fields,
-    }
-    visit = VisitRecord.objects.create(
-        link=link,
-        code=link.code,
-        event_id=uuid.uuid4().hex,
-        visit_time=when,
-        is_bot=bot,
-        **values,
-    )
-    hour = when.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-    aggregate_hourly(pairs=[(link.pk, hour)])
-    return visit
 
 
 @pytest.fixture
@@ -86,9 +57,9 @@ def test_stats_page_empty_state(logged_in, link):
 
 
 def test_stats_page_shows_totals_chart_breakdowns_and_bots_apart(logged_in, link):
-    add_visit(link, referrer="https://news.example.org/story")
-    add_visit(link, os_type="Windows", browser_type="Firefox", country="France", city="Paris")
-    add_visit(link, bot=True)
+    add_visits(link, referrer="https://news.example.org/story")
+    add_visits(link, os_type="Windows", browser_type="Firefox", country="France", city="Paris")
+    add_visits(link, bot=True)
     response = logged_in.get(reverse("link_stats", args=[link.code]))
     assert response.status_code == 200
     stats = response.context["stats"]
@@ -120,8 +91,8 @@ def test_preset_ranges(logged_in, link, key, hours):
 
 def test_custom_range_counts_only_its_days(logged_in, link):
     old = timezone.now() - dt.timedelta(days=40)
-    add_visit(link, when=old)
-    add_visit(link)
+    add_visits(link, when=old)
+    add_visits(link)
     day = timezone.localtime(old).date()
     response = logged_in.get(
         reverse("link_stats", args=[link.code]),
@@ -165,7 +136,7 @@ def test_range_form_rejects_bad_input_and_falls_back(logged_in, link, params, me
 
 def test_stats_page_query_count_is_bounded(logged_in, link, django_assert_max_num_queries):
     for _ in range(5):
-        add_visit(link)
+        add_visits(link)
     with django_assert_max_num_queries(25):
         logged_in.get(reverse("link_stats", args=[link.code]))
 
@@ -180,9 +151,9 @@ def read_csv(response) -> list[list[str]]:
 
 
 def test_csv_export_streams_every_visit(logged_in, link):
-    first = add_visit(link, when=timezone.now() - dt.timedelta(days=3))
-    add_visit(link, referrer="https://t.co/abc")
-    add_visit(link, bot=True)
+    (first,) = add_visits(link, when=timezone.now() - dt.timedelta(days=3))
+    add_visits(link, referrer="https://t.co/abc")
+    add_visits(link, bot=True)
     response = logged_in.get(reverse("link_visits_csv", args=[link.code]))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/csv")
@@ -197,7 +168,7 @@ def test_csv_export_streams_every_visit(logged_in, link):
 
 
 def test_csv_export_defuses_spreadsheet_formulas(logged_in, link):
-    add_visit(link, referrer='=HYPERLINK("http://evil.example")', user_agent="@SUM(1)")
+    add_visits(link, referrer='=HYPERLINK("http://evil.example")', user_agent="@SUM(1)")
     rows = read_csv(logged_in.get(reverse("link_visits_csv", args=[link.code])))
     header, row = rows[0], rows[1]
     assert row[header.index("referrer")].startswith("'=")
@@ -230,9 +201,9 @@ def test_overview_sends_anonymous_visitors_to_login(client):
 
 def test_overview_shows_clicks_top_and_newest_links_and_pool(staff_client, link, other_user):
     other = shorten(other_user, "https://example.com/other", alias="other-one").link
-    add_visit(link)
-    add_visit(link)
-    add_visit(other)
+    add_visits(link)
+    add_visits(link)
+    add_visits(other)
     response = staff_client.get(reverse("overview"))
     assert response.status_code == 200
     assert response.context["total_clicks"] == 3
@@ -267,8 +238,8 @@ def test_export_rows_come_in_chunks_without_gaps_or_repeats(link, django_assert_
 
     same_moment = timezone.now().replace(microsecond=0)
     for _ in range(5):
-        add_visit(link, when=same_moment)
-    add_visit(link, when=same_moment - dt.timedelta(minutes=1))
+        add_visits(link, when=same_moment)
+    add_visits(link, when=same_moment - dt.timedelta(minutes=1))
     with django_assert_num_queries(4):  # 6 rows in chunks of 2, then one that comes back empty
         rows = list(visit_rows_for_export(link=link, chunk_size=2))
     assert len(rows) == 6

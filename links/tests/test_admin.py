@@ -1,14 +1,12 @@
 """Admin for staff: links with their clicks, revoke and cache actions, the code pool."""
 
 import datetime as dt
-import uuid
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analytics.models import VisitRecord
-from analytics.services import aggregate_hourly
+from analytics.tests.factories import add_visits
 from links import cache as link_cache
 from links.models import UniqueCode, UniqueCodeStatus, UrlLink
 from links.services import shorten
@@ -16,28 +14,6 @@ from links.services import shorten
 pytestmark = pytest.mark.django_db
 
 CHANGELIST = reverse("admin:links_urllink_changelist")
-
-
-def add_visits(link, count, *, bot=False):
-    now = timezone.now()
-    VisitRecord.objects.bulk_create(
-        [
-            VisitRecord(
-                link=link,
-                code=link.code,
-                event_id=uuid.uuid4().hex,
-                client_id=uuid.uuid4().hex,
-                visit_time=now,
-                browser_type="Chrome",
-                os_type="Linux",
-                device_type="Bot" if bot else "PC",
-                is_bot=bot,
-                country="Japan",
-            )
-            for _ in range(count)
-        ]
-    )
-    aggregate_hourly(pairs=[(link.pk, now.replace(minute=0, second=0, microsecond=0))])
 
 
 def test_non_staff_are_sent_to_the_admin_login(client, user):
@@ -129,7 +105,7 @@ def test_refresh_cache_action_drops_the_cached_entry(admin_client, user, client)
 
 def test_change_page_is_read_only_with_chart_and_latest_visits(admin_client, user):
     link = shorten(user, "https://example.com/detail").link
-    add_visits(link, 3)
+    add_visits(link, 3, country="Japan")
     url = reverse("admin:links_urllink_change", args=[link.pk])
     response = admin_client.get(url)
     assert response.status_code == 200

@@ -1,43 +1,16 @@
 """The marketer's pages: log in, create a link, list, edit, revoke, QR codes."""
 
 import datetime as dt
-import uuid
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analytics.models import VisitRecord
-from analytics.services import aggregate_hourly
+from analytics.tests.factories import add_visits
 from links.models import RedirectType, UrlLink
 from links.services import revoke, shorten
 
 pytestmark = pytest.mark.django_db
-
-
-def add_visits(link, count, *, when=None, bot=False, ua_browser="Chrome", os="Linux"):
-    """Store `count` visits of `link` and recompute its hourly counts, as the pipeline would."""
-    when = when or timezone.now()
-    VisitRecord.objects.bulk_create(
-        [
-            VisitRecord(
-                link=link,
-                code=link.code,
-                event_id=uuid.uuid4().hex,
-                client_id=f"client-{link.pk}-{i}",
-                visit_time=when,
-                browser_type=ua_browser,
-                os_type=os,
-                device_type="Bot" if bot else "PC",
-                is_bot=bot,
-                country="Germany",
-                city="Berlin",
-            )
-            for i in range(count)
-        ]
-    )
-    hour = when.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-    aggregate_hourly(pairs=[(link.pk, hour)])
 
 
 @pytest.fixture
