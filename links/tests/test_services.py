@@ -190,32 +190,38 @@ def test_restore_unknown_code_raises_not_found():
         services.restore("nothere")
 
 
-def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
-    requires_mysql, transactional_db, user
-):
-    """Real threads with real connections against MariaDB: no duplicate code, no error."""
-    codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
+def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], list[str]]:
+    """`count` threads, each with its own connection, released together: (codes, errors)."""
     results, errors = [], []
-    barrier = threading.Barrier(50)
+    barrier = threading.Barrier(count)
 
     def worker(i: int) -> None:
         try:
             barrier.wait(timeout=30)
-            results.append(services.shorten(user, f"https://example.com/concurrent/{i}").link.code)
-        except Exception as exc:
+            results.append(services.shorten(user, f"https://example.com/{prefix}/{i}").link.code)
+        except Exception as exc:  # collected and asserted by the caller
             errors.append(repr(exc))
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(50)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
+    return results, errors
+
+
+def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
+    requires_mysql, transactional_db, user
+):
+    """Real threads with real connections against MariaDB: no duplicate code, no error."""
+    assert connection.vendor == "mysql"
+    codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
+    results, errors = _shorten_concurrently(user, 50, "concurrent")
     assert errors == []
     assert len(results) == 50
     assert len(set(results)) == 50
-    assert connection.vendor == "mysql"
 
 
 @pytest.mark.parametrize("strategy", ["sequence", "hash"])
@@ -223,21 +229,7 @@ def test_concurrent_shortens_with_other_strategies(
     requires_mysql, transactional_db, settings, user, strategy
 ):
     settings.SHORTURL_CODE_STRATEGY = strategy
-    results, errors = [], []
-
-    def worker(i: int) -> None:
-        try:
-            results.append(services.shorten(user, f"https://example.com/{strategy}/{i}").link.code)
-        except Exception as exc:
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(30)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    results, errors = _shorten_concurrently(user, 30, strategy)
     assert errors == []
     assert len(set(results)) == 30
 
