@@ -212,11 +212,17 @@ def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], lis
     return results, errors
 
 
+@pytest.mark.parametrize("pool_source", ["redis set when configured", "database rows only"])
 def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
-    requires_mysql, transactional_db, user
+    requires_mysql, transactional_db, user, monkeypatch, pool_source
 ):
-    """Real threads with real connections against MariaDB: no duplicate code, no error."""
+    """Real threads with real connections against MariaDB: no duplicate code, no error.
+
+    Without Redis the pool is claimed with SELECT … FOR UPDATE SKIP LOCKED.
+    """
     assert connection.vendor == "mysql"
+    if pool_source == "database rows only":
+        monkeypatch.setattr(codes, "redis_client", lambda: None)
     codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
     results, errors = _shorten_concurrently(user, 50, "concurrent")
     assert errors == []
