@@ -62,9 +62,14 @@ def client_ip(meta: Mapping[str, str]) -> str:
     return remote[:45]
 
 
-def _visit_fields(meta: Mapping[str, str], code: str) -> dict:
+def new_event_id() -> str:
+    """The visit's idempotency key, chosen once per click by the redirect."""
+    return uuid.uuid4().hex
+
+
+def _visit_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
     return {
-        "e": uuid.uuid4().hex,
+        "e": event_id,
         "c": code,
         "t": round(time.time(), 3),
         "i": client_ip(meta),
@@ -73,23 +78,21 @@ def _visit_fields(meta: Mapping[str, str], code: str) -> dict:
     }
 
 
-def build_visit_record(meta: Mapping[str, str], link) -> str:
+def build_visit_record(meta: Mapping[str, str], link, *, event_id: str | None = None) -> str:
     """The compact JSON record of one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
 
     Keys: l link id, e event id (idempotency key), c code, t UTC epoch seconds, i client IP,
     u User-Agent, r referrer.
     """
-    return json.dumps(
-        {"l": link.link_id, **_visit_fields(meta, link.code)},
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    fields = _visit_fields(meta, link.code, event_id or new_event_id())
+    return json.dumps({"l": link.link_id, **fields}, separators=(",", ":"), ensure_ascii=False)
 
 
-def visit_record_body(meta: Mapping[str, str], code: str) -> str:
+def visit_record_body(meta: Mapping[str, str], code: str, event_id: str) -> str:
     """build_visit_record without `{"l":<id>,` — for the redirect's Lua call, which knows the
     link id only once it has read the cache entry, and prefixes it there."""
-    return json.dumps(_visit_fields(meta, code), separators=(",", ":"), ensure_ascii=False)[1:]
+    fields = _visit_fields(meta, code, event_id)
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False)[1:]
 
 
 def _store_now(record: str) -> None:
@@ -109,12 +112,13 @@ def push_failed(record: str, exc: Exception) -> None:
     _store_now(record)
 
 
-def record_visit(meta: Mapping[str, str], link) -> None:
+def record_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) -> None:
     """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect.
 
-    `meta` is the WSGI environ (request.META).
+    `meta` is the WSGI environ (request.META). Pass the `event_id` a failed fused push already
+    used: if that push did land after all, the flush sees the same id and keeps one visit.
     """
-    record = build_visit_record(meta, link)
+    record = build_visit_record(meta, link, event_id=event_id)
     client = live_redis_client()
     if client is None:
         _store_now(record)  # embedded default: no worker, so stored (and counted) in-process

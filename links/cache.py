@@ -18,7 +18,13 @@ from django.core.cache import cache
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
-from shorturl_project.redis_conn import live_redis_client, redis_client, redis_failed, uses_redis
+from shorturl_project.redis_conn import (
+    live_redis_client,
+    redis_client,
+    redis_failed,
+    redis_paused,
+    uses_redis,
+)
 
 from .models import CodeType, UrlLink
 
@@ -127,7 +133,7 @@ return value
 _fetch_and_record_script = None
 
 
-def fetch_and_record(code: str, meta) -> tuple[LinkEntry | bool | None, bool]:
+def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool | None, bool]:
     """get_entry, and with Redis also the visit push in the same call.
 
     Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
@@ -147,7 +153,7 @@ def fetch_and_record(code: str, meta) -> tuple[LinkEntry | bool | None, bool]:
     try:
         value = _fetch_and_record_script(
             keys=[REDIS_KEY_PREFIX + code, VISITS_KEY],
-            args=[repr(now), visit_record_body(meta, code)],
+            args=[repr(now), visit_record_body(meta, code, event_id)],
             client=client,
         )
     except RedisError as exc:
@@ -193,6 +199,13 @@ def drop(code: str) -> None:
     except RedisError:
         # A stale entry would outlive the change: say so loudly; it expires with its TTL.
         logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
+
+
+def alias_may_exist(code: str) -> bool:
+    """False when `code` is certainly no custom alias (so no query is needed to say 404)."""
+    if uses_redis() and redis_paused():
+        return True  # the cached set is out of reach: let the database decide
+    return code in known_aliases()
 
 
 def known_aliases() -> frozenset[str]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from analytics.capture import record_visit
+from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
 from .codes import ALIAS_RE, has_valid_check, is_generated_shape
@@ -50,11 +50,17 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
         return NOT_FOUND, None
 
     # 2. Cache (and, with Redis, the visit in the same round trip), then the database.
-    entry, recorded = link_cache.fetch_and_record(code, meta)
+    #    HEAD is answered like GET but never counted: link checkers and mail scanners send it.
+    counted = meta.get("REQUEST_METHOD") != "HEAD"
+    event_id = new_event_id()
+    if counted:
+        entry, recorded = link_cache.fetch_and_record(code, meta, event_id)
+    else:
+        entry, recorded = link_cache.get_entry(code), True
     if entry is False:
         return NOT_FOUND, None
     if entry is None:
-        if not generated and code not in link_cache.known_aliases():
+        if not generated and not link_cache.alias_may_exist(code):
             return NOT_FOUND, None
         entry = _load(code)
         if entry is None:
@@ -64,9 +70,10 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     if entry.is_gone():
         return GONE, None
 
-    # 5. The visit, when the cache read did not take it already (cache miss, no Redis).
+    # 5. The visit, when the cache read did not take it already (cache miss, no Redis). The same
+    #    event id: should a timed-out fused push have landed after all, the visit counts once.
     if not recorded:
-        record_visit(meta, entry)
+        record_visit(meta, entry, event_id=event_id)
     return entry.redirect_type, entry
 
 

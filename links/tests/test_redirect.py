@@ -140,3 +140,51 @@ def test_a_unicode_url_redirects_to_its_ascii_form(client, user):
     link = services.shorten(user, "https://bücher.example/straße?q=ü").link
     response = client.get(f"/{link.code}")
     assert response["Location"] == "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%BC"
+
+
+def test_head_requests_redirect_but_are_not_counted(client, link):
+    from analytics.models import VisitRecord
+
+    response = client.head(f"/{link.code}")
+    assert response.status_code == 302
+    assert response["Location"] == "https://example.com/target?x=1"
+    client.get(f"/{link.code}")
+    from django.core.management import call_command
+
+    call_command("drain_visits", verbosity=0)  # services mode: store what the buffer holds
+    assert VisitRecord.objects.filter(link=link).count() == 1
+
+
+def test_a_push_whose_reply_times_out_is_counted_once(requires_redis, client, link, monkeypatch):
+    """The Lua call ran (the visit is in the buffer) but the reply was lost: the fallback store
+    reuses the event id, so the flush keeps one visit."""
+    from django.core.management import call_command
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    from analytics.models import VisitRecord
+    from links import cache as link_cache
+
+    client.get(f"/{link.code}")  # cached (and one visit)
+    real = link_cache.fetch_and_record
+
+    def push_then_lose_the_reply(code, meta, event_id):
+        real(code, meta, event_id)
+        raise RedisTimeout("reply lost")
+
+    def fetch_and_record(code, meta, event_id):
+        try:
+            return push_then_lose_the_reply(code, meta, event_id)
+        except RedisTimeout as exc:
+            from shorturl_project.redis_conn import redis_failed
+
+            redis_failed(exc, consequence="test")
+            return None, False
+
+    monkeypatch.setattr(link_cache, "fetch_and_record", fetch_and_record)
+    assert client.get(f"/{link.code}").status_code == 302
+    monkeypatch.undo()
+    from shorturl_project.redis_conn import reset_redis_state
+
+    reset_redis_state()
+    call_command("drain_visits", verbosity=0)
+    assert VisitRecord.objects.filter(link=link).count() == 2
