@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+import idna
 from django.conf import settings
 from django.core.cache import cache
 from django.utils.encoding import iri_to_uri
@@ -83,14 +84,23 @@ class LinkEntry:
 
 
 def redirect_location(long_url: str) -> str:
-    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query."""
+    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query.
+
+    The host goes through UTS #46 without transitional mapping (what browsers do), so `faß.de`
+    stays `xn--fa-hia.de` rather than turning into the different domain `fass.de`.
+    """
     parts = urlsplit(long_url)
     host = parts.hostname or ""
     try:
-        ascii_host = host.encode("idna").decode("ascii")
-    except UnicodeError:
+        ascii_host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except idna.IDNAError:
         ascii_host = host
-    netloc = parts.netloc.replace(host, ascii_host, 1) if host != ascii_host else parts.netloc
+    netloc = ascii_host if ":" not in ascii_host else f"[{ascii_host}]"
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    if parts.username is not None:
+        userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "")
+        netloc = f"{userinfo}@{netloc}"
     return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
 
 
