@@ -26,6 +26,7 @@ from analytics.models import HourlyClick
 from analytics.views import chart_data
 
 from . import codes, services
+from .cache import CacheUnavailable
 from .models import LinkStatus, UniqueCode, UniqueCodeStatus, UrlLink
 from .shortlinks import short_url_for
 
@@ -175,19 +176,27 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         codes_to_revoke = list(
             queryset.filter(revoked_at__isnull=True).values_list("code", flat=True)
         )
+        revoked = 0
         for code in codes_to_revoke:
-            services.revoke(code, request.user)
-        self.message_user(
-            request, f"Revoked {len(codes_to_revoke)} link(s).", level=messages.SUCCESS
-        )
+            try:
+                services.revoke(code, request.user)
+            except CacheUnavailable as error:
+                self.message_user(request, f"{code}: {error}", level=messages.ERROR)
+                break
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} link(s).", level=messages.SUCCESS)
 
     @admin.action(
         description="Refresh the cached redirect of selected links", permissions=["revoke"]
     )
     def refresh_link_cache(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
         link_codes = list(queryset.values_list("code", flat=True))
-        for code in link_codes:
-            services.refresh_cache(code)
+        try:
+            for code in link_codes:
+                services.refresh_cache(code)
+        except CacheUnavailable as error:
+            self.message_user(request, str(error), level=messages.ERROR)
+            return
         self.message_user(
             request,
             f"Dropped the cached entry of {len(link_codes)} link(s); the next click reloads it.",

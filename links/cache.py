@@ -8,6 +8,7 @@ single round trip (see `fetch_and_record`). Without Redis they live in Django's 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import idna
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
@@ -200,15 +202,38 @@ def cache_link(link: UrlLink) -> LinkEntry:
     return entry
 
 
+class CacheUnavailable(Exception):
+    """A cached entry could not be dropped: a change to the link must not be reported done."""
+
+
 def drop(code: str) -> None:
+    """Remove the cached entry; raises CacheUnavailable when Redis cannot be reached.
+
+    A stale entry would keep redirecting for up to SHORTURL_CACHE_TTL, so the caller must not
+    go on as if the change had taken effect.
+    """
     if not uses_redis():
         cache.delete(f"link:{code}")
         return
     try:
         redis_client().delete(REDIS_KEY_PREFIX + code)
-    except RedisError:
-        # A stale entry would outlive the change: say so loudly; it expires with its TTL.
+    except RedisError as exc:
         logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
+        raise CacheUnavailable(
+            "The link cache cannot be reached right now, so nothing was changed. "
+            "Please try again in a moment."
+        ) from exc
+
+
+def drop_after_commit(code: str) -> None:
+    """Drop again once the change is committed: a redirect may have re-cached the old row."""
+
+    def again() -> None:
+        # Logged by drop; the drop before the commit already succeeded.
+        with contextlib.suppress(CacheUnavailable):
+            drop(code)
+
+    transaction.on_commit(again)
 
 
 def alias_may_exist(code: str) -> bool:

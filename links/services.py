@@ -264,10 +264,13 @@ def restore(code: str, *, user=None) -> UrlLink:
         raise LinkNotFound(code) from None
 
 
-def _refresh_cache(link: UrlLink) -> None:
-    # Drop rather than rewrite: the next redirect reloads the committed row.
-    transaction.on_commit(lambda: link_cache.drop(link.code))
-    link_cache.drop(link.code)
+def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
+    """Save and drop the cached entry together: if the drop fails, the change is rolled back
+    (and CacheUnavailable raised) instead of a stale entry redirecting for a day."""
+    with transaction.atomic():
+        link.save(update_fields=[*fields, "updated_at"])
+        link_cache.drop(link.code)
+        link_cache.drop_after_commit(link.code)
 
 
 def revoke(code: str, by) -> UrlLink:
@@ -278,8 +281,9 @@ def revoke(code: str, by) -> UrlLink:
         link.revoked_at = now
         if link.expires_at is None or link.expires_at > now:
             link.expires_at = now
-        link.save(update_fields=["revoked_at", "expires_at", "updated_at"])
-    _refresh_cache(link)
+        _save_and_drop_cache(link, ["revoked_at", "expires_at"])
+    else:
+        link_cache.drop(link.code)
     return link
 
 
@@ -310,8 +314,7 @@ def update(
         link.redirect_type = validate_redirect_type(redirect_type)
         changed.append("redirect_type")
     if changed:
-        link.save(update_fields=[*changed, "updated_at"])
-        _refresh_cache(link)
+        _save_and_drop_cache(link, changed)
     return link
 
 

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods
 from analytics.selectors import link_totals
 
 from . import services
+from .cache import CacheUnavailable
 from .codes import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
 from .models import LinkStatus, UrlLink
@@ -151,6 +152,8 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
             services.update(link.code, request.user, request_host=request.get_host(), **changes)
         except ValidationError as error:
             add_service_errors(form, error)
+        except CacheUnavailable as error:
+            form.add_error(None, str(error))
         else:
             messages.success(request, f"Saved the changes to {link.code}.")
             return redirect("dashboard")
@@ -168,7 +171,11 @@ def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     link = visible_link_or_404(request, code)
     short_url = short_url_for(link.code, request=request)
     if request.method == "POST":
-        services.revoke(link.code, request.user)
+        try:
+            services.revoke(link.code, request.user)
+        except CacheUnavailable as error:
+            messages.error(request, str(error))
+            return redirect("link_revoke", code=link.code)
         messages.success(
             request, f"{short_url} is revoked: it now answers “this link is no longer available”."
         )

@@ -20,6 +20,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
+from links.cache import CacheUnavailable
 from links.codes import ALIAS_RE, CodeGenerationError
 from links.models import UrlLink
 from links.services import LinkNotFound, get_visible_link
@@ -50,7 +51,7 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
         exc = exceptions.ValidationError(field_errors(exc))
     elif isinstance(exc, LinkNotFound):
         exc = exceptions.NotFound(NOT_FOUND_MESSAGE)
-    elif isinstance(exc, CodeGenerationError):
+    elif isinstance(exc, CodeGenerationError | CacheUnavailable):
         exc = ServiceUnavailable(str(exc))
     response = exception_handler(exc, context)
     if response is not None:

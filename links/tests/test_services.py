@@ -247,3 +247,46 @@ def test_a_new_alias_is_found_even_if_the_alias_set_was_reloaded_meanwhile(user,
         services.shorten(user, "https://example.com/fresh", alias="fresh-one")
         link_cache.known_aliases()  # a redirect reloads the set before the commit
     assert client.get("/fresh-one").status_code == 302
+
+
+def _cache_unreachable(monkeypatch):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    class Unreachable:
+        def delete(self, *keys):
+            raise RedisConnectionError("simulated outage")
+
+    monkeypatch.setattr(link_cache, "redis_client", lambda: Unreachable())
+
+
+def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, monkeypatch, user):
+    """Reported done, a revoke whose cached entry survived would keep redirecting for a day."""
+    link = services.shorten(user, "https://example.com/keep").link
+    link_cache.cache_link(link)
+    _cache_unreachable(monkeypatch)
+    with pytest.raises(link_cache.CacheUnavailable, match="nothing was changed"):
+        services.revoke(link.code, user)
+    with pytest.raises(link_cache.CacheUnavailable):
+        services.update(link.code, user, long_url="https://example.com/elsewhere")
+    stored = services.restore(link.code)
+    assert stored.revoked_at is None
+    assert stored.long_url == "https://example.com/keep"
+    monkeypatch.undo()
+    services.revoke(link.code, user)  # Redis is back: it works, and the entry is gone
+    assert link_cache.get_entry(link.code) is None
+
+
+def test_the_api_and_the_page_say_so_when_the_cache_is_unreachable(monkeypatch, client, user):
+    link = services.shorten(user, "https://example.com/keep").link
+
+    def unreachable(code):
+        raise link_cache.CacheUnavailable("The link cache cannot be reached right now.")
+
+    monkeypatch.setattr(link_cache, "drop", unreachable)
+    client.force_login(user)
+    api = client.delete(f"/api/v1/links/{link.code}/")
+    assert api.status_code == 503
+    assert "cannot be reached" in api.json()["detail"]
+    page = client.post(f"/dashboard/links/{link.code}/revoke/", follow=True)
+    assert "cannot be reached" in page.content.decode()
+    assert services.restore(link.code).revoked_at is None
