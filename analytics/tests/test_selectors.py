@@ -171,6 +171,11 @@ def test_latest_visits_and_export_rows(clicked_link):
     first = dict(zip(selectors.EXPORT_FIELDS, rows[0], strict=True))
     assert first["city"] == "Hangzhou"
     assert first["visit_time"] == T0 + dt.timedelta(minutes=5)
+    # The same person (115.236.0.1, same browser) keeps one pseudonym; it is not the client id.
+    visitors = [dict(zip(selectors.EXPORT_FIELDS, row, strict=True))["visitor"] for row in rows]
+    assert visitors[0] == visitors[1]
+    stored_ids = set(VisitRecord.objects.values_list("client_id", flat=True))
+    assert not set(visitors) & stored_ids
 
 
 @pytest.mark.django_db
