@@ -25,8 +25,10 @@ class TimeRange:
 
 
 def _next_hour(now: dt.datetime) -> dt.datetime:
-    # Ranges end at the end of the current hour, so the click just made is on the chart.
-    return now.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
+    # Ranges end at the end of the current UTC hour (the hourly counts' buckets), so the click
+    # just made is on the chart; computed in UTC, so 24 hours are 24 real hours on a DST change.
+    utc = now.astimezone(dt.UTC)
+    return utc.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
 
 
 class StatsRangeForm(forms.Form):
@@ -69,6 +71,8 @@ class StatsRangeForm(forms.Form):
                 raise forms.ValidationError("The start date must be on or before the end date.")
             if start < EARLIEST_DAY:
                 raise forms.ValidationError(f"Dates before {EARLIEST_DAY:%Y} hold no clicks.")
+            if end > timezone.localdate() + dt.timedelta(days=1):
+                raise forms.ValidationError("The end date cannot be in the future.")
             if (end - start).days + 1 > MAX_CUSTOM_DAYS:
                 raise forms.ValidationError(
                     f"Choose at most {MAX_CUSTOM_DAYS} days; for more, export the visits as CSV."

@@ -50,6 +50,11 @@ def _hour_floor(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
+def _hour_ceil(moment: datetime) -> datetime:
+    floor = _hour_floor(moment)
+    return floor if floor == moment else floor + HOUR
+
+
 def _ids(link_ids: LinkIds):
     # A QuerySet stays a subquery (e.g. "this marketer's links"); anything else becomes a list.
     return link_ids if isinstance(link_ids, QuerySet) else list(link_ids)
@@ -63,7 +68,10 @@ def _hourly_rows(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
 
 
 def _visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
-    visits = VisitRecord.objects.filter(visit_time__gte=_hour_floor(start), visit_time__lt=end)
+    # Whole UTC hours, as HourlyClick counts them: totals and breakdowns cover the same visits.
+    visits = VisitRecord.objects.filter(
+        visit_time__gte=_hour_floor(start), visit_time__lt=_hour_ceil(end)
+    )
     if link_ids is not None:
         visits = visits.filter(link_id__in=_ids(link_ids))
     return visits

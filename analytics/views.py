@@ -46,7 +46,8 @@ def chart_data(series: list[dict], time_range: TimeRange) -> dict:
     points: dict[str, list[int]] = {}
     for row in series:
         moment = timezone.localtime(row["hour"])
-        label = f"{moment:%Y-%m-%d}" if by_day else f"{moment:%Y-%m-%d %H:00}"
+        # %M too: in zones such as Asia/Kolkata a UTC hour starts at half past.
+        label = f"{moment:%Y-%m-%d}" if by_day else f"{moment:%Y-%m-%d %H:%M}"
         values = points.setdefault(label, [0, 0, 0])
         values[0] += row["clicks"]
         values[1] += row["unique_visitors"]

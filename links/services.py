@@ -110,6 +110,11 @@ def validate_expiry(expires_at: datetime | None) -> datetime | None:
         expires_at = timezone.make_aware(expires_at)
     if expires_at <= timezone.now():
         raise ValidationError({"expires_at": ["The expiry must be in the future."]})
+    if expires_at.year > timezone.now().year + 100:
+        # Also keeps clear of datetime's year 9999 limit once converted to UTC.
+        raise ValidationError(
+            {"expires_at": ["Choose an expiry within 100 years, or leave it empty."]}
+        )
     return expires_at
 
 

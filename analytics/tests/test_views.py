@@ -246,3 +246,23 @@ def test_export_rows_come_in_chunks_without_gaps_or_repeats(link, django_assert_
     client_ids = [row[2] for row in rows]
     assert len(set(client_ids)) == 6
     assert rows[0][0] < rows[1][0]  # oldest first
+
+
+def test_a_far_future_custom_range_is_refused_with_a_message(logged_in, link):
+    for url in (reverse("link_stats", args=[link.code]),):
+        response = logged_in.get(
+            url, {"range": "custom", "start": "9999-12-01", "end": "9999-12-31"}
+        )
+        assert response.status_code == 200
+        assert "cannot be in the future" in response.content.decode()
+
+
+def test_chart_labels_keep_the_minutes_of_half_hour_zones(settings, logged_in, link):
+    """Hourly counts are UTC hours; in Asia/Kolkata they start at half past."""
+    settings.TIME_ZONE = "Asia/Kolkata"
+    click_time = timezone.now().replace(minute=35, second=0, microsecond=0) - dt.timedelta(hours=2)
+    add_visits(link, when=click_time)
+    html = logged_in.get(reverse("link_stats", args=[link.code]), {"range": "24h"}).content.decode()
+    bucket = click_time.replace(minute=0).astimezone(dt.timezone(dt.timedelta(hours=5, minutes=30)))
+    assert f"{bucket:%Y-%m-%d %H:%M}" in html
+    assert bucket.minute == 30

@@ -117,3 +117,16 @@ def test_stats_of_unknown_or_others_links_answer_404(api, other_user):
     assert api.get("/api/v1/links/Zz9Zz9Q/stats/").status_code == 404
     assert api.get(f"/api/v1/links/{theirs.code}/stats/").status_code == 404
     assert client_for(other_user).get(f"/api/v1/links/{theirs.code}/stats/").status_code == 200
+
+
+def test_totals_and_breakdowns_cover_the_same_visits_when_the_range_ends_mid_hour(api, link):
+    from analytics.tests.factories import add_visits
+
+    at = datetime(2026, 3, 1, 10, 40, tzinfo=UTC)
+    add_visits(link, 1, when=at - timedelta(minutes=30))  # 10:10
+    add_visits(link, 1, when=at)  # 10:40, after the requested end but in the same UTC hour
+    stats = api.get(
+        f"/api/v1/links/{link.code}/stats/?start=2026-03-01T10:00:00Z&end=2026-03-01T10:30:00Z"
+    ).json()
+    browsers = sum(row["clicks"] for row in stats["browsers"])
+    assert stats["total_clicks"] == sum(point["clicks"] for point in stats["series"]) == browsers

@@ -1,7 +1,7 @@
 """shorten / restore / revoke / update as a caller of the service sees them."""
 
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -290,3 +290,21 @@ def test_the_api_and_the_page_say_so_when_the_cache_is_unreachable(monkeypatch, 
     page = client.post(f"/dashboard/links/{link.code}/revoke/", follow=True)
     assert "cannot be reached" in page.content.decode()
     assert services.restore(link.code).revoked_at is None
+
+
+def test_an_expiry_centuries_ahead_is_refused_not_a_crash(settings, user, client):
+    settings.TIME_ZONE = "America/New_York"
+    far = timezone.make_aware(datetime(9999, 12, 31, 23, 0))
+    with pytest.raises(ValidationError, match="within 100 years"):
+        services.shorten(user, "https://example.com/forever", expires_at=far)
+    client.force_login(user)
+    page = client.post(
+        "/",
+        {
+            "long_url": "https://example.com/forever",
+            "expires_at": "9999-12-31T23:00",
+            "redirect_type": "302",
+        },
+    )
+    assert page.status_code == 200
+    assert "within 100 years" in page.content.decode()
