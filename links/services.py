@@ -8,7 +8,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -259,6 +259,18 @@ def get_visible_link(code: str, *, user) -> UrlLink:
         raise LinkNotFound(code) from None
 
 
+def get_changeable_link(code: str, *, user) -> UrlLink:
+    """The link for `code` if `user` may change it: its owner, or staff with the admin's
+    `links.change_urllink` permission (the same one the admin's revoke action asks for).
+    Staff who may only look get PermissionDenied; everyone else LinkNotFound."""
+    link = get_visible_link(code, user=user)
+    if link.owner_id != user.pk and not user.has_perm("links.change_urllink"):
+        raise PermissionDenied(
+            "Only the link's owner or staff allowed to change links can do that."
+        )
+    return link
+
+
 def restore(code: str, *, user=None) -> UrlLink:
     """Code → link (with its long URL). Without a user, any link; with one, only theirs."""
     if user is not None:
@@ -280,7 +292,7 @@ def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
 
 def revoke(code: str, by) -> UrlLink:
     """Stop a link now: it expires at once and the redirect answers 410 from the next request."""
-    link = get_visible_link(code, user=by)
+    link = get_changeable_link(code, user=by)
     if link.revoked_at is None:
         now = timezone.now()
         link.revoked_at = now
@@ -303,7 +315,7 @@ def update(
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed."""
-    link = get_visible_link(code, user=by)
+    link = get_changeable_link(code, user=by)
     changed = []
     if long_url is not _UNSET:
         link.long_url = validate_long_url(long_url, request_host=request_host)

@@ -308,3 +308,26 @@ def test_an_expiry_centuries_ahead_is_refused_not_a_crash(settings, user, client
     )
     assert page.status_code == 200
     assert "within 100 years" in page.content.decode()
+
+
+def test_staff_may_look_but_change_others_links_only_with_the_permission(
+    django_user_model, user, client
+):
+    from django.contrib.auth.models import Permission
+
+    link = services.shorten(user, "https://example.com/owned").link
+    viewer = django_user_model.objects.create_user("viewer", is_staff=True)
+    client.force_login(viewer)
+    assert client.get(f"/api/v1/links/{link.code}/").status_code == 200
+    refused = client.patch(
+        f"/api/v1/links/{link.code}/",
+        {"long_url": "https://evil.example/"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 403
+    assert client.delete(f"/api/v1/links/{link.code}/").status_code == 403
+    assert services.restore(link.code).long_url == "https://example.com/owned"
+    viewer.user_permissions.add(Permission.objects.get(codename="change_urllink"))
+    viewer = django_user_model.objects.get(pk=viewer.pk)  # fresh permission cache
+    services.update(link.code, viewer, title="checked")
+    assert services.restore(link.code).title == "checked"
