@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from django import forms
 from django.utils import timezone
 
+from .models import utc_hour
+
 MAX_CUSTOM_DAYS = 366
 EARLIEST_DAY = dt.date(2000, 1, 1)
 PRESETS = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "30d": dt.timedelta(days=30)}
@@ -27,8 +29,7 @@ class TimeRange:
 def _next_hour(now: dt.datetime) -> dt.datetime:
     # Ranges end at the end of the current UTC hour (the hourly counts' buckets), so the click
     # just made is on the chart; computed in UTC, so 24 hours are 24 real hours on a DST change.
-    utc = now.astimezone(dt.UTC)
-    return utc.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
+    return utc_hour(now) + dt.timedelta(hours=1)
 
 
 class StatsRangeForm(forms.Form):

@@ -1,3 +1,5 @@
+from datetime import UTC, datetime
+
 from django.db import models
 
 from links.models import UrlLink
@@ -45,6 +47,11 @@ class VisitRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} @ {self.visit_time:%Y-%m-%d %H:%M:%S}"
+
+
+def utc_hour(moment: datetime) -> datetime:
+    """The HourlyClick bucket `moment` falls in: the start of its UTC hour."""
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
 class HourlyClick(models.Model):

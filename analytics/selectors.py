@@ -16,17 +16,19 @@ import hashlib
 import hmac
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import UTC, date, datetime, timedelta
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from links.codes import pool_status
 from links.models import CodeType, UrlLink
 
 from . import capture
-from .models import HourlyClick, VisitRecord
+from .models import HourlyClick, VisitRecord, utc_hour
 
 BREAKDOWN_FIELDS = {
     "countries": "country",
@@ -46,12 +48,8 @@ HOUR = timedelta(hours=1)
 LinkIds = Iterable[int] | QuerySet | None
 
 
-def _hour_floor(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-
-
 def _hour_ceil(moment: datetime) -> datetime:
-    floor = _hour_floor(moment)
+    floor = utc_hour(moment)
     return floor if floor == moment else floor + HOUR
 
 
@@ -61,7 +59,7 @@ def _ids(link_ids: LinkIds):
 
 
 def _hourly_rows(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
-    rows = HourlyClick.objects.filter(hour__gte=_hour_floor(start), hour__lt=end)
+    rows = HourlyClick.objects.filter(hour__gte=utc_hour(start), hour__lt=end)
     if link_ids is not None:
         rows = rows.filter(link_id__in=_ids(link_ids))
     return rows
@@ -70,7 +68,7 @@ def _hourly_rows(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
 def _visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
     # Whole UTC hours, as HourlyClick counts them: totals and breakdowns cover the same visits.
     visits = VisitRecord.objects.filter(
-        visit_time__gte=_hour_floor(start), visit_time__lt=_hour_ceil(end)
+        visit_time__gte=utc_hour(start), visit_time__lt=_hour_ceil(end)
     )
     if link_ids is not None:
         visits = visits.filter(link_id__in=_ids(link_ids))
@@ -101,7 +99,7 @@ def hourly_series(
     by_hour = {row["hour"]: row for row in sums}  # aware datetimes hash by instant
     zone = timezone.get_current_timezone()
     series = []
-    hour = _hour_floor(start)
+    hour = utc_hour(start)
     while hour < end:
         row = by_hour.get(hour)
         series.append(
@@ -114,25 +112,6 @@ def hourly_series(
         )
         hour += HOUR
     return series
-
-
-def daily_series(
-    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime
-) -> list[dict]:
-    """[{day, clicks, unique_visitors, bot_clicks}] per day of the current time zone.
-
-    For charts over weeks or months; built from the hourly series, so the two always agree.
-    `unique_visitors` is the sum of the hourly figures (an upper bound).
-    """
-    days: dict[date, dict] = {}
-    for point in hourly_series(link_ids=link_ids, start=start, end=end):
-        day = days.setdefault(
-            point["hour"].date(),
-            {"day": point["hour"].date(), "clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
-        )
-        for key in ("clicks", "unique_visitors", "bot_clicks"):
-            day[key] += point[key]
-    return list(days.values())
 
 
 def referrer_host(referrer: str) -> str:
@@ -207,7 +186,7 @@ def link_stats(*, link, start: datetime, end: datetime, limit: int = DEFAULT_LIM
     """
     return {
         "code": link.code,
-        "start": _hour_floor(start).astimezone(timezone.get_current_timezone()),
+        "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
         **_totals([link.pk], start, end),
@@ -225,6 +204,22 @@ def _distinct_visitors(visits: QuerySet) -> dict[int, int]:
         .order_by()
     )
     return {row["link_id"]: row["u"] for row in rows}
+
+
+def with_total_clicks(links: QuerySet[UrlLink]) -> QuerySet[UrlLink]:
+    """`links` annotated with `total_clicks`: people's clicks, all time, from HourlyClick.
+
+    A correlated subquery rather than a JOIN + GROUP BY: one query for a page, sortable, and
+    other annotations or filters on the queryset stay unaffected.
+    """
+    clicks = (
+        HourlyClick.objects.filter(link=OuterRef("pk"))
+        .order_by()
+        .values("link")
+        .annotate(total=Sum("clicks"))
+        .values("total")
+    )
+    return links.annotate(total_clicks=Coalesce(Subquery(clicks, output_field=IntegerField()), 0))
 
 
 def link_totals(*, link_ids: Iterable[int]) -> dict[int, dict[str, int]]:
@@ -302,7 +297,7 @@ def overview_stats(
     link_ids = None if link_ids is None else _ids(link_ids)  # read several times below
     series = hourly_series(link_ids=link_ids, start=start, end=end)
     return {
-        "start": _hour_floor(start).astimezone(timezone.get_current_timezone()),
+        "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
         **_totals(link_ids, start, end),
@@ -381,6 +376,17 @@ def code_pool_usage(*, since: datetime) -> dict[str, int]:
     return created.aggregate(
         used=Count("id", filter=Q(code_type=CodeType.POOL)), links_created=Count("id")
     )
+
+
+def code_pool_report() -> dict:
+    """The code pool as the overview and the admin show it: `pool` (counts by status),
+    `pool_usage` (the last 24 hours) and `pool_runway_hours` (how long the unused codes last
+    at that rate; None when no code was used)."""
+    pool = pool_status()
+    usage = code_pool_usage(since=timezone.now() - timedelta(hours=24))
+    unused = pool.get("unused") or 0
+    runway = unused / usage["used"] * 24 if usage["used"] else None
+    return {"pool": pool, "pool_usage": usage, "pool_runway_hours": runway}
 
 
 def pipeline_status() -> dict[str, int]:

@@ -28,7 +28,7 @@ from django.utils import timezone
 from links.models import UrlLink
 
 from . import capture, enrich
-from .models import HourlyClick, VisitRecord
+from .models import HourlyClick, VisitRecord, utc_hour
 
 logger = logging.getLogger(__name__)
 
@@ -109,10 +109,6 @@ class FlushResult:
 # --- Records ---------------------------------------------------------------------------------
 
 
-def hour_of(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-
-
 def _pair_member(link_id: int, hour: datetime) -> str:
     return f"{link_id}:{int(hour.timestamp())}"
 
@@ -182,7 +178,7 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
     rows = [_visit_row(visit) for visit in wanted if visit["event_id"] not in present]
     with transaction.atomic():
         _insert_visits(rows)
-    return len(rows), {(visit["link_id"], hour_of(visit["visit_time"])) for visit in wanted}
+    return len(rows), {(visit["link_id"], utc_hour(visit["visit_time"])) for visit in wanted}
 
 
 # --- Direct path (embedded default, Redis down) ----------------------------------------------
@@ -357,7 +353,7 @@ def _recompute(*, start: datetime, end: datetime, link_ids: list[int] | None = N
 def _recompute_pairs(pairs: Iterable[tuple[int, datetime]], *, lock_first: bool = False) -> int:
     by_hour: dict[datetime, set[int]] = defaultdict(set)
     for link_id, hour in pairs:
-        by_hour[hour_of(hour)].add(link_id)
+        by_hour[utc_hour(hour)].add(link_id)
     written = 0
     for hour, link_ids in sorted(by_hour.items()):
         ordered = sorted(link_ids)
@@ -409,8 +405,8 @@ def rebuild_hourly(*, since: datetime, progress: Callable[[int, int], None] | No
     For repairs (a changed definition of "bot", a restored backup). Hours with no visits left
     (purged) are not touched.
     """
-    start = hour_of(since)
-    end = hour_of(timezone.now()) + HOUR
+    start = utc_hour(since)
+    end = utc_hour(timezone.now()) + HOUR
     days = max(1, -(-(end - start) // DAY))
     written = 0
     for day in range(days):
@@ -430,7 +426,7 @@ def purge_visits(*, older_than_days: int) -> int:
     if older_than_days < 1:
         raise ValueError("older_than_days must be at least 1")
     aggregate_hourly()
-    cutoff = hour_of(timezone.now() - timedelta(days=older_than_days))
+    cutoff = utc_hour(timezone.now() - timedelta(days=older_than_days))
     deleted = 0
     while True:
         ids = list(

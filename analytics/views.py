@@ -15,7 +15,6 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from links.codes import pool_status
 from links.selectors import link_list
 from links.shortlinks import short_url_for
 from links.views import visible_link_or_404
@@ -167,11 +166,8 @@ def overview(request: HttpRequest) -> HttpResponse:
     chart = chart_data(series, time_range)
     top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
     newest = list(link_list(user=request.user, owned_only=False)[:10])
-    pool = pool_status()
-    pipeline = selectors.pipeline_status()
-    usage = selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=24))
-    unused = pool.get("unused") or 0
-    runway = _runway(unused / usage["used"] * 24) if usage["used"] else None
+    pool_report = selectors.code_pool_report()
+    runway_hours = pool_report["pool_runway_hours"]
     return render(
         request,
         "analytics/overview.html",
@@ -187,10 +183,9 @@ def overview(request: HttpRequest) -> HttpResponse:
                 {"link": link, "short_url": short_url_for(link.code, request=request)}
                 for link in newest
             ],
-            "pool": pool,
-            "pool_usage": usage,
-            "pool_runway": runway,
+            **pool_report,
+            "pool_runway": _runway(runway_hours) if runway_hours is not None else None,
             "uses_redis": capture.uses_redis(),
-            "pipeline": pipeline,
+            "pipeline": selectors.pipeline_status(),
         },
     )

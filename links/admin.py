@@ -10,8 +10,7 @@ import datetime as dt
 
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -21,8 +20,7 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from analytics import selectors as analytics_selectors
-from analytics.forms import TimeRange
-from analytics.models import HourlyClick
+from analytics.forms import StatsRangeForm
 from analytics.views import chart_data
 
 from . import codes, services
@@ -71,18 +69,6 @@ def _short_date(moment: dt.datetime) -> str:
     return f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
 
 
-def _clicks_subquery() -> Subquery:
-    # A correlated subquery, not a JOIN + GROUP BY: one query for the page, sortable, no N+1.
-    return Subquery(
-        HourlyClick.objects.filter(link=OuterRef("pk"))
-        .order_by()
-        .values("link")
-        .annotate(total=Sum("clicks"))
-        .values("total"),
-        output_field=IntegerField(),
-    )
-
-
 @admin.register(UrlLink)
 class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
@@ -125,7 +111,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/links/urllink/change_form.html"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[UrlLink]:
-        return super().get_queryset(request).annotate(clicks_total=Coalesce(_clicks_subquery(), 0))
+        return analytics_selectors.with_total_clicks(super().get_queryset(request))
 
     @admin.display(description="code", ordering="code")
     def short_link(self, link: UrlLink) -> str:
@@ -158,9 +144,9 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def expires(self, link: UrlLink) -> str:
         return _short_date(link.expires_at) if link.expires_at else "never"
 
-    @admin.display(description="clicks", ordering="clicks_total")
+    @admin.display(description="clicks", ordering="total_clicks")
     def clicks(self, link: UrlLink) -> int:
-        return link.clicks_total
+        return link.total_clicks
 
     @admin.display(description="status")
     def status_label(self, link: UrlLink) -> str:
@@ -207,9 +193,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         extra_context = extra_context or {}
         link = self.get_object(request, object_id)
         if link is not None:
-            end = timezone.localtime().replace(minute=0, second=0, microsecond=0)
-            end += dt.timedelta(hours=1)
-            week = TimeRange("7d", end - dt.timedelta(days=7), end)
+            week = StatsRangeForm(default="7d").time_range()
             series = analytics_selectors.hourly_series(
                 link_ids=[link.pk], start=week.start, end=week.end
             )
@@ -223,12 +207,6 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 }
             )
         return super().change_view(request, object_id, form_url, extra_context)
-
-
-def _pool_context() -> dict:
-    pool = codes.pool_status()
-    usage = analytics_selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=24))
-    return {"pool": pool, "pool_usage": usage}
 
 
 @admin.register(UniqueCode)
@@ -271,6 +249,6 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:links_uniquecode_changelist"))
 
     def changelist_view(self, request, extra_context=None) -> TemplateResponse:
-        extra_context = {**(extra_context or {}), **_pool_context()}
+        extra_context = {**(extra_context or {}), **analytics_selectors.code_pool_report()}
         extra_context["can_refill"] = self.has_refill_permission(request)
         return super().changelist_view(request, extra_context)

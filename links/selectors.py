@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet
 from django.utils import timezone
+
+from analytics.selectors import with_total_clicks
 
 from .models import UrlLink
 
@@ -44,6 +45,5 @@ def link_list(
     elif active is False:
         links = links.inactive(now)
     if order == "clicks":
-        # People's clicks, all time, from the hourly counts (HourlyClick.link related_name).
-        links = links.annotate(total_clicks=Coalesce(Sum("hourly_clicks__clicks"), 0))
+        links = with_total_clicks(links)
     return links.order_by(*LINK_ORDERINGS.get(order, LINK_ORDERINGS["newest"]))

@@ -101,7 +101,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """ "My links": search, filter, sort, paginate; clicks come for the whole page in one query."""
+    """ "My links": search, filter, sort, paginate; clicks are read for the whole page at once."""
     filters = LinkFilterForm(request.GET or None)
     criteria = filters.selector_kwargs() if request.GET else {}
     links = link_list(user=request.user, owned_only=True, **criteria)

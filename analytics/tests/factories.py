@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import uuid
 
 from django.utils import timezone
 
-from analytics.models import VisitRecord
+from analytics.models import VisitRecord, utc_hour
 from analytics.services import aggregate_hourly
 
 
@@ -44,7 +43,6 @@ def add_visits(link, count: int = 1, *, when=None, bot: bool = False, **fields) 
             for event_id in event_ids
         ]
     )
-    hour = when.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-    aggregate_hourly(pairs=[(link.pk, hour)])
+    aggregate_hourly(pairs=[(link.pk, utc_hour(when))])
     # Re-read: MySQL does not hand back the ids of a bulk insert.
     return list(VisitRecord.objects.filter(event_id__in=event_ids).order_by("pk"))

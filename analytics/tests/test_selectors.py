@@ -74,19 +74,6 @@ def test_series_of_all_links_sums_them(clicked_link, make_link):
 
 
 @pytest.mark.django_db
-def test_daily_series_follows_local_days(settings, clicked_link):
-    settings.TIME_ZONE = "America/New_York"  # 10:00 UTC is 06:00 the same day
-    days = selectors.daily_series(
-        link_ids=[clicked_link.pk], start=T0 - dt.timedelta(days=1), end=T0 + dt.timedelta(days=1)
-    )
-    assert [(d["day"].isoformat(), d["clicks"]) for d in days] == [
-        ("2024-04-30", 0),
-        ("2024-05-01", 5),
-        ("2024-05-02", 0),
-    ]
-
-
-@pytest.mark.django_db
 def test_link_stats_totals_and_breakdowns_count_people_only(clicked_link):
     stats = selectors.link_stats(link=clicked_link, start=T0, end=T0 + dt.timedelta(days=1))
     assert (stats["total_clicks"], stats["bot_clicks"]) == (5, 2)

@@ -191,8 +191,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
     )
     def delete(self, request, code: str):
-        self.get_link(code)
-        services.revoke(code, request.user)
+        services.revoke(code, request.user)  # LinkNotFound → 404, like get_link
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

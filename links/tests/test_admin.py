@@ -40,7 +40,7 @@ def test_changelist_shows_code_linked_to_short_url_clicks_and_status(admin_clien
     assert '<a href="/promo" target="_blank"' in html
     assert "x" * 120 not in html  # long URL truncated
     result = response.context["cl"].result_list[0]
-    assert result.clicks_total == 4  # people only; bots are not clicks
+    assert result.total_clicks == 4  # people only; bots are not clicks
     assert '<td class="field-clicks">4</td>' in html
     assert "Active" in html
 
