@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
+from analytics.capture import VISITS_KEY, visit_record_body
 from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
@@ -156,8 +157,6 @@ def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool |
     client = live_redis_client()
     if client is None:
         return None, False
-    from analytics.capture import VISITS_KEY, visit_record_body
-
     global _fetch_and_record_script
     if _fetch_and_record_script is None:
         _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)

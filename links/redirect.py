@@ -20,7 +20,7 @@ from django.template.loader import render_to_string
 from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
-from .codes import ALIAS_RE, has_valid_check, is_generated_shape
+from .codes import ALIAS_RE, check_character, is_generated_shape
 from .models import UrlLink
 
 NOT_FOUND, GONE = 404, 410
@@ -44,7 +44,7 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     # 1. Shape: a generated code must pass its check character; anything else must be an alias.
     generated = is_generated_shape(code)
     if generated:
-        if not has_valid_check(code):
+        if check_character(code[:-1]) != code[-1]:
             return NOT_FOUND, None
     elif not ALIAS_RE.match(code):
         return NOT_FOUND, None
