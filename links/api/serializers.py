@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -70,18 +68,9 @@ class StrictChoiceField(serializers.ChoiceField):
         return super().to_internal_value(data)
 
 
-class _LongUrlField(StrictCharField):
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        try:
-            urlsplit(value).hostname  # noqa: B018 - raises on a malformed host ("http://[")
-        except ValueError:
-            raise serializers.ValidationError("This is not a valid URL.") from None
-        return value
-
-
-def _long_url_field(**kwargs) -> _LongUrlField:
-    return _LongUrlField(
+def _long_url_field(**kwargs) -> StrictCharField:
+    # Whether it is a URL we accept is links.services.validate_long_url's call.
+    return StrictCharField(
         help_text="The http or https URL the short link leads to (at most 2048 characters).",
         error_messages={"blank": "Enter the long URL to shorten."},
         **kwargs,

@@ -4,9 +4,10 @@ DRF reads `THROTTLE_RATES` once, when the class is defined; these classes read t
 request instead, so a changed `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` applies at once.
 """
 
-from django.conf import settings
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from analytics.capture import client_ip
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -47,13 +48,8 @@ class AnonThrottle(_CurrentRateMixin, AnonRateThrottle):
 
     def get_ident(self, request) -> str:
         # DRF's own version trusts the whole X-Forwarded-For header when NUM_PROXIES is not
-        # given to it; here it is trusted exactly as far as NUM_PROXIES proxies go.
-        remote = request.META.get("REMOTE_ADDR", "")
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if not settings.NUM_PROXIES or not hops:
-            return remote
-        return hops[-min(settings.NUM_PROXIES, len(hops))]
+        # given to it; the visit capture's rule trusts it exactly as far as NUM_PROXIES goes.
+        return client_ip(request.META)
 
 
 API_THROTTLES = [UserWriteThrottle, UserReadThrottle, AnonThrottle]
