@@ -8,7 +8,6 @@ cache or the database. Custom aliases carry no check character.
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import secrets
 import threading
@@ -19,12 +18,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Max
+from redis.exceptions import RedisError
 
-from shorturl_project.redis_conn import redis_client
+from shorturl_project.redis_conn import live_redis_client, redis_failed
 
 from .models import CodeType, UniqueCode, UniqueCodeStatus, UniqueCodeType, UrlLink
 
-logger = logging.getLogger(__name__)
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {ch: i for i, ch in enumerate(BASE62)}
@@ -151,7 +150,7 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
     batch = batch or settings.SHORTURL_POOL_BATCH
     chunk = 1000
     stored = 0
-    client = redis_client()
+    client = live_redis_client()
     while stored < batch:
         size = min(chunk, batch - stored)
         codes = {random_code() for _ in range(size)}
@@ -166,8 +165,8 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
         if client is not None and fresh:
             try:
                 client.sadd(POOL_SET_KEY, *fresh)
-            except Exception:
-                logger.warning("Could not add codes to the Redis pool set", exc_info=True)
+            except RedisError as exc:
+                redis_failed(exc, consequence="new pool codes are served from the database")
         stored += len(fresh)
         if progress:
             progress(stored, batch)
@@ -179,30 +178,30 @@ def pool_status() -> dict[str, int | None]:
     for row in UniqueCode.objects.values("status").annotate(n=Count("id")):
         counts[row["status"]] = row["n"]
     redis_size = None
-    client = redis_client()
+    client = live_redis_client()
     if client is not None:
         try:
             redis_size = client.scard(POOL_SET_KEY)
-        except Exception:  # noqa: BLE001
-            redis_size = None
+        except RedisError:
+            redis_size = None  # shown as unknown on the status pages
     return {**counts, "redis": redis_size}
 
 
 def pool_needs_refill() -> bool:
     """Below the low-water mark in the set Redis serves from (or the DB when there is no Redis)."""
-    client = redis_client()
+    client = live_redis_client()
     if client is not None:
         try:
             return client.scard(POOL_SET_KEY) < settings.SHORTURL_POOL_MIN
-        except Exception:  # noqa: BLE001 - Redis down: judge by the database rows instead
-            logger.warning("Redis unavailable; checking the code pool in the database")
+        except RedisError as exc:
+            redis_failed(exc, consequence="the code pool is judged by its database rows")
     unused = UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED)
     return unused[: settings.SHORTURL_POOL_MIN].count() < settings.SHORTURL_POOL_MIN
 
 
 def pool_load_redis_from_db() -> int:
     """After a Redis restart, hand the unused rows back to the set (duplicates are harmless)."""
-    client = redis_client()
+    client = live_redis_client()
     if client is None:
         return 0
     loaded = 0
@@ -228,7 +227,7 @@ def _request_refill() -> None:
 
 def _pop_from_redis(count: int) -> list[str]:
     """SPOP up to `count` codes (and ask for a refill when the set runs low); [] without Redis."""
-    client = redis_client()
+    client = live_redis_client()
     if client is None:
         return []
     try:
@@ -236,8 +235,8 @@ def _pop_from_redis(count: int) -> list[str]:
         pipe.spop(POOL_SET_KEY, count)
         pipe.scard(POOL_SET_KEY)
         popped, left = pipe.execute()
-    except Exception:  # noqa: BLE001 - Redis down: the DB rows still serve the pool
-        logger.warning("Redis unavailable for the code pool; using the database")
+    except RedisError as exc:
+        redis_failed(exc, consequence="pool codes are claimed from the database")
         return []
     if left < settings.SHORTURL_POOL_MIN:
         _request_refill()
@@ -416,7 +415,7 @@ _local_lock = threading.Lock()
 
 
 def _reserve_block(size: int) -> tuple[int, int]:
-    client = redis_client()
+    client = live_redis_client()
     if client is not None:
         try:
             if not client.exists(SEQUENCE_KEY):
@@ -424,8 +423,8 @@ def _reserve_block(size: int) -> tuple[int, int]:
                 client.set(SEQUENCE_KEY, _db_max_seq_id(), nx=True)
             end = client.incrby(SEQUENCE_KEY, size)
             return end - size + 1, end
-        except Exception:  # noqa: BLE001
-            logger.warning("Redis unavailable for the sequence; using a local counter")
+        except RedisError as exc:
+            redis_failed(exc, consequence="sequence ids come from a per-process counter")
     with _local_lock:
         # Embedded mode: one process; the seq_id unique index catches anything else.
         if _local_counter["value"] is None:

@@ -222,7 +222,7 @@ def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
     """
     assert connection.vendor == "mysql"
     if pool_source == "database rows only":
-        monkeypatch.setattr(codes, "redis_client", lambda: None)
+        monkeypatch.setattr(codes, "live_redis_client", lambda: None)
     codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
     results, errors = _shorten_concurrently(user, 50, "concurrent")
     assert errors == []
