@@ -24,7 +24,6 @@ from shorturl_project.redis_conn import live_redis_client, redis_failed
 
 from .models import CodeType, UniqueCode, UniqueCodeStatus, UniqueCodeType, UrlLink
 
-
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {ch: i for i, ch in enumerate(BASE62)}
 ALIAS_RE = re.compile(r"^[A-Za-z0-9_-]{3,32}$")
