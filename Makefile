@@ -1,30 +1,48 @@
 # Everything runs from .venv, which the first target you call creates and fills.
+# `make serve VENV=/some/dir` (likewise worker, beat) runs from a production install there:
+# requirements.txt alone, as the Dockerfile does.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.install-stamp
+PROD_STAMP := $(VENV)/.prod-install-stamp
 MANAGE := $(BIN)/python manage.py
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint format worker beat bench schemathesis clean
+.PHONY: install install-prod run serve test e2e lint format worker beat bench schemathesis clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(PROD_STAMP): requirements.txt
 	@bash scripts/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $(PROD_STAMP)
+
+$(STAMP): $(PROD_STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $(STAMP)
 
+install-prod: $(PROD_STAMP)
+
 install: $(STAMP)
 
+# Development server: DEBUG on, code reloading.
 run: install
 	$(MANAGE) migrate --noinput
 	$(MANAGE) ensure_demo_users
 	$(MANAGE) runserver $(HOST):$(PORT)
 
+# Production server: migrate, collect static files, gunicorn with WEB_CONCURRENCY processes.
+serve: install-prod
+	HOST=$(HOST) PORT=$(PORT) PYTHON=$(BIN)/python exec scripts/serve
+
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The deployment-shaped layer: a fresh production install, `make serve`, black-box HTTP.
+e2e: install
+	$(BIN)/pytest -p no:django -c e2e/pytest.ini e2e $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
@@ -34,14 +52,14 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-worker: install
+worker: install-prod
 	$(BIN)/celery -A shorturl_project worker --loglevel=info
 
-beat: install
+beat: install-prod
 	$(BIN)/celery -A shorturl_project beat --loglevel=info --schedule=$(VENV)/celerybeat-schedule
 
 bench: install
 	$(BIN)/python bench/redirect_bench.py
 
 clean:
-	rm -rf $(VENV) staticfiles test-artifacts
+	rm -rf $(VENV) staticfiles test-artifacts .e2e
