@@ -20,8 +20,10 @@ def pytest_report_header(config):
 
 
 @pytest.fixture(autouse=True)
-def _small_pool_and_clean_cache(settings):
-    """Tests start with an empty cache and a small code pool (quick refills)."""
+def _small_pool_and_clean_cache(settings, tmp_path):
+    """Tests start with an empty cache, their own embedded state (generation table, visit
+    spool) and a small code pool (quick refills)."""
+    settings.EMBEDDED_STATE_DIR = str(tmp_path / "embedded-state")
     settings.SHORTURL_POOL_MIN = 20
     # The default hasher costs ~0.2 s per user on purpose; tests need none of that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -29,8 +31,10 @@ def _small_pool_and_clean_cache(settings):
     from django.core.cache import cache
 
     from links import codes
+    from links.cache import process_cache
 
-    cache.clear()  # Redis mode: the dedicated test database number is flushed
+    cache.clear()
+    process_cache.clear()  # Redis mode: the dedicated test database number is flushed
     codes.sequence_resync()
     reset_redis_state()
     yield

@@ -2,8 +2,10 @@
 
 Nothing is parsed and nothing is written to the database here while Redis is up: the worker's
 flush_visits (analytics.services) enriches and stores the records in batches. Without Redis
-(embedded default) or while Redis is down, the visit is stored right away in-process instead,
-so no click is ever lost and the redirect never fails because of analytics.
+(embedded default) the record is appended to this process's spool file instead (analytics.spool)
+and the node's background runner stores it; while a configured Redis is down, the visit is
+stored right away in-process. No click is lost and the redirect never fails because of
+analytics.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from shorturl_project.redis_conn import (  # noqa: F401 - redis_client/uses_redi
     redis_failed,
     uses_redis,
 )
+
+from . import spool
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +123,16 @@ def record_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) 
     used: if that push did land after all, the flush sees the same id and keeps one visit.
     """
     record = build_visit_record(meta, link, event_id=event_id)
+    if not uses_redis():
+        try:
+            spool.append(record)  # embedded default: the node's runner stores it
+        except OSError:
+            logger.exception("The visit spool cannot be written; storing the visit directly")
+            _store_now(record)
+        return
     client = live_redis_client()
     if client is None:
-        _store_now(record)  # embedded default: no worker, so stored (and counted) in-process
+        _store_now(record)  # Redis paused after a failure
         return
     try:
         client.rpush(VISITS_KEY, record)  # the only I/O of the hand-off: one round trip

@@ -5,7 +5,9 @@ flush_visits moves a batch into PROCESSING_KEY (atomically, one Lua call), enric
 bulk-inserts VisitRecords, then marks the (link, hour) pairs it touched in HOURS_KEY and drops
 the processing list; aggregate_hourly recomputes those HourlyClick rows from VisitRecord.
 Delivery is at-least-once (a crashed batch is taken again) and the event id makes it exactly
-once in effect. Without Redis, store_visits does all of it at once, in-process.
+once in effect. Without Redis (embedded mode) the same two steps read analytics.spool's files
+instead of the Redis lists; store_visits does all of it at once, in-process, for a visit that
+cannot wait (Redis down).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from links.models import UrlLink
+from shorturl_project.embedded import node_lock
 
-from . import capture, enrich
+from . import capture, enrich, spool
 from .models import HourlyClick, VisitRecord, utc_hour
 
 logger = logging.getLogger(__name__)
@@ -266,12 +269,40 @@ def _flush_batch(client, batch_size: int) -> FlushResult:
 def flush_visits(*, batch_size: int | None = None) -> int:
     """Store one batch (up to ANALYTICS_BATCH_SIZE) of buffered visits; returns new rows.
 
-    Returns 0 without Redis (visits are stored as they come) or while another flush runs.
+    Returns 0 while another flush runs. Without Redis, stores everything spooled.
     """
     client = capture.redis_client()
     if client is None:
-        return 0
+        return _flush_spool(batch_size)
     return _flush_batch(client, batch_size or settings.ANALYTICS_BATCH_SIZE).stored
+
+
+# --- Spooled path (embedded mode: no Redis, the node's runner) --------------------------------
+
+
+def _store_spooled(records: list[str], stored: list[int]) -> None:
+    visits = [visit for visit in map(parse_record, records) if visit is not None]
+    if len(visits) < len(records):
+        logger.error("%d malformed spooled visit record(s) skipped", len(records) - len(visits))
+    spool.mark_hours(
+        sorted({_pair_member(v["link_id"], utc_hour(v["visit_time"])) for v in visits})
+    )
+    new_rows, _ = _store(visits)
+    stored.append(new_rows)
+
+
+def _flush_spool(batch_size: int | None) -> int:
+    stored: list[int] = []
+    spool.drain(lambda records: _store_spooled(records, stored), batch_size=batch_size)
+    return sum(stored)
+
+
+def _aggregate_spooled_hours() -> int:
+    with node_lock("aggregate"):
+        members = spool.take_hours()
+        written = _recompute_pairs(p for p in map(_parse_pair, members) if p is not None)
+        spool.hours_done()
+    return written
 
 
 def flush_pending(
@@ -284,7 +315,7 @@ def flush_pending(
     """
     client = capture.redis_client()
     if client is None:
-        return 0
+        return _flush_spool(batch_size)
     batch_size = batch_size or settings.ANALYTICS_BATCH_SIZE
     started = time.monotonic()
     waited_until = started + LOCK_SECONDS
@@ -371,16 +402,16 @@ def aggregate_hourly(
 ) -> int:
     """Recompute the HourlyClick rows of the given (link id, hour) pairs; returns rows written.
 
-    Without `pairs`, the pairs flush_visits marked in Redis; returns 0 at once when another
-    aggregation is running, unless `wait`. Idempotent: a recompute from VisitRecord, never an
-    increment, so running it twice gives the same rows. Hours whose visits have all been purged
-    keep their rows.
+    Without `pairs`, the pairs flush_visits marked (in Redis, or in the spool's file); returns
+    0 at once when another aggregation is running, unless `wait`. Idempotent: a recompute from
+    VisitRecord, never an increment, so running it twice gives the same rows. Hours whose visits
+    have all been purged keep their rows.
     """
     if pairs is not None:
         return _recompute_pairs(pairs)
     client = capture.redis_client()
     if client is None:
-        return 0
+        return _aggregate_spooled_hours()
     token = _acquire(client, capture.AGGREGATE_LOCK_KEY)
     deadline = time.monotonic() + LOCK_SECONDS
     while token is None and wait and time.monotonic() < deadline:

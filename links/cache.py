@@ -3,7 +3,10 @@ and the set of custom aliases so that garbage which is not a generated code neve
 
 With Redis, entries are plain strings under raw keys (`shorturl:link:<code>`) rather than
 pickles behind the Django cache, so that one Lua call can read an entry and push the visit in a
-single round trip (see `fetch_and_record`). Without Redis they live in Django's local cache.
+single round trip (see `fetch_and_record`). Without Redis (embedded mode) each process keeps its
+own entries, each tagged with the code's counter in the node's shared generation table
+(shorturl_project.embedded) as read before the database read; a change bumps the counter after
+its commit, so every process drops its copy on its next redirect.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import VISITS_KEY, visit_record_body
+from shorturl_project.embedded import generations
 from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
@@ -37,6 +41,8 @@ logger = logging.getLogger(__name__)
 _MISSING = "-"
 ALIASES_KEY = "link-aliases"
 REDIS_KEY_PREFIX = "shorturl:link:"
+# The generation-table key of the alias set (codes never contain a NUL).
+_ALIASES_GENERATION = "\0aliases"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,50 @@ def redirect_location(long_url: str) -> str:
     return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
 
 
+class ProcessCache:
+    """Embedded mode: this process's entries, valid while the code's shared counter is unchanged.
+
+    Values are kept as they are (no pickling); at most MAX_ENTRIES, the oldest dropped first.
+    """
+
+    MAX_ENTRIES = 100_000
+
+    def __init__(self):
+        self._entries: dict[str, tuple[int, float, object]] = {}
+
+    def get(self, key: str):
+        item = self._entries.get(key)
+        if item is None:
+            return None
+        generation, expires, value = item
+        if generation != generations().read(key) or expires <= time.monotonic():
+            self._entries.pop(key, None)
+            return None
+        return value
+
+    def put(self, key: str, value, *, ttl: float, generation: int) -> None:
+        if len(self._entries) >= self.MAX_ENTRIES:
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                del self._entries[next(iter(self._entries))]
+        self._entries[key] = (generation, time.monotonic() + ttl, value)
+
+    def invalidate(self, key: str) -> None:
+        """Every process's copy of `key` stops counting (this one's at once)."""
+        self._entries.pop(key, None)
+        generations().bump(key)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+process_cache = ProcessCache()
+
+
+def generation_before_read(code: str) -> int | None:
+    """The tag for an entry about to be read from the database (embedded mode), else None."""
+    return None if uses_redis() else generations().read(code)
+
+
 def _decode(code: str, value) -> LinkEntry | bool | None:
     if value is None:
         return None
@@ -120,7 +170,7 @@ def _decode(code: str, value) -> LinkEntry | bool | None:
 def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
     if not uses_redis():
-        return _decode(code, cache.get(f"link:{code}"))
+        return process_cache.get(code)
     client = live_redis_client()
     if client is None:
         return None  # Redis paused after a failure: straight to the database
@@ -175,9 +225,6 @@ def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool |
 
 
 def _put(code: str, value: str, ttl: int) -> None:
-    if not uses_redis():
-        cache.set(f"link:{code}", value, ttl)
-        return
     client = live_redis_client()
     if client is None:
         return
@@ -187,17 +234,36 @@ def _put(code: str, value: str, ttl: int) -> None:
         redis_failed(exc, consequence="links are not cached")
 
 
-def store_entry(entry: LinkEntry) -> None:
-    _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL)
+def store_entry(entry: LinkEntry, *, generation: int | None = None) -> None:
+    """Cache `entry`; in embedded mode `generation` is generation_before_read's tag."""
+    if generation is not None:
+        process_cache.put(entry.code, entry, ttl=settings.SHORTURL_CACHE_TTL, generation=generation)
+    elif uses_redis():
+        _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL)
 
 
-def store_missing(code: str) -> None:
-    _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
+def store_missing(code: str, *, generation: int | None = None) -> None:
+    if generation is not None:
+        process_cache.put(
+            code, False, ttl=settings.SHORTURL_NEGATIVE_CACHE_TTL, generation=generation
+        )
+    elif uses_redis():
+        _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
 
 
-def cache_link(link: UrlLink) -> LinkEntry:
+def load_entry(code: str) -> LinkEntry | None:
+    """The link for `code` from the database, cached (its absence too); None when unknown."""
+    generation = generation_before_read(code)
+    link = UrlLink.objects.filter(code=code).first()
+    if link is None:
+        store_missing(code, generation=generation)
+        return None
+    return cache_link(link, generation=generation)
+
+
+def cache_link(link: UrlLink, *, generation: int | None = None) -> LinkEntry:
     entry = LinkEntry.from_link(link)
-    store_entry(entry)
+    store_entry(entry, generation=generation)
     return entry
 
 
@@ -212,7 +278,7 @@ def drop(code: str) -> None:
     go on as if the change had taken effect.
     """
     if not uses_redis():
-        cache.delete(f"link:{code}")
+        process_cache.invalidate(code)
         return
     try:
         redis_client().delete(REDIS_KEY_PREFIX + code)
@@ -244,14 +310,27 @@ def alias_may_exist(code: str) -> bool:
 
 def known_aliases() -> frozenset[str]:
     """Every custom alias, loaded with one query when the cache has lost the set."""
-    aliases = cache.get(ALIASES_KEY)
+    local = not uses_redis()
+    aliases = process_cache.get(_ALIASES_GENERATION) if local else cache.get(ALIASES_KEY)
     if aliases is None:
+        generation = generation_before_read(_ALIASES_GENERATION)
         aliases = frozenset(
             UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
         )
-        cache.set(ALIASES_KEY, aliases, settings.SHORTURL_CACHE_TTL)
+        if local:
+            process_cache.put(
+                _ALIASES_GENERATION,
+                aliases,
+                ttl=settings.SHORTURL_CACHE_TTL,
+                generation=generation,
+            )
+        else:
+            cache.set(ALIASES_KEY, aliases, settings.SHORTURL_CACHE_TTL)
     return aliases
 
 
 def forget_aliases() -> None:
-    cache.delete(ALIASES_KEY)
+    if uses_redis():
+        cache.delete(ALIASES_KEY)
+    else:
+        process_cache.invalidate(_ALIASES_GENERATION)

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 from redis.exceptions import RedisError
 
-from shorturl_project.redis_conn import live_redis_client, redis_failed
+from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
 from .models import CodeType, UniqueCode, UniqueCodeStatus, UniqueCodeType, UrlLink
 
@@ -218,7 +218,16 @@ def pool_load_redis_from_db() -> int:
     return loaded
 
 
+def pool_refill_if_low() -> int:
+    """Top the pool up when it is under its low-water mark (and the pool strategy is in use)."""
+    if get_strategy().name != CodeType.POOL or not pool_needs_refill():
+        return 0
+    return pool_refill()
+
+
 def _request_refill() -> None:
+    if not uses_redis():
+        return  # embedded mode: the node's background runner refills, off the request path
     from .tasks import refill_code_pool_task
 
     transaction.on_commit(refill_code_pool_task.delay)

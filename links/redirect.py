@@ -21,19 +21,10 @@ from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
 from .codes import ALIAS_RE, check_character, is_generated_shape
-from .models import UrlLink
 
 NOT_FOUND, GONE = 404, 410
 PAGES = {NOT_FOUND: "links/not_found.html", GONE: "links/gone.html"}
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
-
-
-def _load(code: str) -> link_cache.LinkEntry | None:
-    link = UrlLink.objects.filter(code=code).first()
-    if link is None:
-        link_cache.store_missing(code)
-        return None
-    return link_cache.cache_link(link)
 
 
 def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None]:
@@ -62,7 +53,7 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     if entry is None:
         if not generated and not link_cache.alias_may_exist(code):
             return NOT_FOUND, None
-        entry = _load(code)
+        entry = link_cache.load_entry(code)
         if entry is None:
             return NOT_FOUND, None
 

@@ -6,6 +6,4 @@ from . import codes
 @shared_task(ignore_result=True, soft_time_limit=120, time_limit=150)
 def refill_code_pool_task() -> int:
     """Top the code pool up when it is under its low-water mark (beat and shorten ask for it)."""
-    if codes.get_strategy().name != codes.CodeType.POOL or not codes.pool_needs_refill():
-        return 0
-    return codes.pool_refill()
+    return codes.pool_refill_if_low()

@@ -94,9 +94,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.mysql":
     DATABASES["default"]["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_unicode_ci"}
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the in-process visit writes and page reads overlap without "database is locked".
+    # Several processes write to one file (make serve). WAL lets readers and the writer overlap;
+    # IMMEDIATE takes the write lock when a transaction starts, so two transactions never both
+    # read and then fail to upgrade ("database is locked" at once); the timeout makes a writer
+    # wait its turn instead of failing. synchronous=NORMAL is safe with WAL (a power cut may
+    # lose the last commits, never corrupt the file).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
+        {
+            "timeout": env.int("SQLITE_BUSY_TIMEOUT", default=30),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -120,6 +128,26 @@ if REDIS_URL:
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Embedded mode (no Redis): state shared by the processes of one node -----------------------
+# The link-cache generation table, the visit spool and the background runner's lock live here;
+# beside the SQLite file by default, so two installs never share them.
+_sqlite_file = (
+    str(DATABASES["default"].get("NAME") or "")
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    else ""
+)
+EMBEDDED_STATE_DIR = env.str(
+    "EMBEDDED_STATE_DIR",
+    default=(
+        f"{_sqlite_file}-state"
+        if _sqlite_file and not _sqlite_file.startswith((":memory:", "file:"))
+        else str(BASE_DIR / "var")
+    ),
+)
+EMBEDDED_FLUSH_SECONDS = env.float("EMBEDDED_FLUSH_SECONDS", default=1.0)
+EMBEDDED_AGGREGATE_SECONDS = env.float("EMBEDDED_AGGREGATE_SECONDS", default=5.0)
+SHORTURL_POOL_CHECK_SECONDS = env.float("SHORTURL_POOL_CHECK_SECONDS", default=60.0)
 
 # --- Celery ------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
@@ -146,12 +174,12 @@ CELERY_BEAT_SCHEDULE = {
     },
     "aggregate-hourly": {
         "task": "analytics.tasks.aggregate_hourly_task",
-        "schedule": env.float("ANALYTICS_AGGREGATE_SECONDS", default=30.0),
+        "schedule": env.float("ANALYTICS_AGGREGATE_SECONDS", default=10.0),
         "options": {"expires": 60},
     },
     "refill-code-pool": {
         "task": "links.tasks.refill_code_pool_task",
-        "schedule": env.float("SHORTURL_POOL_CHECK_SECONDS", default=60.0),
+        "schedule": SHORTURL_POOL_CHECK_SECONDS,
         "options": {"expires": 120},
     },
 }

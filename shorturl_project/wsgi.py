@@ -1,7 +1,9 @@
 """WSGI entry point: short-code requests skip the middleware stack, everything else is plain Django.
 
 A redirect needs no session, authentication, CSRF, messages or static-file lookup; the lean
-handler serves `GET /<code>` straight from the URL resolver (see links/redirect.py).
+handler serves `GET /<code>` straight from the URL resolver (see links/redirect.py). Without
+Redis, each process also starts the embedded mode's background runner on its first request
+(after any fork), which does what the Celery worker does in services mode.
 """
 
 import os
@@ -12,6 +14,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shorturl_project.settings")
 
 django_application = get_wsgi_application()
 
-from links.hotpath import ShortCodeDispatcher  # noqa: E402 - needs Django set up first
+# Imported after setup: they need Django's settings and apps.
+from links.hotpath import ShortCodeDispatcher  # noqa: E402
+
+from .embedded import WithBackgroundJobs  # noqa: E402
+from .redis_conn import uses_redis  # noqa: E402
 
 application = ShortCodeDispatcher(django_application)
+if not uses_redis():
+    application = WithBackgroundJobs(application)

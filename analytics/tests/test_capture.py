@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.test import RequestFactory
 
-from analytics import capture, enrich, selectors
+from analytics import capture, enrich, selectors, services
 from analytics.models import HourlyClick, VisitRecord
 from links.cache import LinkEntry
 from shorturl_project.redis_conn import reset_redis_state
@@ -88,19 +88,27 @@ def test_a_click_shows_up_in_the_stats(make_link, click):
     response = click(link, ip="115.236.0.1", ua=CHROME_MAC, referrer="https://www.google.com/q")
     assert response.status_code == 302
     assert response["Location"] == "https://example.com/landing"
-    call_command("drain_visits", verbosity=0)  # a no-op on the embedded default
+    call_command("drain_visits", verbosity=0)  # the buffer: Redis, or the embedded spool
     visit = VisitRecord.objects.get(link=link)
     assert (visit.city, visit.browser_type, visit.device_type) == ("Hangzhou", "Chrome", "PC")
     assert selectors.link_totals(link_ids=[link.pk])[link.pk]["clicks"] == 1
 
 
 @pytest.mark.django_db
-def test_embedded_default_stores_and_counts_the_visit_at_once(make_link, click):
+def test_embedded_redirect_spools_the_visit_and_the_runner_counts_it(
+    make_link, click, django_assert_num_queries
+):
+    """Without Redis the redirect writes no row (it appends to the spool); the runner's two
+    jobs store the visits and count people and bots apart."""
     if capture.uses_redis():
-        pytest.skip("the embedded default (no Redis) stores in-process; this run has Redis")
+        pytest.skip("the embedded default (no Redis) spools visits; this run has Redis")
     link = make_link()
-    click(link)
-    click(link, ua=GOOGLEBOT)
+    click(link)  # caches the link
+    with django_assert_num_queries(0):
+        click(link, ua=GOOGLEBOT)
+    assert not VisitRecord.objects.filter(link=link).exists()
+    assert services.flush_pending() == 2
+    assert services.aggregate_hourly() == 1
     row = HourlyClick.objects.get(link=link)
     assert (row.clicks, row.unique_visitors, row.bot_clicks) == (1, 1, 1)
 

@@ -1,0 +1,103 @@
+"""The embedded visit spool: every appended visit is stored once, whatever stops in between."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from analytics import services, spool
+from analytics.models import HourlyClick, VisitRecord
+
+from .conftest import record
+
+
+def _spooled_lines() -> int:
+    return sum(len(f.path.read_bytes().splitlines()) for f in spool.spool_files())
+
+
+@pytest.mark.django_db
+def test_appended_visits_are_stored_once_and_counted(make_link):
+    link = make_link()
+    for n in range(5):
+        spool.append(record(link, ip=f"198.51.100.{n}"))
+    assert services.flush_pending() == 5
+    assert services.flush_pending() == 0, "a second drain finds nothing new"
+    services.aggregate_hourly()
+    assert HourlyClick.objects.get(link=link).clicks == 5
+    assert VisitRecord.objects.filter(link=link).count() == 5
+
+
+@pytest.mark.django_db
+def test_a_drain_that_lost_its_offset_does_not_count_twice(make_link):
+    """The runner died after storing a batch but before noting how far it got."""
+    link = make_link()
+    for _ in range(3):
+        spool.append(record(link))
+    services.flush_pending()
+    for spooled in spool.spool_files():
+        spooled.offset_path.unlink()
+    spool.append(record(link))
+    assert services.flush_pending() == 1
+    assert VisitRecord.objects.filter(link=link).count() == 4
+
+
+@pytest.mark.django_db
+def test_an_unfinished_line_waits_until_it_is_complete(make_link, settings):
+    link = make_link()
+    directory = Path(settings.EMBEDDED_STATE_DIR)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{spool.PREFIX}other{spool.SUFFIX}"
+    full, partial = record(link), record(link)
+    path.write_text(full + "\n" + partial[:20])
+    # Held like a live writer holds its file.
+    import fcntl
+
+    with open(path, "a") as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)
+        assert services.flush_pending() == 1
+        writer.write(partial[20:] + "\n")
+        writer.flush()
+        assert services.flush_pending() == 1
+    assert VisitRecord.objects.filter(link=link).count() == 2
+    assert path.exists(), "still there until a drain sees its writer gone"
+    services.flush_pending()
+    assert not path.exists(), "read to the end and abandoned: deleted"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_visits_of_a_killed_process_are_stored(make_link, settings):
+    """A web process appends, is SIGKILLed, and its file is stored and then removed."""
+    link = make_link()
+    script = textwrap.dedent(
+        f"""
+        import os, signal, django
+        os.environ["DJANGO_SETTINGS_MODULE"] = "shorturl_project.settings"
+        os.environ["EMBEDDED_STATE_DIR"] = {settings.EMBEDDED_STATE_DIR!r}
+        django.setup()
+        from analytics import spool
+        for line in {[record(link) for _ in range(50)]!r}:
+            spool.append(line)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    env = {**os.environ, "SHOW_DEV_WARNING": "0"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, timeout=60, check=False)
+    assert result.returncode == -9
+    assert _spooled_lines() == 50
+    assert services.flush_pending() == 50
+    assert spool.spool_files() == [], "the dead process's file is gone once stored"
+    assert VisitRecord.objects.filter(link=link).count() == 50
+
+
+@pytest.mark.django_db
+def test_a_process_moves_to_a_new_file_when_its_file_is_large(make_link, monkeypatch):
+    link = make_link()
+    monkeypatch.setattr(spool, "ROTATE_BYTES", 1)
+    spool.append(record(link))
+    spool.append(record(link))
+    assert len(spool.spool_files()) == 2
+    assert services.flush_pending() == 2
+    assert len(spool.spool_files()) == 1, "the left file is deleted, the current one kept"

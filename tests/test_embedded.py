@@ -1,0 +1,91 @@
+"""The embedded mode's node-local state: shared generations and the one background runner."""
+
+import threading
+import time
+
+from links.cache import ProcessCache
+from shorturl_project import embedded
+
+
+def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
+    """Two processes map the same file: a bump through one is read through the other."""
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    here = embedded.GenerationTable(tmp_path / "generations")
+    there = embedded.GenerationTable(tmp_path / "generations")
+    before = here.read("spring-sale")
+    there.bump("spring-sale")
+    assert here.read("spring-sale") == before + 1
+
+
+def test_a_cached_entry_is_dropped_once_its_code_changed_elsewhere(settings, tmp_path):
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    cache = ProcessCache()
+    tag = embedded.generations().read("spring-sale")
+    cache.put("spring-sale", "old entry", ttl=60, generation=tag)
+    assert cache.get("spring-sale") == "old entry"
+    embedded.GenerationTable(tmp_path / "generations").bump("spring-sale")  # "another process"
+    assert cache.get("spring-sale") is None
+
+
+def test_an_entry_read_before_a_change_is_not_kept(settings, tmp_path):
+    """Tagged with the counter read before the database read: a change committed meanwhile
+    makes the entry stale at once."""
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    cache = ProcessCache()
+    tag = embedded.generations().read("abc")
+    embedded.generations().bump("abc")  # committed while the old row was being read
+    cache.put("abc", "old row", ttl=60, generation=tag)
+    assert cache.get("abc") is None
+
+
+def _counting_job(counter: list[str], name: str) -> embedded.Job:
+    return embedded.Job(name, 0.01, lambda: counter.append(name))
+
+
+def test_one_runner_per_node_and_another_takes_over(settings, tmp_path):
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    ran: list[str] = []
+    first = embedded.Runner([_counting_job(ran, "first")])
+    second = embedded.Runner([_counting_job(ran, "second")])
+    second.RETRY_LOCK_SECONDS = 0.05
+    first.start()
+    time.sleep(0.2)
+    second.start()
+    time.sleep(0.3)
+    assert "first" in ran and "second" not in ran, "only the lock holder runs jobs"
+    first.stopping.set()
+    first.join(5)
+    deadline = time.monotonic() + 5
+    while "second" not in ran and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second.stopping.set()
+    second.join(5)
+    assert "second" in ran, "the waiting runner took over"
+
+
+def test_a_failing_job_does_not_stop_the_others(settings, tmp_path, caplog):
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    ran: list[str] = []
+
+    def broken():
+        raise RuntimeError("boom")
+
+    runner = embedded.Runner([embedded.Job("broken", 0.01, broken), _counting_job(ran, "ok")])
+    runner.start()
+    deadline = time.monotonic() + 5
+    while len(ran) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    runner.stopping.set()
+    runner.join(5)
+    assert len(ran) >= 3
+    assert any("broken" in r.getMessage() for r in caplog.records)
+
+
+def test_the_wsgi_wrapper_starts_one_runner_per_process(settings, tmp_path, monkeypatch):
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    started = []
+    monkeypatch.setattr(embedded, "ensure_runner", lambda: started.append(threading.get_ident()))
+    app = embedded.WithBackgroundJobs(lambda environ, start_response: [b"ok"])
+    for _ in range(3):
+        assert app({}, None) == [b"ok"]
+    assert len(started) == 1
