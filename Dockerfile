@@ -1,7 +1,8 @@
-# One image for web, worker and beat.
+# One image for web, worker and beat. The web container starts like `make serve` does
+# (scripts/serve: migrate, collectstatic, gunicorn with WEB_CONCURRENCY x WEB_THREADS).
 FROM python:3.11-slim-bookworm
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 HOST=0.0.0.0 PORT=8000
 RUN apt-get update \
  && apt-get install -y --no-install-recommends pkg-config libmariadb-dev build-essential curl \
  && rm -rf /var/lib/apt/lists/*
@@ -12,7 +13,10 @@ RUN pip install -r requirements.txt
 COPY . .
 RUN SECRET_KEY=collectstatic-only DEBUG=0 python manage.py collectstatic --noinput
 
-RUN useradd --create-home --uid 1000 shorturl
+# The server user may refresh static files at start; /data holds an embedded-mode SQLite file
+# (DATABASE_URL=sqlite:////data/db.sqlite3) when no MySQL is used.
+RUN useradd --create-home --uid 1000 shorturl \
+ && mkdir -p /data && chown -R shorturl /app/staticfiles /data
 USER shorturl
 EXPOSE 8000
-CMD ["gunicorn", "shorturl_project.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--access-logfile", "-"]
+CMD ["scripts/serve"]

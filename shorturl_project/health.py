@@ -1,11 +1,31 @@
 """Health checks for load balancers and operators: database, cache and broker, `ok` or why not."""
 
+import logging
+
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
 from .redis_conn import redis_client
+
+logger = logging.getLogger("shorturl")
+
+
+def static_files_collected() -> bool:
+    """With DEBUG off, pages link hashed assets listed in collectstatic's manifest."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    manifest = getattr(staticfiles_storage, "manifest_name", None)
+    return manifest is None or staticfiles_storage.exists(manifest)
+
+
+def warn_if_static_files_are_not_collected() -> None:
+    if not settings.DEBUG and not static_files_collected():
+        logger.warning(
+            "Static files were not collected: pages render without their stylesheets. "
+            "Run `python manage.py collectstatic --noinput` (make serve does it before starting)."
+        )
 
 
 def check_database() -> str:

@@ -203,15 +203,19 @@ USE_TZ = True
 
 # --- Static files ------------------------------------------------------------------------------
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# `make serve` collects static files before it starts. A server started without that still
+# renders its pages and their assets (plain URLs found through the finders, a warning at start)
+# instead of answering 500.
+WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            else "shorturl_project.storage.ManifestStaticFilesStorage"
         )
     },
 }

@@ -18,8 +18,10 @@ django_application = get_wsgi_application()
 from links.hotpath import ShortCodeDispatcher  # noqa: E402
 
 from .embedded import WithBackgroundJobs  # noqa: E402
+from .health import warn_if_static_files_are_not_collected  # noqa: E402
 from .redis_conn import uses_redis  # noqa: E402
 
+warn_if_static_files_are_not_collected()
 application = ShortCodeDispatcher(django_application)
 if not uses_redis():
     application = WithBackgroundJobs(application)

@@ -45,6 +45,36 @@ def test_production_mode_with_secret_key_starts_without_debug():
     assert result.stdout.strip() == "False"
 
 
+def test_production_pages_render_even_before_static_files_are_collected(tmp_path):
+    """DEBUG=0 and no collectstatic: pages (and the 404 page visitors see) still render."""
+    code = (
+        "import django; django.setup();"
+        "from django.core.management import call_command; call_command('migrate', verbosity=0);"
+        "from django.test import Client; c = Client();"
+        "print(c.get('/accounts/login/').status_code, c.get('/no-such-link').status_code,"
+        " 'css/site.css' in c.get('/accounts/login/').content.decode(),"
+        " c.get('/static/css/site.css').status_code)"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}
+    }
+    env.update(
+        DEBUG="0",
+        SECRET_KEY="x" * 50,
+        SHOW_DEV_WARNING="0",
+        DJANGO_SETTINGS_MODULE="shorturl_project.settings",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        STATIC_ROOT=str(tmp_path / "never-collected"),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["200", "404", "True", "200"], result.stderr[-2000:]
+
+
 def test_no_environment_means_the_embedded_development_mode():
     expression = (
         "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.CACHES['default']['BACKEND'], "
@@ -147,7 +177,7 @@ def test_compose_file_has_every_service_it_needs():
         assert env["DEBUG"] == "0" and "SECRET_KEY" in env
         assert "healthcheck" in service
         assert service["depends_on"]["mysql"]["condition"] == "service_healthy"
-    assert "gunicorn" in services["web"]["command"]
+    assert "scripts/serve" in services["web"]["command"], "the same start as make serve"
     assert "worker" in services["worker"]["command"]
     assert "beat" in services["beat"]["command"]
     for name in ("mysql", "redis"):
@@ -155,9 +185,16 @@ def test_compose_file_has_every_service_it_needs():
     assert (ROOT / "Dockerfile").read_text().count("FROM python:3.11") == 1
 
 
-def test_readme_gives_the_two_commands():
+def test_readme_gives_the_commands():
     readme = (ROOT / "README.md").read_text()
-    assert "make run" in readme and "make test" in readme
+    assert "make run" in readme and "make test" in readme and "make serve" in readme
+
+
+def test_every_production_start_uses_the_serve_script():
+    """make serve, the Dockerfile and compose start the product one way."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "scripts/serve" in makefile.split("\nserve:")[1].split("\n\n")[0]
+    assert "scripts/serve" in (ROOT / "Dockerfile").read_text().split("CMD")[-1]
 
 
 def test_ensure_demo_users_only_when_nobody_exists(db, django_user_model):
