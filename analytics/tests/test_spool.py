@@ -10,7 +10,6 @@ import pytest
 
 from analytics import services, spool
 from analytics.models import HourlyClick, VisitRecord
-
 from shorturl_project.redis_conn import uses_redis
 
 from .conftest import record

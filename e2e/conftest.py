@@ -1,0 +1,84 @@
+"""Fixtures of the e2e layer: the production install and the two deployments.
+
+`deployment` is session-scoped and parametrised over the two modes, so pytest runs every case
+against the embedded deployment, stops it, then runs them against the services deployment:
+only one deployment runs at a time on this small machine.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import harness
+import pytest
+
+MODES = ("embedded", "services")
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    # A CI time limit or `kill` sends SIGTERM: turn it into an interrupt, so that pytest still
+    # tears the deployments down instead of leaving servers, workers and redis-server behind.
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.fixture(scope="session")
+def production_venv():
+    """`make install-prod VENV=.e2e/venv`, once; make's stamp reuses an up-to-date install."""
+    try:
+        return harness.build_production_venv()
+    except harness.HarnessError as error:
+        pytest.fail(f"the production install failed: {error}", pytrace=False)
+
+
+@pytest.fixture(scope="session", params=MODES)
+def deployment(request, production_venv):
+    """The product started with `make serve` (and, in services mode, `make worker`/`make beat`),
+    healthy, with the demo users and an API token for `demo`."""
+    try:
+        dep = harness.start_deployment(request.param)
+    except harness.HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield dep
+    finally:
+        dep.stop()
+
+
+@pytest.fixture(autouse=True)
+def _log_window(request):
+    """Remember where each log ended when the test began, to show only this test's lines."""
+    if "deployment" in request.fixturenames:
+        dep = request.getfixturevalue("deployment")
+        request.node.e2e_log_offsets = dep.log_offsets()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or report.when != "call":
+        return
+    dep = getattr(item, "funcargs", {}).get("deployment")
+    if isinstance(dep, harness.Deployment):
+        offsets = getattr(item, "e2e_log_offsets", None)
+        report.sections.append(
+            (
+                f"{dep.mode} deployment: logs written during this test "
+                f"(whole logs in test-artifacts/e2e/{dep.mode}/)",
+                dep.logs_since(offsets, max_lines=60),
+            )
+        )
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not harness.FIGURES:
+        return
+    terminalreporter.section("e2e figures")
+    for line in harness.FIGURES:
+        terminalreporter.write_line(line)
+    harness.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (harness.ARTIFACTS / "figures.txt").write_text("\n".join(harness.FIGURES) + "\n")

@@ -1,0 +1,786 @@
+"""The e2e harness: a production install, the product started the way it is deployed, HTTP helpers.
+
+A deployment is started with the product's own commands (`make serve`, `make worker`,
+`make beat`) from a virtualenv holding requirements.txt alone, with throw-away stores
+(a SQLite file in a temp dir; or a fresh MariaDB database and a private `redis-server`).
+Every process is started in its own session so that teardown can stop its whole group, every
+wait has a deadline, and nothing but 127.0.0.1 is ever contacted.
+
+Logs of every process go to test-artifacts/e2e/<mode>/ and stay there after the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import http.client
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+E2E_STATE = REPO / ".e2e"
+VENV = E2E_STATE / "venv"
+ARTIFACTS = REPO / "test-artifacts" / "e2e"
+HOST = "127.0.0.1"
+
+WEB_CONCURRENCY = 2
+WEB_THREADS = 4
+
+# How long the product may take for each step; generous for a busy 2-core machine.
+VENV_BUILD_TIMEOUT = 900
+START_TIMEOUT = 180
+COMMAND_TIMEOUT = 120
+STOP_GRACE = 15
+UNHEALTHY_GRACE = 20  # a server that answers /healthz gets this long to turn 200
+HTTP_TIMEOUT = 30
+
+# What the product reads from the environment: never inherited from whoever runs the tests,
+# so a stray DATABASE_URL (e.g. from the CI services step) cannot point a test at real data.
+_PRODUCT_PREFIXES = (
+    "DATABASE_",
+    "REDIS_",
+    "CELERY_",
+    "SHORTURL_",
+    "ANALYTICS_",
+    "GEOIP_",
+    "API_",
+    "WEB_",
+    "DJANGO_",
+)
+_PRODUCT_NAMES = {
+    "DEBUG",
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "SHORT_URL_BASE",
+    "NUM_PROXIES",
+    "SHOW_DEV_WARNING",
+    "PIDFILE",
+    "HOST",
+    "PORT",
+    "VENV",
+    "PYTHON",
+    "TIME_ZONE",
+    "LOG_LEVEL",
+    "ACCESS_LOG",
+    "STATIC_ROOT",
+    "EMBEDDED_STATE_DIR",
+    "CONN_MAX_AGE",
+    "ANONYMIZE_IP",
+    "CACHE_KEY_PREFIX",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    # the outer `make e2e` must not hand its own variables to the inner `make serve`
+    "MAKEFLAGS",
+    "MFLAGS",
+    "MAKELEVEL",
+    "MAKEOVERRIDES",
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "PYTHONHOME",
+}
+
+T = TypeVar("T")
+
+
+class HarnessError(RuntimeError):
+    """The deployment could not be started or driven (not a product assertion)."""
+
+
+# --- small utilities ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the kernel's pick for port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(
+    probe: Callable[[], T | None], *, timeout: float, interval: float = 0.25, what: str
+) -> T:
+    """Call `probe` until it returns something other than None/False, at most `timeout` s."""
+    deadline = time.monotonic() + timeout
+    last_error: BaseException | None = None
+    while True:
+        try:
+            value = probe()
+        except (OSError, requests.RequestException, http.client.HTTPException) as error:
+            value, last_error = None, error
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_error!r})" if last_error else ""
+            raise HarnessError(f"timed out after {timeout:.0f} s waiting for {what}{detail}")
+        time.sleep(interval)
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    """This process's environment without anything the product reads, plus `overrides`."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in _PRODUCT_NAMES and not name.startswith(_PRODUCT_PREFIXES)
+    }
+    dev_bin = str(REPO / ".venv" / "bin")
+    env["PATH"] = os.pathsep.join(
+        part for part in env.get("PATH", "").split(os.pathsep) if part and part != dev_bin
+    )
+    env.update(overrides)
+    return env
+
+
+def tail(path: Path, *, start: int = 0, max_lines: int = 60) -> str:
+    """The last `max_lines` lines of `path` from byte `start` on (the whole file by default)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+    except FileNotFoundError:
+        return "(no log)"
+    lines = data.decode("utf-8", "replace").splitlines()
+    cut = len(lines) - max_lines
+    shown = lines[cut:] if cut > 0 else lines
+    prefix = [f"... ({cut} earlier lines in {path})"] if cut > 0 else []
+    return "\n".join(prefix + shown) or "(empty)"
+
+
+def run(argv: list[str], *, env: dict[str, str], timeout: float = COMMAND_TIMEOUT) -> str:
+    """Run a command from the repository root; its output, or HarnessError with the output."""
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        raise HarnessError(f"{' '.join(argv)} did not finish in {timeout} s") from error
+    if done.returncode != 0:
+        raise HarnessError(
+            f"{' '.join(argv)} exited {done.returncode}\n"
+            f"--- stdout ---\n{done.stdout[-4000:]}\n--- stderr ---\n{done.stderr[-4000:]}"
+        )
+    return done.stdout
+
+
+# --- processes ----------------------------------------------------------------------------------
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, pgid) of a live pid, from /proc."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces.
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return fields[0], int(fields[1]), int(fields[2])
+
+
+def _all_pids() -> Iterator[int]:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            yield int(entry)
+
+
+def children_of(pid: int) -> list[int]:
+    """Live (non-zombie) child processes of `pid`."""
+    found = []
+    for candidate in _all_pids():
+        stat = _proc_stat(candidate)
+        if stat and stat[1] == pid and stat[0] != "Z":
+            found.append(candidate)
+    return sorted(found)
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU time of `pid` so far, in clock ticks (0 once it is gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return 0
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of stat(5)
+
+
+def busiest(pids: list[int], *, over: float = 0.5) -> tuple[int, dict[int, int]]:
+    """The pid that used the most CPU during the next `over` seconds, and each one's ticks."""
+    before = {pid: cpu_ticks(pid) for pid in pids}
+    time.sleep(over)
+    used = {pid: cpu_ticks(pid) - before[pid] for pid in pids}
+    return max(pids, key=lambda pid: used[pid]), used
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Live (non-zombie) members of process group `pgid`."""
+    members = []
+    for candidate in _all_pids():
+        stat = _proc_stat(candidate)
+        if stat and stat[2] == pgid and stat[0] != "Z":
+            members.append(candidate)
+    return members
+
+
+@dataclass
+class Proc:
+    """A process (and its process group) started by the harness."""
+
+    name: str
+    popen: subprocess.Popen
+    log_path: Path
+
+    @property
+    def pgid(self) -> int:
+        return self.popen.pid  # start_new_session: the leader's pid is the group id
+
+    def exited(self) -> int | None:
+        return self.popen.poll()
+
+    def stop(self, grace: float = STOP_GRACE) -> None:
+        """SIGTERM the whole group, SIGKILL what is left after `grace` seconds."""
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pgid, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.popen.wait(timeout=0.1)
+                if self.popen.poll() is not None and not group_alive(self.pgid):
+                    return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=1)
+
+
+def start_process(name: str, argv: list[str], *, env: dict[str, str], log_path: Path) -> Proc:
+    with log_path.open("ab") as log:
+        popen = subprocess.Popen(
+            argv,
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return Proc(name=name, popen=popen, log_path=log_path)
+
+
+# --- the production install ----------------------------------------------------------------------
+
+
+def build_production_venv() -> Path:
+    """`make install-prod VENV=.e2e/venv`: requirements.txt only; make's stamp reuses it.
+
+    A file lock keeps two runs on this checkout (e.g. CI and a developer) from installing
+    into the same directory at once.
+    """
+    E2E_STATE.mkdir(exist_ok=True)
+    env = clean_env()
+    # make's stamp re-runs `pip install` when requirements.txt changes, but pip never removes
+    # what an older requirements.txt brought in: a dependency dropped from the file would stay
+    # importable. So the venv is rebuilt from nothing whenever the file's content changes.
+    wanted = hashlib.sha256((REPO / "requirements.txt").read_bytes()).hexdigest()
+    built_from = E2E_STATE / "venv.requirements.sha256"
+    with (E2E_STATE / "venv.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if VENV.exists() and (
+                not built_from.exists() or built_from.read_text().strip() != wanted
+            ):
+                shutil.rmtree(VENV)
+            built_from.unlink(missing_ok=True)
+            run(["make", "install-prod", f"VENV={VENV}"], env=env, timeout=VENV_BUILD_TIMEOUT)
+            built_from.write_text(wanted + "\n")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return VENV
+
+
+# --- throw-away stores ----------------------------------------------------------------------------
+
+
+def redis_ping(port: int) -> bool:
+    with socket.create_connection((HOST, port), timeout=1) as sock:
+        sock.sendall(b"PING\r\n")
+        return sock.recv(64).startswith(b"+PONG")
+
+
+def start_redis(workdir: Path, log_path: Path) -> tuple[Proc, int]:
+    """A private redis-server on a spare loopback port, AOF on (the visit buffer needs it)."""
+    port = free_port()
+    proc = start_process(
+        "redis",
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            HOST,
+            "--appendonly",
+            "yes",
+            "--dir",
+            str(workdir),
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "yes",
+        ],
+        env=clean_env(),
+        log_path=log_path,
+    )
+    try:
+        wait_until(
+            lambda: proc.exited() is None and redis_ping(port),
+            timeout=20,
+            what=f"redis-server on port {port}",
+        )
+    except HarnessError:
+        proc.stop()
+        raise
+    return proc, port
+
+
+def mariadb(sql: str) -> str:
+    return run(["mariadb", "-uroot", f"-h{HOST}", "-N", "-e", sql], env=clean_env(), timeout=60)
+
+
+def fresh_mariadb_database(name: str) -> None:
+    if not re.fullmatch(r"shorturl_e2e\w*", name):
+        raise HarnessError(f"refusing to touch database {name!r}: e2e databases are shorturl_e2e*")
+    mariadb(
+        f"DROP DATABASE IF EXISTS `{name}`; "
+        f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+    )
+
+
+def drop_mariadb_database(name: str) -> None:
+    if re.fullmatch(r"shorturl_e2e\w*", name):
+        mariadb(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+# --- a running deployment -------------------------------------------------------------------------
+
+
+@dataclass(repr=False)
+class Deployment:
+    mode: str  # "embedded" or "services"
+    port: int
+    env: dict[str, str]
+    workdir: Path
+    log_dir: Path
+    pidfile: Path
+    procs: dict[str, Proc] = field(default_factory=dict)
+    token: str = ""
+    health: dict = field(default_factory=dict)
+    cleanups: list[Callable[[], Any]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        # Short on purpose: pytest prints fixtures in tracebacks, and env holds SECRET_KEY.
+        return f"Deployment({self.mode}, {self.base_url})"
+
+    # -- addresses and clients
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def session(self, *, token: bool = False) -> requests.Session:
+        """A requests session that never uses proxies from the environment."""
+        sess = requests.Session()
+        sess.trust_env = False
+        if token:
+            sess.headers["Authorization"] = f"Token {self.token}"
+        return sess
+
+    def api(self) -> requests.Session:
+        return self.session(token=True)
+
+    def venv_bin(self, name: str) -> str:
+        return str(VENV / "bin" / name)
+
+    def manage(self, *args: str, timeout: float = COMMAND_TIMEOUT) -> str:
+        return run([self.venv_bin("python"), "manage.py", *args], env=self.env, timeout=timeout)
+
+    # -- processes
+
+    def gunicorn_master(self) -> int:
+        text = wait_until(
+            lambda: self.pidfile.exists() and self.pidfile.read_text().strip(),
+            timeout=10,
+            what=f"gunicorn's pid file {self.pidfile}",
+        )
+        return int(text)
+
+    def gunicorn_workers(self) -> list[int]:
+        return children_of(self.gunicorn_master())
+
+    def check_alive(self) -> None:
+        for proc in self.procs.values():
+            code = proc.exited()
+            if code is not None:
+                raise HarnessError(
+                    f"{proc.name} exited with {code}:\n{tail(proc.log_path, max_lines=40)}"
+                )
+
+    def log_offsets(self) -> dict[Path, int]:
+        offsets = {}
+        for path in sorted(self.log_dir.glob("*.log")):
+            with contextlib.suppress(FileNotFoundError):
+                offsets[path] = path.stat().st_size
+        return offsets
+
+    def logs_since(self, offsets: dict[Path, int] | None = None, max_lines: int = 60) -> str:
+        parts = []
+        for path in sorted(self.log_dir.glob("*.log")):
+            start = (offsets or {}).get(path, 0)
+            text = tail(path, start=start, max_lines=max_lines)
+            parts.append(f"----- {path.relative_to(REPO)} -----\n{text}")
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        # Web first (no new visits), then beat and worker, the stores last.
+        for name in ("web", "beat", "worker", "redis"):
+            proc = self.procs.pop(name, None)
+            if proc is not None:
+                proc.stop()
+        for proc in self.procs.values():
+            proc.stop()
+        self.procs.clear()
+        while self.cleanups:
+            with contextlib.suppress(HarnessError, OSError):
+                self.cleanups.pop()()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _base_env(port: int, pidfile: Path) -> dict[str, str]:
+    return clean_env(
+        HOST=HOST,
+        PORT=str(port),
+        DEBUG="0",
+        SECRET_KEY=secrets.token_hex(32),
+        ALLOWED_HOSTS=f"{HOST},localhost",
+        NUM_PROXIES="1",
+        SHOW_DEV_WARNING="0",
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
+        WEB_CONCURRENCY=str(WEB_CONCURRENCY),
+        WEB_THREADS=str(WEB_THREADS),
+        PIDFILE=str(pidfile),
+        # Flush interval as documented (2 s); ANALYTICS_AGGREGATE_SECONDS keeps its default.
+        ANALYTICS_FLUSH_SECONDS="2",
+    )
+
+
+def _wait_healthy(dep: Deployment) -> dict:
+    """Wait for the server to answer /healthz, then (briefly) for a 200.
+
+    A server that answers but stays unhealthy is not a start-up failure: the deployment is handed
+    to the tests, and the /healthz case says what is wrong.
+    """
+    answers: list[tuple[int, str]] = []
+
+    def probe() -> tuple[int, str]:
+        dep.check_alive()
+        with dep.session() as sess:
+            response = sess.get(dep.url("/healthz"), timeout=5)
+        answers.append((response.status_code, response.text[:500]))
+        return answers[-1]
+
+    what = f"{dep.url('/healthz')} to answer"
+    wait_until(probe, timeout=START_TIMEOUT, interval=0.5, what=what)
+    with contextlib.suppress(HarnessError):
+        wait_until(lambda: probe()[0] == 200, timeout=UNHEALTHY_GRACE, interval=0.5, what="200")
+    status, body = answers[-1]
+    return {"status": status, "body": body}
+
+
+def _wait_log(proc: Proc, pattern: str, *, timeout: float, dep: Deployment) -> None:
+    regex = re.compile(pattern)
+
+    def probe() -> bool:
+        dep.check_alive()
+        return bool(regex.search(proc.log_path.read_text(errors="replace")))
+
+    wait_until(probe, timeout=timeout, interval=0.5, what=f"{proc.name} log to say {pattern!r}")
+
+
+def _make(target: str) -> list[str]:
+    return ["make", "--no-print-directory", target, f"VENV={VENV}"]
+
+
+def start_deployment(mode: str) -> Deployment:
+    """Start one deployment; on any failure stop what was started and raise with the logs."""
+    log_dir = ARTIFACTS / mode
+    shutil.rmtree(log_dir, ignore_errors=True)
+    log_dir.mkdir(parents=True)
+    workdir = Path(tempfile.mkdtemp(prefix=f"shorturl-e2e-{mode}-"))
+    port = free_port()
+    pidfile = workdir / "gunicorn.pid"
+    dep = Deployment(
+        mode=mode,
+        port=port,
+        env=_base_env(port, pidfile),
+        workdir=workdir,
+        log_dir=log_dir,
+        pidfile=pidfile,
+    )
+    # Each deployment collects its own static files, never into the checkout's staticfiles/.
+    dep.env["STATIC_ROOT"] = str(workdir / "static")
+    try:
+        if mode == "embedded":
+            dep.env["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"
+        elif mode == "services":
+            redis_dir = workdir / "redis"
+            redis_dir.mkdir()
+            dep.procs["redis"], redis_port = start_redis(redis_dir, log_dir / "redis.log")
+            database = f"shorturl_e2e_{os.getpid()}"
+            fresh_mariadb_database(database)
+            dep.cleanups.append(lambda: drop_mariadb_database(database))
+            dep.env["DATABASE_URL"] = f"mysql://root@{HOST}:3306/{database}"
+            dep.env["REDIS_URL"] = f"redis://{HOST}:{redis_port}/0"
+            dep.env["CELERY_BROKER_URL"] = f"redis://{HOST}:{redis_port}/1"
+        else:
+            raise HarnessError(f"unknown mode {mode!r}")
+
+        dep.procs["web"] = start_process(
+            "web",
+            [*_make("serve"), f"HOST={HOST}", f"PORT={port}"],
+            env=dep.env,
+            log_path=log_dir / "web.log",
+        )
+        dep.health = _wait_healthy(dep)  # migrated and serving from here on
+
+        if mode == "services":
+            with contextlib.suppress(FileNotFoundError):
+                for old in VENV.glob("celerybeat-schedule*"):
+                    old.unlink()
+            dep.procs["worker"] = start_process(
+                "worker", _make("worker"), env=dep.env, log_path=log_dir / "worker.log"
+            )
+            dep.procs["beat"] = start_process(
+                "beat", _make("beat"), env=dep.env, log_path=log_dir / "beat.log"
+            )
+
+        dep.manage("ensure_demo_users")
+        out = dep.manage("drf_create_token", "demo")
+        match = re.search(r"\b([0-9a-f]{40})\b", out)
+        if not match:
+            raise HarnessError(f"no token in drf_create_token's output: {out!r}")
+        dep.token = match.group(1)
+
+        if mode == "services":
+            _wait_log(dep.procs["worker"], r"celery@\S+ ready\.", timeout=90, dep=dep)
+            _wait_log(dep.procs["beat"], r"beat: Starting", timeout=60, dep=dep)
+        dep.check_alive()
+    except BaseException as error:
+        logs = dep.logs_since(max_lines=80)
+        dep.stop()
+        if isinstance(error, HarnessError):
+            raise HarnessError(f"{mode} deployment failed to start: {error}\n{logs}") from error
+        raise
+    return dep
+
+
+# --- figures shown at the end of the run ---------------------------------------------------------
+
+FIGURES: list[str] = []
+
+
+def note(dep: Deployment, case: str, text: str) -> None:
+    """Keep a measured figure for the run's summary (and print it for -s runs)."""
+    line = f"[{dep.mode}] {case}: {text}"
+    FIGURES.append(line)
+    print(line)  # shown with -s, and in a failing test's captured output
+
+
+# --- HTTP helpers ------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    status: int
+    location: str | None
+    content_type: str
+    body: bytes
+
+
+def get_fresh(
+    port: int, path: str, headers: dict[str, str] | None = None, timeout: float = HTTP_TIMEOUT
+) -> Answer:
+    """One GET on a new connection, `Connection: close`, never following redirects.
+
+    A new connection each time lets the kernel hand it to any gunicorn worker process.
+    """
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers={"Connection": "close", **(headers or {})})
+        response = conn.getresponse()
+        body = response.read()
+        return Answer(
+            status=response.status,
+            location=response.getheader("Location"),
+            content_type=response.getheader("Content-Type", ""),
+            body=body,
+        )
+    finally:
+        conn.close()
+
+
+# Real browsers' User-Agents (desktop and mobile); none is a bot or a link-preview fetcher.
+BROWSER_USER_AGENTS = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0.0.0 Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:125.0) Gecko/20100101 Firefox/125.0",
+    "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.4 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (iPad; CPU OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.4 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/124.0.6367.82 Mobile Safari/537.36",
+    "Mozilla/5.0 (Linux; Android 13; SM-S911B) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/123.0.6312.118 Mobile Safari/537.36",
+    "Mozilla/5.0 (Android 14; Mobile; rv:125.0) Gecko/125.0 Firefox/125.0",
+)
+
+# First octets of public IPv4 space, so that the visits look like people from many places.
+_PUBLIC_FIRST_OCTETS = (23, 31, 41, 52, 62, 81, 91, 103, 110, 121, 151, 177, 185, 196, 201, 213)
+
+
+def visitor_headers(index: int) -> dict[str, str]:
+    """Varied, deterministic visitor headers: a public client IP (X-Forwarded-For, as one proxy
+    in front would add it) and a real browser's User-Agent."""
+    first = _PUBLIC_FIRST_OCTETS[index % len(_PUBLIC_FIRST_OCTETS)]
+    ip = f"{first}.{(index * 7) % 256}.{(index * 13) % 256}.{index % 250 + 1}"
+    return {
+        "X-Forwarded-For": ip,
+        "User-Agent": BROWSER_USER_AGENTS[(index // 3) % len(BROWSER_USER_AGENTS)],
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "Accept-Language": "en-US,en;q=0.9",
+    }
+
+
+def unique_url(label: str) -> str:
+    return f"https://example.com/e2e/{label}?run={secrets.token_hex(6)}"
+
+
+def create_link(dep: Deployment, long_url: str, **extra: Any) -> dict:
+    with dep.api() as api:
+        response = api.post(
+            dep.url("/api/v1/links/"), json={"long_url": long_url, **extra}, timeout=HTTP_TIMEOUT
+        )
+    if response.status_code != 201:
+        raise AssertionError(
+            f"POST /api/v1/links/ {long_url!r} answered {response.status_code}, expected 201: "
+            f"{response.text[:500]}"
+        )
+    return response.json()
+
+
+def stats(dep: Deployment, code: str) -> dict:
+    with dep.api() as api:
+        response = api.get(dep.url(f"/api/v1/links/{code}/stats/"), timeout=HTTP_TIMEOUT)
+    if response.status_code != 200:
+        raise AssertionError(
+            f"GET /api/v1/links/{code}/stats/ answered {response.status_code}: "
+            f"{response.text[:500]}"
+        )
+    return response.json()
+
+
+@dataclass
+class VisitCount:
+    reached: bool
+    seconds: float  # from the call until the count was reached (or until giving up)
+    total_clicks: int
+    bot_clicks: int
+    history: list[tuple[float, int]]  # (seconds, total_clicks + bot_clicks) whenever it changed
+
+    @property
+    def stored(self) -> int:
+        return self.total_clicks + self.bot_clicks
+
+
+def wait_for_visits(dep: Deployment, code: str, expected: int, *, timeout: float) -> VisitCount:
+    """Poll the stats API until people's + bots' clicks reach `expected` (or `timeout` passes)."""
+    started = time.monotonic()
+    history: list[tuple[float, int]] = []
+    data: dict = {}
+    while True:
+        data = stats(dep, code)
+        elapsed = time.monotonic() - started
+        seen = data["total_clicks"] + data["bot_clicks"]
+        if not history or history[-1][1] != seen:
+            history.append((round(elapsed, 1), seen))
+        if seen >= expected or elapsed >= timeout:
+            return VisitCount(
+                reached=seen >= expected,
+                seconds=elapsed,
+                total_clicks=data["total_clicks"],
+                bot_clicks=data["bot_clicks"],
+                history=history,
+            )
+        time.sleep(0.5)
+
+
+CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken"\s+value="([^"]+)"')
+
+
+def csrf_from(html: str) -> str:
+    match = CSRF_INPUT.search(html)
+    if not match:
+        raise AssertionError(f"no csrfmiddlewaretoken in the page: {html[:800]}")
+    return match.group(1)
+
+
+def login(dep: Deployment, username: str, password: str) -> requests.Session:
+    """A browser-like session signed in through the login form (CSRF cookie + token)."""
+    sess = dep.session()
+    page = sess.get(dep.url("/accounts/login/"), timeout=HTTP_TIMEOUT)
+    assert page.status_code == 200, f"GET /accounts/login/ → {page.status_code}: {page.text[:500]}"
+    response = sess.post(
+        dep.url("/accounts/login/"),
+        data={
+            "csrfmiddlewaretoken": csrf_from(page.text),
+            "username": username,
+            "password": password,
+        },
+        headers={"Referer": dep.url("/accounts/login/")},
+        allow_redirects=False,
+        timeout=HTTP_TIMEOUT,
+    )
+    assert response.status_code == 302, (
+        f"login as {username} answered {response.status_code} (expected 302 to the home page); "
+        f"cookies={sorted(sess.cookies.keys())}; body: {response.text[:800]}"
+    )
+    return sess
