@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workload import create_links, wrk_script
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
@@ -135,32 +137,8 @@ def main() -> None:
     manage = [PYTHON, "manage.py"]
     subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run([*manage, "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
-    setup = (
-        "from django.contrib.auth.models import User\n"
-        "from links import services\n"
-        "u = User.objects.create_user('bench')\n"
-        "codes = [services.shorten(u, f'https://example.com/p/{i}').link.code\n"
-        f"         for i in range({args.links})]\n"
-        "import json; print(json.dumps(codes))\n"
-    )
-    out = subprocess.run(
-        [*manage, "shell", "-c", setup],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    codes = json.loads(out.strip().splitlines()[-1])
-    script = workdir / "codes.lua"
-    script.write_text(
-        "local codes = {" + ",".join(f'"{c}"' for c in codes) + "}\n"
-        "local i = 0\n"
-        "request = function()\n"
-        "  i = i + 1\n"
-        "  return wrk.format('GET', '/' .. codes[(i % #codes) + 1])\n"
-        "end\n"
-    )
+    codes = create_links(args.links, env, PYTHON)
+    script = wrk_script(codes, workdir / "codes.lua")
 
     contenders = [
         Contender("bare WSGI 302", "bench.bare_wsgi:application", 8101, "/x"),

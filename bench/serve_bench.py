@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from workload import create_links, wrk_script
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
@@ -141,32 +143,8 @@ def main() -> None:
     try:
         for name in procs:
             wait_for(ports[name])
-        setup = (
-            "from django.contrib.auth.models import User\n"
-            "from links import services\n"
-            "u = User.objects.create_user('bench')\n"
-            "codes = [services.shorten(u, f'https://example.com/p/{i}').link.code\n"
-            f"         for i in range({args.links})]\n"
-            "import json; print(json.dumps(codes))\n"
-        )
-        out = subprocess.run(
-            [PYTHON, "manage.py", "shell", "-c", setup],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        codes = json.loads(out.strip().splitlines()[-1])
-        script = workdir / "codes.lua"
-        script.write_text(
-            "local codes = {" + ",".join(f'"{c}"' for c in codes) + "}\n"
-            "local i = 0\n"
-            "request = function()\n"
-            "  i = i + 1\n"
-            "  return wrk.format('GET', '/' .. codes[(i % #codes) + 1])\n"
-            "end\n"
-        )
+        codes = create_links(args.links, env)
+        script = wrk_script(codes, workdir / "codes.lua")
         shorturl = f"http://127.0.0.1:{ports['shorturl']}"
         answered += wrk(shorturl, 2, 4, script)[1]  # warm every process's cache
         for round_no in range(1, args.rounds + 1):

@@ -204,14 +204,19 @@ def _all_pids() -> Iterator[int]:
             yield int(entry)
 
 
-def children_of(pid: int) -> list[int]:
-    """Live (non-zombie) child processes of `pid`."""
+def _live_pids(field: int, value: int) -> list[int]:
+    """Live (non-zombie) processes whose stat field `field` (1 parent, 2 group) is `value`."""
     found = []
     for candidate in _all_pids():
         stat = _proc_stat(candidate)
-        if stat and stat[1] == pid and stat[0] != "Z":
+        if stat and stat[field] == value and stat[0] != "Z":
             found.append(candidate)
     return sorted(found)
+
+
+def children_of(pid: int) -> list[int]:
+    """Live child processes of `pid`."""
+    return _live_pids(1, pid)
 
 
 def cpu_ticks(pid: int) -> int:
@@ -233,13 +238,8 @@ def busiest(pids: list[int], *, over: float = 0.5) -> tuple[int, dict[int, int]]
 
 
 def group_alive(pgid: int) -> list[int]:
-    """Live (non-zombie) members of process group `pgid`."""
-    members = []
-    for candidate in _all_pids():
-        stat = _proc_stat(candidate)
-        if stat and stat[2] == pgid and stat[0] != "Z":
-            members.append(candidate)
-    return members
+    """Live members of process group `pgid`."""
+    return _live_pids(2, pgid)
 
 
 @dataclass
@@ -763,21 +763,27 @@ def csrf_from(html: str) -> str:
     return match.group(1)
 
 
+def post_form(
+    dep: Deployment, sess: requests.Session, path: str, page_html: str, fields: dict[str, str]
+) -> requests.Response:
+    """Submit a form on `path` as a browser would: its CSRF token, a same-origin Referer, and
+    the redirect that follows a successful POST not followed."""
+    return sess.post(
+        dep.url(path),
+        data={"csrfmiddlewaretoken": csrf_from(page_html), **fields},
+        headers={"Referer": dep.url(path)},
+        allow_redirects=False,
+        timeout=HTTP_TIMEOUT,
+    )
+
+
 def login(dep: Deployment, username: str, password: str) -> requests.Session:
     """A browser-like session signed in through the login form (CSRF cookie + token)."""
     sess = dep.session()
     page = sess.get(dep.url("/accounts/login/"), timeout=HTTP_TIMEOUT)
     assert page.status_code == 200, f"GET /accounts/login/ → {page.status_code}: {page.text[:500]}"
-    response = sess.post(
-        dep.url("/accounts/login/"),
-        data={
-            "csrfmiddlewaretoken": csrf_from(page.text),
-            "username": username,
-            "password": password,
-        },
-        headers={"Referer": dep.url("/accounts/login/")},
-        allow_redirects=False,
-        timeout=HTTP_TIMEOUT,
+    response = post_form(
+        dep, sess, "/accounts/login/", page.text, {"username": username, "password": password}
     )
     assert response.status_code == 302, (
         f"login as {username} answered {response.status_code} (expected 302 to the home page); "
