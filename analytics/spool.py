@@ -41,10 +41,10 @@ SPOOL_LOCK = "spool"
 class _Writer:
     """The current spool file of this process (reopened after a fork or a rotation)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: str):
         self.pid = os.getpid()
         self.directory = directory
-        self.path = directory / f"{PREFIX}{self.pid}-{secrets.token_hex(4)}{SUFFIX}"
+        self.path = state_dir() / f"{PREFIX}{self.pid}-{secrets.token_hex(4)}{SUFFIX}"
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # "a live process writes here"
         self.written = 0
@@ -58,7 +58,7 @@ _writer_lock = threading.Lock()
 
 
 def _current_writer() -> _Writer:
-    directory = state_dir()
+    directory = settings.EMBEDDED_STATE_DIR
     writer = _writer["current"]
     if (
         writer is None

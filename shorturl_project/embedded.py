@@ -53,6 +53,7 @@ class GenerationTable:
         if os.fstat(self._fd).st_size < SLOTS * _COUNTER.size:
             os.ftruncate(self._fd, SLOTS * _COUNTER.size)
         self._map = mmap.mmap(self._fd, SLOTS * _COUNTER.size, mmap.MAP_SHARED)
+        # The map keeps the file; the descriptor is kept only for the bump's lock.
 
     @staticmethod
     def _offset(key: str) -> int:
@@ -71,16 +72,16 @@ class GenerationTable:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
-_tables: dict[tuple[int, Path], GenerationTable] = {}
+_table: dict[str, object] = {"key": None, "table": None}
 
 
 def generations() -> GenerationTable:
     """This process's view of the node's generation table (opened once per process and dir)."""
-    key = (os.getpid(), Path(settings.EMBEDDED_STATE_DIR))
-    table = _tables.get(key)
-    if table is None:
-        table = _tables[key] = GenerationTable(state_dir() / "generations")
-    return table
+    key = (os.getpid(), settings.EMBEDDED_STATE_DIR)
+    if _table["key"] != key:
+        _table["table"] = GenerationTable(state_dir() / "generations")
+        _table["key"] = key
+    return _table["table"]
 
 
 @contextmanager
@@ -144,9 +145,12 @@ class Runner(threading.Thread):
                 continue
             logger.info("Process %s runs the background jobs (no Celery worker)", os.getpid())
             try:
-                self._run_jobs()
+                self._run_jobs()  # returns only when stopping
+            except Exception:
+                logger.exception("The background runner stopped; it starts again shortly")
             finally:
-                fcntl.flock(lock_fd, fcntl.LOCK_UN)
+                fcntl.flock(lock_fd, fcntl.LOCK_UN)  # another process may take over meanwhile
+            self.stopping.wait(self.RETRY_LOCK_SECONDS)
 
     def _run_jobs(self) -> None:
         jobs = self.jobs if self.jobs is not None else _default_jobs()
