@@ -30,15 +30,15 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     settings.SHORTURL_POOL_BATCH = 200
     from django.core.cache import cache
 
-    from links import codes
     from links.cache import process_cache
+    from links.codes import sequence
 
     cache.clear()
     process_cache.clear()  # Redis mode: the dedicated test database number is flushed
-    codes.sequence_resync()
+    sequence.sequence_resync()
     reset_redis_state()
     yield
-    codes.sequence_resync()
+    sequence.sequence_resync()
 
 
 @pytest.fixture

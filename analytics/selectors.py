@@ -24,8 +24,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from links.codes import pool_status
-from links.models import CodeType, UrlLink
+from links.models import UrlLink
 
 from . import capture
 from .models import HourlyClick, VisitRecord, utc_hour
@@ -363,30 +362,6 @@ def visit_rows_for_export(*, link, chunk_size: int = 10000) -> Iterator[tuple]:
             return
         last_id, last_time = chunk[-1][0], chunk[-1][1]
         after = Q(visit_time__gt=last_time) | Q(visit_time=last_time, id__gt=last_id)
-
-
-def code_pool_usage(*, since: datetime) -> dict[str, int]:
-    """How fast links are being made: {"used": pool codes handed out, "links_created"} since
-    `since` (the overview turns it into "the pool lasts about N hours").
-
-    Counted from the links (a pool code is used exactly when a pool link is created), because
-    the pool marks its rows used with a bulk UPDATE that leaves their timestamps alone.
-    """
-    created = UrlLink.objects.filter(created_at__gte=since)
-    return created.aggregate(
-        used=Count("id", filter=Q(code_type=CodeType.POOL)), links_created=Count("id")
-    )
-
-
-def code_pool_report() -> dict:
-    """The code pool as the overview and the admin show it: `pool` (counts by status),
-    `pool_usage` (the last 24 hours) and `pool_runway_hours` (how long the unused codes last
-    at that rate; None when no code was used)."""
-    pool = pool_status()
-    usage = code_pool_usage(since=timezone.now() - timedelta(hours=24))
-    unused = pool.get("unused") or 0
-    runway = unused / usage["used"] * 24 if usage["used"] else None
-    return {"pool": pool, "pool_usage": usage, "pool_runway_hours": runway}
 
 
 def pipeline_status() -> dict[str, int]:

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from links.codes import pool
 from links.selectors import link_list
 from links.shortlinks import short_url_for
 from links.views import visible_link_or_404
@@ -166,7 +167,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     chart = chart_data(series, time_range)
     top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
     newest = list(link_list(user=request.user, owned_only=False)[:10])
-    pool_report = selectors.code_pool_report()
+    pool_report = pool.pool_report()
     runway_hours = pool_report["pool_runway_hours"]
     return render(
         request,

@@ -23,8 +23,9 @@ from analytics import selectors as analytics_selectors
 from analytics.forms import StatsRangeForm
 from analytics.views import chart_data
 
-from . import codes, services
+from . import services
 from .cache import CacheUnavailable
+from .codes import pool
 from .models import LinkStatus, UniqueCode, UniqueCodeStatus, UrlLink
 from .shortlinks import short_url_for
 
@@ -228,8 +229,8 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return request.user.is_staff and request.user.has_perm("links.view_uniquecode")
 
     def _refill(self, request: HttpRequest) -> None:
-        stored = codes.pool_refill(batch=settings.SHORTURL_POOL_BATCH)
-        unused = codes.pool_status().get(UniqueCodeStatus.UNUSED)
+        stored = pool.pool_refill(batch=settings.SHORTURL_POOL_BATCH)
+        unused = pool.pool_status().get(UniqueCodeStatus.UNUSED)
         self.message_user(
             request,
             f"Added {stored} fresh codes to the pool; {unused} unused codes are ready.",
@@ -249,6 +250,6 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return HttpResponseRedirect(reverse("admin:links_uniquecode_changelist"))
 
     def changelist_view(self, request, extra_context=None) -> TemplateResponse:
-        extra_context = {**(extra_context or {}), **analytics_selectors.code_pool_report()}
+        extra_context = {**(extra_context or {}), **pool.pool_report()}
         extra_context["can_refill"] = self.has_refill_permission(request)
         return super().changelist_view(request, extra_context)

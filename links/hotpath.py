@@ -12,7 +12,7 @@ from http import HTTPStatus
 
 from django.db import close_old_connections
 
-from .codes import RESERVED_ALIASES
+from .codes.aliases import RESERVED_ALIASES
 from .redirect import NO_BROWSER_CACHE, error_page, resolve
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,8 @@ from django.template.loader import render_to_string
 from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
-from .codes import ALIAS_RE, check_character, is_generated_shape
+from .codes.aliases import ALIAS_RE
+from .codes.shape import check_character, is_generated_shape
 
 NOT_FOUND, GONE = 404, 410
 PAGES = {NOT_FOUND: "links/not_found.html", GONE: "links/gone.html"}

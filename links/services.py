@@ -14,7 +14,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from . import cache as link_cache
-from .codes import CodeGenerationError, get_strategy, pool_claim, validate_alias
+from .codes.aliases import validate_alias
+from .codes.base import CodeGenerationError
+from .codes.pool import pool_claim
+from .codes.strategies import get_strategy
 from .models import CodeType, RedirectType, UrlLink
 
 

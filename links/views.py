@@ -24,7 +24,7 @@ from analytics.selectors import link_totals
 
 from . import services
 from .cache import CacheUnavailable
-from .codes import CodeGenerationError
+from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
 from .models import LinkStatus, UrlLink
 from .selectors import link_list

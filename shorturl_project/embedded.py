@@ -108,7 +108,7 @@ class Job:
 
 def _default_jobs() -> list[Job]:
     from analytics import services as analytics_services
-    from links import codes
+    from links.codes import pool
 
     return [
         Job(
@@ -121,7 +121,7 @@ def _default_jobs() -> list[Job]:
             settings.EMBEDDED_AGGREGATE_SECONDS,
             analytics_services.aggregate_hourly,
         ),
-        Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, codes.pool_refill_if_low),
+        Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
     ]
 
 

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from links.api.base import api_not_found
-from links.codes import RESERVED_ALIASES
+from links.codes.aliases import RESERVED_ALIASES
 from links.redirect import redirect_view
 
 from .health import healthz

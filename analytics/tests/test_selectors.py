@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from analytics import selectors, services
 from analytics.models import VisitRecord
+from links.codes import pool
 
 from .conftest import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, record
 
@@ -169,9 +170,9 @@ def test_latest_visits_and_export_rows(clicked_link):
 def test_code_pool_usage_counts_links_made_since(make_link):
     generated = make_link()
     make_link("https://example.org/x", alias="spring-sale")
-    usage = selectors.code_pool_usage(since=timezone.now() - dt.timedelta(hours=1))
+    usage = pool.pool_usage(since=timezone.now() - dt.timedelta(hours=1))
     assert usage == {"used": 1 if generated.code_type == "pool" else 0, "links_created": 2}
-    assert selectors.code_pool_usage(since=timezone.now() + dt.timedelta(seconds=1)) == {
+    assert pool.pool_usage(since=timezone.now() + dt.timedelta(seconds=1)) == {
         "used": 0,
         "links_created": 0,
     }

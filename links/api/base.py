@@ -21,7 +21,8 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
 from links.cache import CacheUnavailable
-from links.codes import ALIAS_RE, CodeGenerationError
+from links.codes.aliases import ALIAS_RE
+from links.codes.base import CodeGenerationError
 from links.models import UrlLink
 from links.services import LinkNotFound, get_visible_link
 

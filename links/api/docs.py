@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
-from links.codes import ALIAS_RE
+from links.codes.aliases import ALIAS_RE
 
 
 class DetailSerializer(serializers.Serializer):

@@ -7,82 +7,96 @@ from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from links import codes
-from links.models import UniqueCode, UniqueCodeStatus
+from links.codes import aliases, hashing, pool, sequence, shape, strategies
+from links.models import UniqueCode, UniqueCodeStatus, UrlLink
 
 ALPHANUMERIC = set(string.ascii_letters + string.digits)
 
 
 def test_check_character_catches_every_single_character_typo():
     body = "aB3xY9"
-    code = codes.with_check(body)
-    assert codes.has_valid_check(code)
+    code = shape.with_check(body)
+    assert shape.has_valid_check(code)
     for position in range(len(code)):
-        for replacement in codes.BASE62:
+        for replacement in shape.BASE62:
             if replacement == code[position]:
                 continue
             typo = code[:position] + replacement + code[position + 1 :]
-            assert not codes.has_valid_check(typo), typo
+            assert not shape.has_valid_check(typo), typo
 
 
-@given(st.text(alphabet=codes.BASE62, min_size=7, max_size=7))
+@given(st.text(alphabet=shape.BASE62, min_size=7, max_size=7))
 def test_random_strings_pass_the_check_about_one_time_in_62(candidate):
     # For any body, exactly one of the 62 possible last characters is valid.
-    valid_endings = [c for c in codes.BASE62 if codes.has_valid_check(candidate[:-1] + c)]
+    valid_endings = [c for c in shape.BASE62 if shape.has_valid_check(candidate[:-1] + c)]
     assert len(valid_endings) == 1
 
 
 def test_case_matters_for_the_check():
-    code = codes.with_check("abcdef")
-    assert codes.has_valid_check(code)
-    assert not codes.has_valid_check(code.swapcase())
+    code = shape.with_check("abcdef")
+    assert shape.has_valid_check(code)
+    assert not shape.has_valid_check(code.swapcase())
 
 
 @pytest.mark.django_db
-def test_pool_codes_are_valid_and_unique_across_100k():
-    """Raw random draws collide now and then (~8 % odds for some pair among 100k draws from
-    62**6); the pool keeps only fresh ones, so what it hands out is unique."""
-    stored = codes.pool_refill(batch=100_000)
-    pool = list(UniqueCode.objects.values_list("code", flat=True))
-    assert stored == len(pool) == 100_000
-    assert len(set(pool)) == 100_000
-    assert all(codes.has_valid_check(code) for code in pool)
+def test_pool_refill_skips_codes_already_taken_by_links_or_the_pool(user, monkeypatch):
+    """Random draws collide now and then (~8 % odds for some pair among 100k draws from 62**6);
+    a refill stores only codes that no link and no pool row has, and still reaches its count."""
+    taken_by_link = UrlLink.objects.create(
+        owner=user,
+        code=shape.with_check("Taken1"),
+        long_url="https://example.com/",
+        code_type="pool",
+    ).code
+    taken_by_pool = shape.with_check("Taken2")
+    UniqueCode.objects.create(code=taken_by_pool)
+    draws = iter([taken_by_link, taken_by_pool, shape.with_check("Fresh1")])
+    real = pool.random_code
+    monkeypatch.setattr(pool, "random_code", lambda: next(draws, None) or real())
+    assert pool.pool_refill(batch=3) == 3
+    unused = set(
+        UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).values_list("code", flat=True)
+    )
+    assert len(unused) == 4  # the old pool row and three new ones
+    assert taken_by_link not in unused
+    assert shape.with_check("Fresh1") in unused
+    assert all(shape.has_valid_check(code) for code in unused)
 
 
 def test_sequence_codes_are_valid_unique_and_round_trip_across_100k():
-    generated = [codes.sequence_encode(seq_id) for seq_id in range(1, 100_001)]
+    generated = [sequence.sequence_encode(seq_id) for seq_id in range(1, 100_001)]
     assert len(set(generated)) == 100_000
-    assert all(codes.has_valid_check(code) for code in generated)
+    assert all(shape.has_valid_check(code) for code in generated)
     for seq_id in (1, 2, 3, 999, 12_345, 100_000, 62**6 - 1):
-        assert codes.sequence_decode(codes.sequence_encode(seq_id)) == seq_id
+        assert sequence.sequence_decode(sequence.sequence_encode(seq_id)) == seq_id
 
 
 def test_consecutive_sequence_ids_give_codes_that_differ_in_most_positions():
     differing = []
     for seq_id in range(1, 1001):
-        a, b = codes.sequence_encode(seq_id), codes.sequence_encode(seq_id + 1)
+        a, b = sequence.sequence_encode(seq_id), sequence.sequence_encode(seq_id + 1)
         differing.append(sum(x != y for x, y in zip(a[:-1], b[:-1], strict=True)))
-    body_length = len(codes.sequence_encode(1)) - 1
+    body_length = len(sequence.sequence_encode(1)) - 1
     # Neighbouring ids must not give neighbouring codes: on average most characters change.
     assert sum(differing) / len(differing) > body_length * 0.75
     assert min(differing) >= 2
 
 
 def test_sequence_codes_depend_on_the_secret_key(settings):
-    first = codes.sequence_encode(42)
+    first = sequence.sequence_encode(42)
     settings.SHORTURL_SEQUENCE_KEY = "another secret"
-    assert codes.sequence_encode(42) != first
+    assert sequence.sequence_encode(42) != first
 
 
 def test_sequence_rejects_an_alphabet_that_is_not_a_permutation(settings):
     settings.SHORTURL_ALPHABET = "abc"
     with pytest.raises(ValueError, match="permutation"):
-        codes.sequence_encode(1)
+        sequence.sequence_encode(1)
 
 
 def test_hash_strategy_gives_100k_urls_100k_unique_valid_codes():
     """32-bit segments collide now and then (birthday bound); the next candidate takes over."""
-    strategy = codes.get_strategy("hash")
+    strategy = strategies.get_strategy("hash")
     taken: set[str] = set()
     first_choice_taken = 0
     for i in range(100_000):
@@ -94,7 +108,7 @@ def test_hash_strategy_gives_100k_urls_100k_unique_valid_codes():
         else:
             pytest.fail(f"no free code for URL {i}")
     assert len(taken) == 100_000
-    assert all(codes.has_valid_check(code) for code in taken)
+    assert all(shape.has_valid_check(code) for code in taken)
     assert first_choice_taken < 100  # collisions are rare, not routine
 
 
@@ -102,7 +116,7 @@ def test_hash_codes_use_all_62_characters_in_every_position():
     """The `& 0x3D` mask of the classic sketch can only reach 32 characters; `% 62` reaches all."""
     seen_per_position = [set() for _ in range(6)]
     for i in range(3000):
-        for code in codes.hash_candidates(f"https://example.com/{i}", "salt"):
+        for code in hashing.hash_candidates(f"https://example.com/{i}", "salt"):
             for position, ch in enumerate(code[:-1]):
                 seen_per_position[position].add(ch)
     for seen in seen_per_position:
@@ -111,8 +125,8 @@ def test_hash_codes_use_all_62_characters_in_every_position():
 
 def test_hash_codes_are_stable_for_the_same_url_and_salt():
     url = "https://example.com/stable"
-    assert codes.hash_candidates(url, "s") == codes.hash_candidates(url, "s")
-    assert codes.hash_candidates(url, "s") != codes.hash_candidates(url, "t")
+    assert hashing.hash_candidates(url, "s") == hashing.hash_candidates(url, "s")
+    assert hashing.hash_candidates(url, "s") != hashing.hash_candidates(url, "t")
 
 
 @pytest.mark.parametrize(
@@ -121,34 +135,34 @@ def test_hash_codes_are_stable_for_the_same_url_and_salt():
 )
 def test_bad_aliases_are_refused_with_a_reason(alias):
     with pytest.raises(ValidationError) as excinfo:
-        codes.validate_alias(alias)
+        aliases.validate_alias(alias)
     assert excinfo.value.message_dict["alias"][0]
 
 
 def test_aliases_in_the_generated_shape_are_refused():
     with pytest.raises(ValidationError, match="kept for generated codes"):
-        codes.validate_alias("Summer1")
+        aliases.validate_alias("Summer1")
 
 
 @pytest.mark.parametrize("alias", ["spring-sale", "Q3_launch", "abc", "x" * 32, "Summer-1"])
 def test_good_aliases_pass(alias):
-    codes.validate_alias(alias)
+    aliases.validate_alias(alias)
 
 
 @pytest.mark.django_db
 def test_pool_refill_stores_unused_valid_codes():
-    stored = codes.pool_refill(batch=500)
+    stored = pool.pool_refill(batch=500)
     assert stored == 500
     rows = list(UniqueCode.objects.values_list("code", "status"))
     assert len(rows) == 500
-    assert all(codes.has_valid_check(code) for code, _ in rows)
+    assert all(shape.has_valid_check(code) for code, _ in rows)
     assert {status for _, status in rows} == {UniqueCodeStatus.UNUSED}
 
 
 @pytest.mark.django_db
 def test_pool_strategy_hands_each_code_out_once():
-    codes.pool_refill(batch=50)
-    strategy = codes.get_strategy("pool")
+    pool.pool_refill(batch=50)
+    strategy = strategies.get_strategy("pool")
     handed_out = [next(strategy.candidates("https://example.com")).code for _ in range(50)]
     assert len(set(handed_out)) == 50
     assert (
@@ -158,4 +172,4 @@ def test_pool_strategy_hands_each_code_out_once():
 
 def test_unknown_strategy_is_a_clear_error():
     with pytest.raises(ValueError, match="SHORTURL_CODE_STRATEGY"):
-        codes.get_strategy("nope")
+        strategies.get_strategy("nope")

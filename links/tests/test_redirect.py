@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from links import codes, services
+from links import services
+from links.codes import shape
 from shorturl_project.redis_conn import uses_redis
 
 pytestmark = pytest.mark.django_db
@@ -73,8 +74,8 @@ def test_a_cached_alias_redirect_runs_no_link_query(client, user):
 
 
 def test_an_unknown_random_code_is_404_without_a_query(client, django_assert_num_queries):
-    garbage = [codes.random_code()[:-1] + "x" for _ in range(20)]
-    garbage = [code for code in garbage if not codes.has_valid_check(code)]
+    garbage = [shape.random_code()[:-1] + "x" for _ in range(20)]
+    garbage = [code for code in garbage if not shape.has_valid_check(code)]
     with django_assert_num_queries(0):
         for code in garbage:
             response = client.get(f"/{code}")
@@ -84,7 +85,7 @@ def test_an_unknown_random_code_is_404_without_a_query(client, django_assert_num
 
 
 def test_a_valid_but_unknown_code_is_looked_up_once_then_cached(client, django_assert_num_queries):
-    code = codes.random_code()
+    code = shape.random_code()
     with django_assert_num_queries(1):
         assert client.get(f"/{code}").status_code == 404
     with django_assert_num_queries(0):

@@ -9,7 +9,8 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from links import cache as link_cache
-from links import codes, services
+from links import services
+from links.codes import base, hashing, pool, sequence, shape
 from links.models import CodeType, UrlLink
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,7 @@ def test_shorten_gives_a_valid_code_with_every_strategy(settings, user, strategy
     settings.SHORTURL_CODE_STRATEGY = strategy
     result = services.shorten(user, "https://example.com/landing?utm_source=mail")
     assert result.created
-    assert codes.has_valid_check(result.link.code)
+    assert shape.has_valid_check(result.link.code)
     assert result.link.code_type == strategy
     assert (
         services.restore(result.link.code).long_url == "https://example.com/landing?utm_source=mail"
@@ -30,13 +31,13 @@ def test_shorten_gives_a_valid_code_with_every_strategy(settings, user, strategy
 def test_sequence_strategy_stores_the_id_it_encodes(settings, user):
     settings.SHORTURL_CODE_STRATEGY = "sequence"
     link = services.shorten(user, "https://example.com/seq").link
-    assert codes.sequence_decode(link.code) == link.seq_id
+    assert sequence.sequence_decode(link.code) == link.seq_id
 
 
 def test_sequence_strategy_never_reuses_an_id_after_losing_its_counter(settings, user):
     settings.SHORTURL_CODE_STRATEGY = "sequence"
     first = services.shorten(user, "https://example.com/one").link
-    codes.sequence_resync()
+    sequence.sequence_resync()
     from django.core.cache import cache
 
     cache.clear()  # Redis loses the counter: it is warmed again from the database
@@ -50,7 +51,7 @@ def test_hash_strategy_gives_another_code_when_the_first_is_taken(settings, user
     mine = services.shorten(user, url).link
     theirs = services.shorten(other_user, url).link
     assert mine.code != theirs.code
-    assert theirs.code in codes.hash_candidates(url, settings.SHORTURL_HASH_SALT)
+    assert theirs.code in hashing.hash_candidates(url, settings.SHORTURL_HASH_SALT)
 
 
 def test_hash_strategy_gives_up_with_a_clear_error(settings, user, django_user_model):
@@ -60,7 +61,7 @@ def test_hash_strategy_gives_up_with_a_clear_error(settings, user, django_user_m
     for i in range(4):
         owner = django_user_model.objects.create_user(f"u{i}")
         services.shorten(owner, url)
-    with pytest.raises(codes.CodeGenerationError, match="No free short code"):
+    with pytest.raises(base.CodeGenerationError, match="No free short code"):
         services.shorten(user, url)
 
 
@@ -222,8 +223,8 @@ def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
     """
     assert connection.vendor == "mysql"
     if pool_source == "database rows only":
-        monkeypatch.setattr(codes, "live_redis_client", lambda: None)
-    codes.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
+        monkeypatch.setattr(pool, "live_redis_client", lambda: None)
+    pool.pool_refill(batch=30)  # fewer than the callers: some must refill under contention
     results, errors = _shorten_concurrently(user, 50, "concurrent")
     assert errors == []
     assert len(results) == 50

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from links import codes
+from links.codes import pool
 
 
 class Command(BaseCommand):
@@ -25,12 +25,12 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         self.stdout.write(f"Generating {total:,} codes…")
-        stored = codes.pool_refill(batch=total, progress=progress)
+        stored = pool.pool_refill(batch=total, progress=progress)
         self.stdout.write("")
         if reload_redis:
-            loaded = codes.pool_load_redis_from_db()
+            loaded = pool.pool_load_redis_from_db()
             self.stdout.write(f"Handed {loaded:,} unused codes to Redis.")
-        status = codes.pool_status()
+        status = pool.pool_status()
         self.stdout.write(
             self.style.SUCCESS(
                 f"Stored {stored:,} new codes; pool now has {status['unused']:,} unused "
