@@ -10,11 +10,11 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
-from links.admin import ReadOnlyAdminMixin
+from shorturl_project.admin_base import ReadOnlyAdminMixin
 
+from .charts import chart_data
 from .forms import TimeRange
 from .models import HourlyClick, VisitRecord
-from .views import chart_data
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
 HOURLY_CHART_HOURS = 24 * 14

@@ -10,16 +10,15 @@ analytics.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import time
 import uuid
 from collections.abc import Mapping
 
-from django.conf import settings
 from redis.exceptions import RedisError
 
+from shorturl_project.client_ip import client_ip
 from shorturl_project.redis_conn import (  # noqa: F401 - redis_client/uses_redis re-exported
     live_redis_client,
     redis_client,
@@ -44,26 +43,6 @@ AGGREGATE_LOCK_KEY = "analytics:lock:aggregate"
 # VisitRecord.user_agent / .referrer max_length; a test keeps them in step with the model.
 MAX_USER_AGENT = 512
 MAX_REFERRER = 1024
-
-
-def client_ip(meta: Mapping[str, str]) -> str:
-    """The visitor's address: X-Forwarded-For trusted only as far as NUM_PROXIES proxies go.
-
-    `meta` is the WSGI environ (request.META). Each trusted proxy appends the address it saw,
-    so the client is the NUM_PROXIES-th entry from the right; anything left of it may have been
-    written by the client and is ignored.
-    """
-    remote = meta.get("REMOTE_ADDR", "")
-    proxies = settings.NUM_PROXIES
-    if proxies > 0:
-        forwarded = meta.get("HTTP_X_FORWARDED_FOR", "")
-        entries = [entry.strip() for entry in forwarded.split(",")] if forwarded else []
-        if len(entries) >= proxies:
-            try:
-                return str(ipaddress.ip_address(entries[-proxies]))
-            except ValueError:
-                pass  # a proxy that writes something else: fall back to the socket
-    return remote[:45]
 
 
 def new_event_id() -> str:

@@ -20,8 +20,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from links.models import UrlLink
@@ -205,48 +204,6 @@ def _distinct_visitors(visits: QuerySet) -> dict[int, int]:
     return {row["link_id"]: row["u"] for row in rows}
 
 
-def with_total_clicks(links: QuerySet[UrlLink]) -> QuerySet[UrlLink]:
-    """`links` annotated with `total_clicks`: people's clicks, all time, from HourlyClick.
-
-    A correlated subquery rather than a JOIN + GROUP BY: one query for a page, sortable, and
-    other annotations or filters on the queryset stay unaffected.
-    """
-    clicks = (
-        HourlyClick.objects.filter(link=OuterRef("pk"))
-        .order_by()
-        .values("link")
-        .annotate(total=Sum("clicks"))
-        .values("total")
-    )
-    return links.annotate(total_clicks=Coalesce(Subquery(clicks, output_field=IntegerField()), 0))
-
-
-def link_totals(*, link_ids: Iterable[int]) -> dict[int, dict[str, int]]:
-    """{link_id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, in two queries.
-
-    All time: clicks from HourlyClick, `unique_visitors` distinct people over all their visits
-    (someone coming back another hour or day counts once). Links without clicks get zeros.
-    """
-    ids = list(link_ids)
-    totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in ids}
-    if not ids:
-        return totals
-    rows = (
-        HourlyClick.objects.filter(link_id__in=ids)
-        .values("link_id")
-        .annotate(c=Sum("clicks"), b=Sum("bot_clicks"))
-        .order_by()
-    )
-    people = _distinct_visitors(VisitRecord.objects.filter(link_id__in=ids))
-    for row in rows:
-        totals[row["link_id"]] = {
-            "clicks": row["c"] or 0,
-            "unique_visitors": people.get(row["link_id"], 0),
-            "bot_clicks": row["b"] or 0,
-        }
-    return totals
-
-
 def top_links(
     *,
     start: datetime,
@@ -282,29 +239,6 @@ def top_links(
         for row in rows
         if row["link_id"] in links
     ]
-
-
-def overview_stats(
-    *,
-    start: datetime,
-    end: datetime,
-    link_ids: Iterable[int] | None = None,
-    limit: int = DEFAULT_LIMIT,
-) -> dict:
-    """link_stats for many links at once: every link (staff) or `link_ids` (e.g. a marketer's
-    links as a QuerySet of pks), plus `top_links` and `links_clicked`."""
-    link_ids = None if link_ids is None else _ids(link_ids)  # read several times below
-    series = hourly_series(link_ids=link_ids, start=start, end=end)
-    return {
-        "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
-        "end": end,
-        "timezone": timezone.get_current_timezone_name(),
-        **_totals(link_ids, start, end),
-        "links_clicked": _hourly_rows(link_ids, start, end).values("link_id").distinct().count(),
-        "series": series,
-        "top_links": top_links(start=start, end=end, link_ids=link_ids, limit=limit),
-        **breakdowns(link_ids=link_ids, start=start, end=end, limit=limit),
-    }
 
 
 def latest_visits(*, link, limit: int = 50) -> QuerySet:

@@ -9,9 +9,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _CREATE = (
     "from django.contrib.auth.models import User\n"
-    "from links import services\n"
+    "from links.services.create import link_create\n"
     "u = User.objects.create_user('bench')\n"
-    "codes = [services.shorten(u, f'https://example.com/p/{{i}}').link.code\n"
+    "codes = [link_create(user=u, long_url=f'https://example.com/p/{{i}}').link.code\n"
     "         for i in range({count})]\n"
     "import json; print(json.dumps(codes))\n"
 )

@@ -19,11 +19,9 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from analytics import selectors as analytics_selectors
-from analytics.forms import StatsRangeForm
-from analytics.views import chart_data
+from links.services.change import link_cache_refresh, link_revoke
+from shorturl_project.admin_base import ReadOnlyAdminMixin
 
-from . import services
 from .cache import CacheUnavailable
 from .codes import pool
 from .models import LinkStatus, UniqueCode, UniqueCodeStatus, UrlLink
@@ -32,19 +30,6 @@ from .shortlinks import short_url_for
 admin.site.site_header = "shorturl administration"
 admin.site.site_title = "shorturl admin"
 admin.site.index_title = "Links, visits and the code pool"
-
-
-class ReadOnlyAdminMixin:
-    """Rows written by services and the analytics pipeline; the admin only shows them."""
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 class LinkStatusFilter(admin.SimpleListFilter):
@@ -112,7 +97,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     change_form_template = "admin/links/urllink/change_form.html"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[UrlLink]:
-        return analytics_selectors.with_total_clicks(super().get_queryset(request))
+        return super().get_queryset(request).with_total_clicks()
 
     @admin.display(description="code", ordering="code")
     def short_link(self, link: UrlLink) -> str:
@@ -166,7 +151,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         revoked = 0
         for code in codes_to_revoke:
             try:
-                services.revoke(code, request.user)
+                link_revoke(code=code, user=request.user)
             except CacheUnavailable as error:
                 self.message_user(request, f"{code}: {error}", level=messages.ERROR)
                 break
@@ -180,7 +165,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         link_codes = list(queryset.values_list("code", flat=True))
         try:
             for code in link_codes:
-                services.refresh_cache(code)
+                link_cache_refresh(code=code)
         except CacheUnavailable as error:
             self.message_user(request, str(error), level=messages.ERROR)
             return
@@ -189,25 +174,6 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             f"Dropped the cached entry of {len(link_codes)} link(s); the next click reloads it.",
             level=messages.SUCCESS,
         )
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = extra_context or {}
-        link = self.get_object(request, object_id)
-        if link is not None:
-            week = StatsRangeForm(default="7d").time_range()
-            series = analytics_selectors.hourly_series(
-                link_ids=[link.pk], start=week.start, end=week.end
-            )
-            chart = chart_data(series, week)
-            extra_context.update(
-                {
-                    "chart": chart,
-                    "week_clicks": sum(chart["clicks"]),
-                    "week_bots": sum(chart["bot_clicks"]),
-                    "latest_visits": analytics_selectors.latest_visits(link=link, limit=20),
-                }
-            )
-        return super().change_view(request, object_id, form_url, extra_context)
 
 
 @admin.register(UniqueCode)

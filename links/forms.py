@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from .models import RedirectType, UrlLink
+from .selectors import DEFAULT_ORDER, LINK_ORDERS
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
@@ -140,13 +141,7 @@ class LinkFilterForm(forms.Form):
     """The search / filter / sort bar above "My links"; bad values fall back to the defaults."""
 
     STATUS_CHOICES = [("", "All links"), ("active", "Active"), ("expired", "Expired or revoked")]
-    ORDER_CHOICES = [
-        ("newest", "Newest first"),
-        ("oldest", "Oldest first"),
-        ("code", "Short code A–Z"),
-        ("expires", "Expiring soonest"),
-        ("clicks", "Most clicked"),
-    ]
+    ORDER_CHOICES = [(key, label) for key, (label, _) in LINK_ORDERS.items()]
 
     q = forms.CharField(
         label="Search",
@@ -174,5 +169,5 @@ class LinkFilterForm(forms.Form):
         return {
             "search": data.get("q") or None,
             "active": active,
-            "order": data.get("order") or "newest",
+            "order": data.get("order") or DEFAULT_ORDER,
         }

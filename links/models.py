@@ -2,7 +2,8 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .fields import CaseSensitiveCharField
@@ -44,6 +45,44 @@ class UrlLinkQuerySet(models.QuerySet):
         if user.is_staff:
             return self
         return self.filter(owner=user)
+
+    def reusable_plain(self, *, user, long_url_hashes) -> "UrlLinkQuerySet":
+        """The user's active plain links (generated code, no title, expiry or special redirect)
+        for these URL hashes, newest first: what a plain create hands back instead of a new
+        link."""
+        return (
+            self.active()
+            .filter(
+                owner=user,
+                long_url_hash__in=list(long_url_hashes),
+                code_type__in=[CodeType.POOL, CodeType.SEQUENCE, CodeType.HASH],
+                title="",
+                expires_at__isnull=True,
+                redirect_type=RedirectType.FOUND,
+            )
+            .order_by("-created_at", "-id")
+        )
+
+    # Click counts come through the relations analytics adds (HourlyClick.link, VisitRecord.link),
+    # so links never imports analytics for them.
+
+    def with_total_clicks(self) -> "UrlLinkQuerySet":
+        """Annotated with `total_clicks`: people's clicks, all time, from the hourly counts.
+
+        A correlated subquery rather than a JOIN + GROUP BY: one query for a page, sortable, and
+        other annotations or filters on the queryset stay unaffected.
+        """
+        hourly = self.model._meta.get_field("hourly_clicks").related_model
+        clicks = (
+            hourly.objects.filter(link=OuterRef("pk"))
+            .order_by()
+            .values("link")
+            .annotate(total=Sum("clicks"))
+            .values("total")
+        )
+        return self.annotate(
+            total_clicks=Coalesce(Subquery(clicks, output_field=IntegerField()), 0)
+        )
 
 
 class UrlLink(models.Model):

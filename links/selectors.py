@@ -1,29 +1,57 @@
-"""Reads of links for pages and APIs. Writes live in services.py."""
+"""Reads of links for pages and APIs. Writes live in links.services."""
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
-
-from analytics.selectors import with_total_clicks
 
 from .models import UrlLink
 
-LINK_ORDERINGS = {
-    "newest": ("-created_at", "-id"),
-    "oldest": ("created_at", "id"),
-    "code": ("code",),
-    "expires": ("expires_at", "-created_at"),
-    "clicks": ("-total_clicks", "-created_at", "-id"),
+
+class LinkNotFound(Exception):
+    """No such link, or not one the caller may see (the two are told apart to nobody)."""
+
+
+# One definition of the list orders, for the "My links" form and the selector: key → (label,
+# ORDER BY).
+LINK_ORDERS = {
+    "newest": ("Newest first", ("-created_at", "-id")),
+    "oldest": ("Oldest first", ("created_at", "id")),
+    "code": ("Short code A–Z", ("code",)),
+    "expires": ("Expiring soonest", ("expires_at", "-created_at")),
+    "clicks": ("Most clicked", ("-total_clicks", "-created_at", "-id")),
 }
+DEFAULT_ORDER = "newest"
+
+
+def link_get_visible(*, code: str, user: AbstractBaseUser) -> UrlLink:
+    """The link for `code` if `user` may see it (owner or staff), else LinkNotFound."""
+    try:
+        return UrlLink.objects.visible_to(user).select_related("owner").get(code=code)
+    except UrlLink.DoesNotExist:
+        raise LinkNotFound(code) from None
+
+
+def link_get_changeable(*, code: str, user: AbstractBaseUser) -> UrlLink:
+    """The link for `code` if `user` may change it: its owner, or staff with the admin's
+    `links.change_urllink` permission (the same one the admin's revoke action asks for).
+    Staff who may only look get PermissionDenied; everyone else LinkNotFound."""
+    link = link_get_visible(code=code, user=user)
+    if link.owner_id != user.pk and not user.has_perm("links.change_urllink"):
+        raise PermissionDenied(
+            "Only the link's owner or staff allowed to change links can do that."
+        )
+    return link
 
 
 def link_list(
     *,
-    user,
+    user: AbstractBaseUser,
     search: str | None = None,
     active: bool | None = None,
-    order: str = "newest",
+    order: str = DEFAULT_ORDER,
     owned_only: bool = True,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
@@ -45,5 +73,30 @@ def link_list(
     elif active is False:
         links = links.inactive(now)
     if order == "clicks":
-        links = with_total_clicks(links)
-    return links.order_by(*LINK_ORDERINGS.get(order, LINK_ORDERINGS["newest"]))
+        links = links.with_total_clicks()
+    _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
+    return links.order_by(*ordering)
+
+
+def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
+    """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time, in two
+    queries (through the relations analytics adds to UrlLink: `hourly_clicks`, `visits`).
+
+    `unique_visitors` counts distinct people over all their visits (someone coming back another
+    hour or day counts once). Links without clicks get zeros.
+    """
+    totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in link_ids}
+    if not link_ids:
+        return totals
+    links = UrlLink.objects.filter(pk__in=link_ids).order_by()
+    sums = links.annotate(
+        c=Sum("hourly_clicks__clicks"), b=Sum("hourly_clicks__bot_clicks")
+    ).values_list("pk", "c", "b")
+    people = links.annotate(
+        u=Count("visits__client_id", filter=Q(visits__is_bot=False), distinct=True)
+    ).values_list("pk", "u")
+    for pk, clicks, bots in sums:
+        totals[pk].update(clicks=clicks or 0, bot_clicks=bots or 0)
+    for pk, unique in people:
+        totals[pk]["unique_visitors"] = unique
+    return totals

@@ -13,32 +13,24 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from analytics.selectors import link_totals
-
-from . import services
 from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
-from .models import LinkStatus, UrlLink
-from .selectors import link_list
+from .models import LinkStatus
+from .selectors import LinkNotFound, link_click_totals, link_get_visible, link_list
+from .services import change, create
+from .services.policy import LinkRevoked, ensure_changeable
+from .shortcuts import visible_link_or_404
 from .shortlinks import short_url_for
 
 LINKS_PER_PAGE = 20
-
-
-def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
-    """The link if the signed-in user may see it; anyone else's link is simply not there."""
-    try:
-        return services.get_visible_link(code, user=request.user)
-    except services.LinkNotFound:
-        raise Http404("No such link") from None
 
 
 def _qr_code(short_url: str) -> segno.QRCode:
@@ -60,9 +52,9 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            result = services.shorten(
-                request.user,
-                data["long_url"],
+            result = create.link_create(
+                user=request.user,
+                long_url=data["long_url"],
                 alias=data["alias"],
                 title=data["title"],
                 expires_at=data["expires_at"],
@@ -85,8 +77,8 @@ def home(request: HttpRequest) -> HttpResponse:
     created = None
     if code := request.GET.get("created"):
         try:
-            link = services.get_visible_link(code, user=request.user)
-        except services.LinkNotFound:
+            link = link_get_visible(code=code, user=request.user)
+        except LinkNotFound:
             link = None
         if link is not None:
             short_url = short_url_for(link.code, request=request)
@@ -106,7 +98,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     criteria = filters.selector_kwargs() if request.GET else {}
     links = link_list(user=request.user, owned_only=True, **criteria)
     page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
-    totals = link_totals(link_ids=[link.pk for link in page.object_list])
+    totals = link_click_totals(link_ids=[link.pk for link in page.object_list])
     now = timezone.now()
     rows = []
     for link in page.object_list:
@@ -139,8 +131,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def link_edit(request: HttpRequest, code: str) -> HttpResponse:
     link = visible_link_or_404(request, code)
-    if link.revoked_at is not None:
-        messages.warning(request, f"{link.code} was revoked and can no longer be changed.")
+    try:
+        ensure_changeable(link)
+    except LinkRevoked as refusal:
+        messages.warning(request, str(refusal))
         return redirect("dashboard")
     form = LinkEditForm(request.POST or None, link=link)
     if request.method == "POST" and form.is_valid():
@@ -149,7 +143,9 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
             messages.info(request, "Nothing was changed.")
             return redirect("dashboard")
         try:
-            services.update(link.code, request.user, request_host=request.get_host(), **changes)
+            change.link_update(
+                code=link.code, user=request.user, request_host=request.get_host(), **changes
+            )
         except ValidationError as error:
             add_service_errors(form, error)
         except CacheUnavailable as error:
@@ -172,7 +168,7 @@ def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     short_url = short_url_for(link.code, request=request)
     if request.method == "POST":
         try:
-            services.revoke(link.code, request.user)
+            change.link_revoke(code=link.code, user=request.user)
         except CacheUnavailable as error:
             messages.error(request, str(error))
             return redirect("link_revoke", code=link.code)

@@ -203,9 +203,11 @@ def test_marketer_creates_copies_opens_and_sees_the_click(
 
 def test_other_marketers_link_and_overview_are_closed(browser, live_server, user, other_user):
     """Isolation as a person sees it: a friendly 404 and a friendly 403, no tracebacks."""
-    from links.services import shorten
+    from links.services.create import link_create
 
-    theirs = shorten(other_user, "https://example.com/private", alias="their-link").link
+    theirs = link_create(
+        user=other_user, long_url="https://example.com/private", alias="their-link"
+    ).link
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(10_000)

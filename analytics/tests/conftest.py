@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from links.services import shorten
+from links.services.create import link_create
 
 CHROME_MAC = (
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 "
@@ -51,7 +51,7 @@ def record(link, *, ip="203.0.113.1", ua=CHROME_MAC, at=None, referrer="", event
 @pytest.fixture
 def make_link(user):
     def make(url: str = "https://example.com/landing", **options):
-        return shorten(user, url, **options).link
+        return link_create(user=user, long_url=url, **options).link
 
     return make
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tests.factories import add_visits
-from links.services import shorten
+from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +18,7 @@ HOURLY = reverse("admin:analytics_hourlyclick_changelist")
 
 @pytest.fixture
 def link(user):
-    return shorten(user, "https://example.com/a", alias="visited-link").link
+    return link_create(user=user, long_url="https://example.com/a", alias="visited-link").link
 
 
 def test_visits_are_read_only(admin_client, link):
@@ -61,7 +61,7 @@ def test_visit_changelist_query_count_does_not_grow(
 
     add_visits(link, 1)
     few = count_queries()
-    other = shorten(link.owner, "https://example.com/b").link
+    other = link_create(user=link.owner, long_url="https://example.com/b").link
     add_visits(other, 30)
     add_visits(link, 30, country="Chile")
     assert count_queries() == few
@@ -84,7 +84,7 @@ def test_hourly_list_is_read_only_with_a_chart_above(admin_client, link):
 
 
 def test_hourly_chart_follows_the_search(admin_client, link):
-    other = shorten(link.owner, "https://example.com/b", alias="other-link").link
+    other = link_create(user=link.owner, long_url="https://example.com/b", alias="other-link").link
     add_visits(link, 3)
     add_visits(other, 7)
     response = admin_client.get(HOURLY, {"q": "other-link"})

@@ -10,7 +10,7 @@ from django.utils import timezone
 from analytics import selectors
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tasks import aggregate_hourly_task, flush_visits_task
-from links.services import shorten
+from links.services.create import link_create
 
 from .conftest import (
     CHROME_MAC,
@@ -56,7 +56,7 @@ def test_a_thousand_redirects_are_each_counted_once(
     requires_mysql, requires_redis, celery_worker_real, settings, user
 ):
     settings.NUM_PROXIES = 1
-    link = shorten(user, "https://example.com/campaign").link
+    link = link_create(user=user, long_url="https://example.com/campaign").link
     browser = Client()
     sent = []
     for n in range(VISITS):

@@ -9,14 +9,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from analytics.tests.factories import add_visits
-from links.services import shorten
+from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def link(user):
-    return shorten(user, "https://example.com/campaign", alias="campaign").link
+    return link_create(user=user, long_url="https://example.com/campaign", alias="campaign").link
 
 
 @pytest.fixture
@@ -200,7 +200,9 @@ def test_overview_sends_anonymous_visitors_to_login(client):
 
 
 def test_overview_shows_clicks_top_and_newest_links_and_pool(staff_client, link, other_user):
-    other = shorten(other_user, "https://example.com/other", alias="other-one").link
+    other = link_create(
+        user=other_user, long_url="https://example.com/other", alias="other-one"
+    ).link
     add_visits(link)
     add_visits(link)
     add_visits(other)

@@ -24,13 +24,20 @@ from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
 from links.models import UrlLink
-from links.services import LinkNotFound, get_visible_link
+from links.selectors import LinkNotFound, link_get_visible
+from links.services.policy import LinkRevoked
 
 from .throttles import API_THROTTLES, AnonThrottle
 
 logger = logging.getLogger("links.api")
 
 NOT_FOUND_MESSAGE = "No link with this code."
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The link's state does not allow this change."
+    default_code = "conflict"
 
 
 class ServiceUnavailable(exceptions.APIException):
@@ -52,6 +59,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
         exc = exceptions.ValidationError(field_errors(exc))
     elif isinstance(exc, LinkNotFound):
         exc = exceptions.NotFound(NOT_FOUND_MESSAGE)
+    elif isinstance(exc, LinkRevoked):
+        exc = Conflict(str(exc))
     elif isinstance(exc, CodeGenerationError | CacheUnavailable):
         exc = ServiceUnavailable(str(exc))
     response = exception_handler(exc, context)
@@ -100,7 +109,7 @@ class ApiView(JsonErrorsMixin, GenericAPIView):
         if not ALIAS_RE.match(code):
             # Not the shape of any code: refused without a query.
             raise LinkNotFound(code)
-        return get_visible_link(code, user=self.request.user)
+        return link_get_visible(code=code, user=self.request.user)
 
 
 def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from links.models import RedirectType, UrlLink
-from links.services import BULK_MAX_ITEMS
+from links.services.bulk import BULK_MAX_ITEMS
 from links.shortlinks import short_url_for
 
 REDIRECT_TYPE_MESSAGE = "Choose one of 301, 302, 307 or 308."
@@ -69,7 +69,7 @@ class StrictChoiceField(serializers.ChoiceField):
 
 
 def _long_url_field(**kwargs) -> StrictCharField:
-    # Whether it is a URL we accept is links.services.validate_long_url's call.
+    # Whether it is a URL we accept is links.services.policy.validate_long_url's call.
     return StrictCharField(
         help_text="The http or https URL the short link leads to (at most 2048 characters).",
         error_messages={"blank": "Enter the long URL to shorten."},

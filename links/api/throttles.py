@@ -7,7 +7,7 @@ request instead, so a changed `REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]` applies
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
-from analytics.capture import client_ip
+from shorturl_project.client_ip import client_ip
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

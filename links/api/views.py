@@ -8,9 +8,10 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from analytics.selectors import link_totals
-from links import services
-from links.selectors import link_list
+from links.selectors import link_click_totals, link_list
+from links.services.bulk import link_create_many
+from links.services.change import link_revoke, link_update
+from links.services.create import link_create
 
 from .base import ApiView
 from .docs import CODE_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
@@ -39,7 +40,7 @@ class _LinkViewMixin:
     def serialize(self, links, *, many: bool = False):
         """Links as JSON, their click totals read with one query for all of them."""
         items = list(links) if many else [links]
-        totals = link_totals(link_ids=[link.pk for link in items]) if items else {}
+        totals = link_click_totals(link_ids=[link.pk for link in items])
         context = {"request": self.request, "totals": totals}
         return LinkSerializer(links, many=many, context=context).data
 
@@ -125,7 +126,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
     )
     def post(self, request):
         data = _validated(LinkCreateSerializer, request.data)
-        result = services.shorten(request.user, request_host=request.get_host(), **data)
+        result = link_create(user=request.user, request_host=request.get_host(), **data)
         headers = {"Location": reverse("api-link-detail", args=[result.link.code])}
         return Response(
             self.serialize(result.link),
@@ -179,7 +180,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
     def patch(self, request, code: str):
         self.get_link(code)  # 404 before 400: others' codes cannot be probed with bad input
         data = _validated(LinkUpdateSerializer, request.data)
-        link = services.update(code, request.user, request_host=request.get_host(), **data)
+        link = link_update(code=code, user=request.user, request_host=request.get_host(), **data)
         return Response(self.serialize(link))
 
     @extend_schema(
@@ -191,7 +192,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
     )
     def delete(self, request, code: str):
-        services.revoke(code, request.user)  # LinkNotFound → 404, like get_link
+        link_revoke(code=code, user=request.user)  # LinkNotFound → 404, like get_link
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -257,7 +258,9 @@ class LinkBulkView(_LinkViewMixin, ApiView):
                 valid_items.append(item.validated_data)
             else:
                 results[index].update(status=400, errors=item.errors)
-        outcomes = services.shorten_many(request.user, valid_items, request_host=request.get_host())
+        outcomes = link_create_many(
+            user=request.user, items=valid_items, request_host=request.get_host()
+        )
         links = [outcome.link for outcome in outcomes if outcome.link is not None]
         serialized = iter(self.serialize(links, many=True))
         for index, outcome in zip(valid_indexes, outcomes, strict=True):

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from analytics.models import HourlyClick
 from links.models import UrlLink
-from links.services import shorten
+from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def client_for(user, **kwargs) -> APIClient:
 
 
 def make_link(owner, long_url="https://www.example.com/page", **options) -> UrlLink:
-    return shorten(owner, long_url, **options).link
+    return link_create(user=owner, long_url=long_url, **options).link
 
 
 @pytest.fixture
@@ -360,6 +360,33 @@ def test_patch_with_invalid_values_answers_400_and_changes_nothing(api, user):
     assert response.json()["redirect_type"] == ["Choose one of 301, 302, 307 or 308."]
     link.refresh_from_db()
     assert link.long_url == "https://example.com/p"
+
+
+def test_patch_of_a_revoked_link_is_refused_with_409_and_changes_nothing(api, user):
+    link = make_link(user, "https://example.com/final")
+    assert api.delete(f"/api/v1/links/{link.code}/").status_code == 204
+
+    response = api.patch(
+        f"/api/v1/links/{link.code}/", {"long_url": "https://example.com/sneaky"}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert response.json() == {"detail": f"{link.code} was revoked and can no longer be changed."}
+    link.refresh_from_db()
+    assert link.long_url == "https://example.com/final"
+    assert APIClient().get(f"/{link.code}").status_code == 410
+
+
+def test_patch_with_a_title_over_200_characters_is_a_400_naming_the_field(api, user):
+    link = make_link(user, "https://example.com/titled")
+
+    response = api.patch(f"/api/v1/links/{link.code}/", {"title": "t" * 500}, format="json")
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["title"]
+    assert "200 characters" in response.json()["title"][0]
+    link.refresh_from_db()
+    assert link.title == ""
 
 
 def test_patch_unknown_code_answers_404(api):

@@ -8,7 +8,8 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from links.models import CodeType, UniqueCode, UrlLink
-from links.services import shorten, shorten_many
+from links.services.bulk import link_create_many
+from links.services.create import link_create
 
 from .test_api import client_for
 
@@ -22,8 +23,8 @@ def api(user):
 
 
 def test_mixed_items_get_one_result_each_in_order(api, user):
-    existing = shorten(user, "https://example.com/already").link
-    shorten(user, "https://example.com/taken", alias="taken-alias")
+    existing = link_create(user=user, long_url="https://example.com/already").link
+    link_create(user=user, long_url="https://example.com/taken", alias="taken-alias")
 
     response = api.post(
         BULK,
@@ -158,7 +159,9 @@ def test_bulk_malformed_json_answers_400(api):
 def test_1000_urls_take_a_bounded_number_of_queries(api, user, settings, strategy):
     """No per-item round trips: the query count does not grow with the number of items."""
     settings.SHORTURL_CODE_STRATEGY = strategy
-    shorten(user, "https://example.com/warm-up")  # first use of a strategy may refill/warm
+    link_create(
+        user=user, long_url="https://example.com/warm-up"
+    )  # first use of a strategy may refill/warm
     items = [{"long_url": f"https://example.com/page/{i}"} for i in range(1000)]
 
     started = time.perf_counter()
@@ -181,9 +184,9 @@ def test_hash_codes_skip_codes_taken_by_other_owners_in_one_call(user, other_use
     """Hash codes of the same URL collide across owners; the bulk call moves on to the next."""
     settings.SHORTURL_CODE_STRATEGY = "hash"
     urls = [f"https://example.com/shared/{i}" for i in range(20)]
-    theirs = shorten_many(other_user, [{"long_url": url} for url in urls])
+    theirs = link_create_many(user=other_user, items=[{"long_url": url} for url in urls])
 
-    mine = shorten_many(user, [{"long_url": url} for url in urls])
+    mine = link_create_many(user=user, items=[{"long_url": url} for url in urls])
 
     assert all(result.created for result in mine)
     their_codes = {r.link.code for r in theirs}
@@ -193,7 +196,9 @@ def test_hash_codes_skip_codes_taken_by_other_owners_in_one_call(user, other_use
 
 
 def test_the_service_reports_every_rule_an_item_breaks(user):
-    [result] = shorten_many(user, [{"long_url": "ftp://example.com/", "alias": "ad"}])
+    [result] = link_create_many(
+        user=user, items=[{"long_url": "ftp://example.com/", "alias": "ad"}]
+    )
 
     assert result.link is None
     assert result.errors == {
@@ -203,7 +208,9 @@ def test_the_service_reports_every_rule_an_item_breaks(user):
 
 
 def test_pool_codes_are_marked_used(user):
-    results = shorten_many(user, [{"long_url": f"https://example.com/{i}"} for i in range(30)])
+    results = link_create_many(
+        user=user, items=[{"long_url": f"https://example.com/{i}"} for i in range(30)]
+    )
 
     codes = [r.link.code for r in results]
     assert all(r.link.code_type == CodeType.POOL for r in results)

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from analytics.models import DeviceType, HourlyClick, VisitRecord
-from links.services import shorten
+from links.services.create import link_create
 
 from .test_api import client_for
 
@@ -22,7 +22,7 @@ def api(user):
 
 @pytest.fixture
 def link(user):
-    return shorten(user, "https://example.com/stats", alias="stats-link").link
+    return link_create(user=user, long_url="https://example.com/stats", alias="stats-link").link
 
 
 def _visit(link, when, n, **fields):
@@ -112,7 +112,7 @@ def test_bad_ranges_answer_400_with_a_field_message(api, link, query, field, mes
 
 
 def test_stats_of_unknown_or_others_links_answer_404(api, other_user):
-    theirs = shorten(other_user, "https://example.com/theirs").link
+    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
 
     assert api.get("/api/v1/links/Zz9Zz9Q/stats/").status_code == 404
     assert api.get(f"/api/v1/links/{theirs.code}/stats/").status_code == 404

@@ -5,8 +5,9 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 
-from links import services
 from links.hotpath import is_short_code_request
+from links.services.change import link_revoke
+from links.services.create import link_create
 
 
 def _call(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
@@ -44,7 +45,7 @@ def test_which_requests_take_the_lean_path(path, method, lean):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_application_redirects_short_codes_without_django(user):
-    link = services.shorten(user, "https://example.com/wsgi").link
+    link = link_create(user=user, long_url="https://example.com/wsgi").link
     status, headers, _ = _call(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/wsgi"
@@ -64,9 +65,9 @@ def test_the_wsgi_application_still_serves_everything_else():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
-    link = services.shorten(user, "https://example.com/stopped").link
+    link = link_create(user=user, long_url="https://example.com/stopped").link
     _call(f"/{link.code}")
-    services.revoke(link.code, user)
+    link_revoke(code=link.code, user=user)
     status, headers, body = _call(f"/{link.code}")
     assert status == "410 Gone"
     assert headers["Content-Type"].startswith("text/html")
@@ -78,7 +79,7 @@ def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
-    link = services.shorten(user, "https://example.com/fallback").link
+    link = link_create(user=user, long_url="https://example.com/fallback").link
 
     def broken(code, meta):
         raise RuntimeError("simulated")

@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from links import services
 from links.codes import shape
+from links.services.change import link_revoke, link_update
+from links.services.create import link_create
 from shorturl_project.redis_conn import uses_redis
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def link(user):
-    return services.shorten(user, "https://example.com/target?x=1").link
+    return link_create(user=user, long_url="https://example.com/target?x=1").link
 
 
 def test_a_link_redirects_with_302_and_no_browser_caching(client, link):
@@ -26,14 +27,16 @@ def test_a_link_redirects_with_302_and_no_browser_caching(client, link):
 
 @pytest.mark.parametrize("redirect_type", [301, 307, 308])
 def test_the_links_redirect_type_is_used(client, user, redirect_type):
-    link = services.shorten(user, "https://example.com/r", redirect_type=redirect_type).link
+    link = link_create(
+        user=user, long_url="https://example.com/r", redirect_type=redirect_type
+    ).link
     response = client.get(f"/{link.code}")
     assert response.status_code == redirect_type
     assert response["Location"] == "https://example.com/r"
 
 
 def test_an_alias_redirects(client, user):
-    services.shorten(user, "https://example.com/alias", alias="spring-sale")
+    link_create(user=user, long_url="https://example.com/alias", alias="spring-sale")
     assert client.get("/spring-sale")["Location"] == "https://example.com/alias"
 
 
@@ -64,7 +67,7 @@ def test_a_cached_alias_redirect_runs_no_link_query(client, user):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    services.shorten(user, "https://example.com/a", alias="launch-day")
+    link_create(user=user, long_url="https://example.com/a", alias="launch-day")
     client.get("/launch-day")
     with CaptureQueriesContext(connection) as captured:
         assert client.get("/launch-day").status_code == 302
@@ -101,14 +104,14 @@ def test_unknown_alias_shaped_paths_are_404_pages(client):
 
 def test_a_revoked_link_answers_410_at_once_even_when_cached(client, user, link):
     assert client.get(f"/{link.code}").status_code == 302  # now cached
-    services.revoke(link.code, user)
+    link_revoke(code=link.code, user=user)
     response = client.get(f"/{link.code}")
     assert response.status_code == 410
     assert b"no longer available" in response.content
 
 
 def test_an_expired_link_answers_410(client, user, link):
-    services.update(link.code, user, expires_at=timezone.now() + timedelta(seconds=60))
+    link_update(code=link.code, user=user, expires_at=timezone.now() + timedelta(seconds=60))
     client.get(f"/{link.code}")  # cached with its expiry
     from links.models import UrlLink
 
@@ -121,7 +124,7 @@ def test_an_expired_link_answers_410(client, user, link):
 
 def test_a_cached_entry_expires_on_time_without_the_database(client, user, link):
     soon = timezone.now() + timedelta(seconds=60)
-    services.update(link.code, user, expires_at=soon)
+    link_update(code=link.code, user=user, expires_at=soon)
     client.get(f"/{link.code}")
     from links import cache as link_cache
 
@@ -131,8 +134,8 @@ def test_a_cached_entry_expires_on_time_without_the_database(client, user, link)
 
 
 def test_codes_differing_only_in_case_are_different_links(client, user):
-    services.shorten(user, "https://example.com/one", alias="MixedCase")
-    services.shorten(user, "https://example.com/two", alias="mixedcase")
+    link_create(user=user, long_url="https://example.com/one", alias="MixedCase")
+    link_create(user=user, long_url="https://example.com/two", alias="mixedcase")
     assert client.get("/MixedCase")["Location"] == "https://example.com/one"
     assert client.get("/mixedcase")["Location"] == "https://example.com/two"
 
@@ -148,7 +151,7 @@ def test_codes_differing_only_in_case_are_different_links(client, user):
     ],
 )
 def test_a_unicode_url_redirects_to_its_ascii_form(client, user, long_url, location):
-    link = services.shorten(user, long_url).link
+    link = link_create(user=user, long_url=long_url).link
     response = client.get(f"/{link.code}")
     assert response["Location"] == location
 

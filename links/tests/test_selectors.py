@@ -4,15 +4,17 @@ import pytest
 
 from analytics import services as analytics_services
 from analytics.tests.conftest import record
-from links import selectors, services
+from links import selectors
+from links.services.change import link_revoke
+from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db
 
 
 def test_most_clicked_first(user):
-    quiet = services.shorten(user, "https://example.com/quiet").link
-    busy = services.shorten(user, "https://example.com/busy").link
-    some = services.shorten(user, "https://example.com/some").link
+    quiet = link_create(user=user, long_url="https://example.com/quiet").link
+    busy = link_create(user=user, long_url="https://example.com/busy").link
+    some = link_create(user=user, long_url="https://example.com/some").link
     analytics_services.store_visits(
         records=[record(busy, ip=f"198.51.100.{i}") for i in range(3)]
         + [record(some, ip="198.51.100.9")]
@@ -22,10 +24,10 @@ def test_most_clicked_first(user):
 
 
 def test_search_and_active_filter(user, other_user):
-    kept = services.shorten(user, "https://example.com/spring", title="Spring sale").link
-    stopped = services.shorten(user, "https://example.com/winter").link
-    services.revoke(stopped.code, user)
-    services.shorten(other_user, "https://example.com/spring-too")
+    kept = link_create(user=user, long_url="https://example.com/spring", title="Spring sale").link
+    stopped = link_create(user=user, long_url="https://example.com/winter").link
+    link_revoke(code=stopped.code, user=user)
+    link_create(user=other_user, long_url="https://example.com/spring-too")
     assert [link.code for link in selectors.link_list(user=user, search="spring")] == [kept.code]
     assert [link.code for link in selectors.link_list(user=user, active=False)] == [stopped.code]
     assert [link.code for link in selectors.link_list(user=user, active=True)] == [kept.code]

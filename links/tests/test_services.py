@@ -1,4 +1,4 @@
-"""shorten / restore / revoke / update as a caller of the service sees them."""
+"""link_create / link_update / link_revoke as a caller of the services sees them."""
 
 import threading
 from datetime import datetime, timedelta
@@ -9,9 +9,12 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from links import cache as link_cache
-from links import services
 from links.codes import base, hashing, pool, sequence, shape
 from links.models import CodeType, UrlLink
+from links.selectors import LinkNotFound, link_get_visible
+from links.services.change import link_revoke, link_update
+from links.services.create import link_create
+from links.services.policy import LinkRevoked
 
 pytestmark = pytest.mark.django_db
 
@@ -19,37 +22,38 @@ pytestmark = pytest.mark.django_db
 @pytest.mark.parametrize("strategy", ["pool", "sequence", "hash"])
 def test_shorten_gives_a_valid_code_with_every_strategy(settings, user, strategy):
     settings.SHORTURL_CODE_STRATEGY = strategy
-    result = services.shorten(user, "https://example.com/landing?utm_source=mail")
+    result = link_create(user=user, long_url="https://example.com/landing?utm_source=mail")
     assert result.created
     assert shape.has_valid_check(result.link.code)
     assert result.link.code_type == strategy
     assert (
-        services.restore(result.link.code).long_url == "https://example.com/landing?utm_source=mail"
+        UrlLink.objects.get(code=result.link.code).long_url
+        == "https://example.com/landing?utm_source=mail"
     )
 
 
 def test_sequence_strategy_stores_the_id_it_encodes(settings, user):
     settings.SHORTURL_CODE_STRATEGY = "sequence"
-    link = services.shorten(user, "https://example.com/seq").link
+    link = link_create(user=user, long_url="https://example.com/seq").link
     assert sequence.sequence_decode(link.code) == link.seq_id
 
 
 def test_sequence_strategy_never_reuses_an_id_after_losing_its_counter(settings, user):
     settings.SHORTURL_CODE_STRATEGY = "sequence"
-    first = services.shorten(user, "https://example.com/one").link
+    first = link_create(user=user, long_url="https://example.com/one").link
     sequence.sequence_resync()
     from django.core.cache import cache
 
     cache.clear()  # Redis loses the counter: it is warmed again from the database
-    second = services.shorten(user, "https://example.com/two").link
+    second = link_create(user=user, long_url="https://example.com/two").link
     assert second.seq_id > first.seq_id
 
 
 def test_hash_strategy_gives_another_code_when_the_first_is_taken(settings, user, other_user):
     settings.SHORTURL_CODE_STRATEGY = "hash"
     url = "https://example.com/shared"
-    mine = services.shorten(user, url).link
-    theirs = services.shorten(other_user, url).link
+    mine = link_create(user=user, long_url=url).link
+    theirs = link_create(user=other_user, long_url=url).link
     assert mine.code != theirs.code
     assert theirs.code in hashing.hash_candidates(url, settings.SHORTURL_HASH_SALT)
 
@@ -60,52 +64,52 @@ def test_hash_strategy_gives_up_with_a_clear_error(settings, user, django_user_m
     url = "https://example.com/crowded"
     for i in range(4):
         owner = django_user_model.objects.create_user(f"u{i}")
-        services.shorten(owner, url)
+        link_create(user=owner, long_url=url)
     with pytest.raises(base.CodeGenerationError, match="No free short code"):
-        services.shorten(user, url)
+        link_create(user=user, long_url=url)
 
 
 def test_same_owner_same_url_gets_the_existing_link(user):
-    first = services.shorten(user, "https://example.com/dedup")
-    again = services.shorten(user, "https://example.com/dedup")
+    first = link_create(user=user, long_url="https://example.com/dedup")
+    again = link_create(user=user, long_url="https://example.com/dedup")
     assert not again.created
     assert again.link.pk == first.link.pk
 
 
 def test_dedup_is_per_owner_and_skips_links_with_options(user, other_user):
-    first = services.shorten(user, "https://example.com/x").link
-    assert services.shorten(other_user, "https://example.com/x").link.pk != first.pk
-    titled = services.shorten(user, "https://example.com/x", title="Campaign")
+    first = link_create(user=user, long_url="https://example.com/x").link
+    assert link_create(user=other_user, long_url="https://example.com/x").link.pk != first.pk
+    titled = link_create(user=user, long_url="https://example.com/x", title="Campaign")
     assert titled.created and titled.link.pk != first.pk
-    expiring = services.shorten(
-        user, "https://example.com/x", expires_at=timezone.now() + timedelta(days=1)
+    expiring = link_create(
+        user=user, long_url="https://example.com/x", expires_at=timezone.now() + timedelta(days=1)
     )
     assert expiring.created
 
 
 def test_dedup_ignores_revoked_links(user):
-    first = services.shorten(user, "https://example.com/revoked").link
-    services.revoke(first.code, user)
-    again = services.shorten(user, "https://example.com/revoked")
+    first = link_create(user=user, long_url="https://example.com/revoked").link
+    link_revoke(code=first.code, user=user)
+    again = link_create(user=user, long_url="https://example.com/revoked")
     assert again.created and again.link.code != first.code
 
 
 def test_alias_is_used_as_the_code(user):
-    link = services.shorten(user, "https://example.com/sale", alias="spring-sale").link
+    link = link_create(user=user, long_url="https://example.com/sale", alias="spring-sale").link
     assert link.code == "spring-sale"
     assert link.code_type == CodeType.CUSTOM
 
 
 def test_an_alias_collision_is_a_clear_error(user, other_user):
-    services.shorten(user, "https://example.com/a", alias="launch")
+    link_create(user=user, long_url="https://example.com/a", alias="launch")
     with pytest.raises(ValidationError) as excinfo:
-        services.shorten(other_user, "https://example.com/b", alias="launch")
+        link_create(user=other_user, long_url="https://example.com/b", alias="launch")
     assert "already taken" in excinfo.value.message_dict["alias"][0]
 
 
 def test_codes_are_case_sensitive_on_every_backend(user):
-    lower = services.shorten(user, "https://example.com/lower", alias="camPaign").link
-    upper = services.shorten(user, "https://example.com/upper", alias="CAMpaign").link
+    lower = link_create(user=user, long_url="https://example.com/lower", alias="camPaign").link
+    upper = link_create(user=user, long_url="https://example.com/upper", alias="CAMpaign").link
     assert lower.pk != upper.pk
     assert UrlLink.objects.get(code="camPaign").long_url == "https://example.com/lower"
     assert UrlLink.objects.get(code="CAMpaign").long_url == "https://example.com/upper"
@@ -126,40 +130,58 @@ def test_codes_are_case_sensitive_on_every_backend(user):
 )
 def test_bad_urls_are_refused_with_a_reason(user, long_url, message):
     with pytest.raises(ValidationError) as excinfo:
-        services.shorten(user, long_url)
+        link_create(user=user, long_url=long_url)
     assert message in excinfo.value.message_dict["long_url"][0]
 
 
 def test_our_own_short_links_cannot_be_shortened(settings, user):
     settings.SHORT_URL_BASE = "https://s.example.com/"
     with pytest.raises(ValidationError, match="already a short link"):
-        services.shorten(user, "https://s.example.com/abc1234")
+        link_create(user=user, long_url="https://s.example.com/abc1234")
     with pytest.raises(ValidationError, match="already a short link"):
-        services.shorten(user, "http://testserver/x", request_host="testserver")
+        link_create(user=user, long_url="http://testserver/x", request_host="testserver")
 
 
 def test_blocked_and_allowed_domains(settings, user):
     settings.SHORTURL_BLOCKED_DOMAINS = ["evil.test"]
     with pytest.raises(ValidationError, match="not allowed"):
-        services.shorten(user, "https://login.evil.test/phish")
+        link_create(user=user, long_url="https://login.evil.test/phish")
     settings.SHORTURL_BLOCKED_DOMAINS = []
     settings.SHORTURL_ALLOWED_DOMAINS = ["example.com"]
-    services.shorten(user, "https://www.example.com/ok")
+    link_create(user=user, long_url="https://www.example.com/ok")
     with pytest.raises(ValidationError, match=r"Only links to example\.com"):
-        services.shorten(user, "https://other.org/")
+        link_create(user=user, long_url="https://other.org/")
 
 
 def test_bad_redirect_type_and_past_expiry_are_refused(user):
     with pytest.raises(ValidationError, match="301, 302, 307 or 308"):
-        services.shorten(user, "https://example.com", redirect_type=303)
+        link_create(user=user, long_url="https://example.com", redirect_type=303)
     with pytest.raises(ValidationError, match="in the future"):
-        services.shorten(user, "https://example.com", expires_at=timezone.now() - timedelta(1))
+        link_create(
+            user=user, long_url="https://example.com", expires_at=timezone.now() - timedelta(1)
+        )
+
+
+def test_a_revoked_link_refuses_every_change(user):
+    link = link_create(user=user, long_url="https://example.com/final").link
+    link_revoke(code=link.code, user=user)
+    for change in ({"long_url": "https://example.com/new"}, {"title": "x"}, {"expires_at": None}):
+        with pytest.raises(LinkRevoked, match="revoked and can no longer be changed"):
+            link_update(code=link.code, user=user, **change)
+    assert UrlLink.objects.get(code=link.code).long_url == "https://example.com/final"
+
+
+def test_update_checks_the_title_like_create_does(user):
+    link = link_create(user=user, long_url="https://example.com/t").link
+    with pytest.raises(ValidationError, match="at most 200 characters"):
+        link_update(code=link.code, user=user, title="t" * 201)
+    assert link_update(code=link.code, user=user, title="  trimmed  ").title == "trimmed"
 
 
 def test_revoke_expires_now_and_drops_the_cache(user):
-    link = services.shorten(user, "https://example.com/stop").link
+    link = link_create(user=user, long_url="https://example.com/stop").link
     link_cache.cache_link(link)
-    revoked = services.revoke(link.code, user)
+    revoked = link_revoke(code=link.code, user=user)
     assert revoked.revoked_at is not None
     assert revoked.expires_at <= timezone.now()
     assert not revoked.is_active
@@ -167,28 +189,28 @@ def test_revoke_expires_now_and_drops_the_cache(user):
 
 
 def test_only_the_owner_or_staff_may_revoke_or_update(user, other_user, staff_user):
-    link = services.shorten(user, "https://example.com/mine").link
-    with pytest.raises(services.LinkNotFound):
-        services.revoke(link.code, other_user)
-    with pytest.raises(services.LinkNotFound):
-        services.update(link.code, other_user, title="hijack")
-    services.update(link.code, staff_user, title="checked by staff")
-    assert services.restore(link.code).title == "checked by staff"
+    link = link_create(user=user, long_url="https://example.com/mine").link
+    with pytest.raises(LinkNotFound):
+        link_revoke(code=link.code, user=other_user)
+    with pytest.raises(LinkNotFound):
+        link_update(code=link.code, user=other_user, title="hijack")
+    link_update(code=link.code, user=staff_user, title="checked by staff")
+    assert UrlLink.objects.get(code=link.code).title == "checked by staff"
 
 
 def test_update_changes_the_target_and_refreshes_the_cache(user):
-    link = services.shorten(user, "https://example.com/old").link
+    link = link_create(user=user, long_url="https://example.com/old").link
     link_cache.cache_link(link)
-    services.update(link.code, user, long_url="https://example.com/new", redirect_type=301)
+    link_update(code=link.code, user=user, long_url="https://example.com/new", redirect_type=301)
     assert link_cache.get_entry(link.code) is None
-    stored = services.restore(link.code)
+    stored = UrlLink.objects.get(code=link.code)
     assert stored.long_url == "https://example.com/new"
     assert stored.redirect_type == 301
 
 
-def test_restore_unknown_code_raises_not_found():
-    with pytest.raises(services.LinkNotFound):
-        services.restore("nothere")
+def test_an_unknown_code_is_not_found(user):
+    with pytest.raises(LinkNotFound):
+        link_get_visible(code="nothere", user=user)
 
 
 def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], list[str]]:
@@ -199,7 +221,9 @@ def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], lis
     def worker(i: int) -> None:
         try:
             barrier.wait(timeout=30)
-            results.append(services.shorten(user, f"https://example.com/{prefix}/{i}").link.code)
+            results.append(
+                link_create(user=user, long_url=f"https://example.com/{prefix}/{i}").link.code
+            )
         except Exception as exc:  # collected and asserted by the caller
             errors.append(repr(exc))
         finally:
@@ -245,7 +269,7 @@ def test_a_new_alias_is_found_even_if_the_alias_set_was_reloaded_meanwhile(user,
     from django.db import transaction
 
     with transaction.atomic():
-        services.shorten(user, "https://example.com/fresh", alias="fresh-one")
+        link_create(user=user, long_url="https://example.com/fresh", alias="fresh-one")
         link_cache.known_aliases()  # a redirect reloads the set before the commit
     assert client.get("/fresh-one").status_code == 302
 
@@ -262,23 +286,23 @@ def _cache_unreachable(monkeypatch):
 
 def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, monkeypatch, user):
     """Reported done, a revoke whose cached entry survived would keep redirecting for a day."""
-    link = services.shorten(user, "https://example.com/keep").link
+    link = link_create(user=user, long_url="https://example.com/keep").link
     link_cache.cache_link(link)
     _cache_unreachable(monkeypatch)
     with pytest.raises(link_cache.CacheUnavailable, match="nothing was changed"):
-        services.revoke(link.code, user)
+        link_revoke(code=link.code, user=user)
     with pytest.raises(link_cache.CacheUnavailable):
-        services.update(link.code, user, long_url="https://example.com/elsewhere")
-    stored = services.restore(link.code)
+        link_update(code=link.code, user=user, long_url="https://example.com/elsewhere")
+    stored = UrlLink.objects.get(code=link.code)
     assert stored.revoked_at is None
     assert stored.long_url == "https://example.com/keep"
     monkeypatch.undo()
-    services.revoke(link.code, user)  # Redis is back: it works, and the entry is gone
+    link_revoke(code=link.code, user=user)  # Redis is back: it works, and the entry is gone
     assert link_cache.get_entry(link.code) is None
 
 
 def test_the_api_and_the_page_say_so_when_the_cache_is_unreachable(monkeypatch, client, user):
-    link = services.shorten(user, "https://example.com/keep").link
+    link = link_create(user=user, long_url="https://example.com/keep").link
 
     def unreachable(code):
         raise link_cache.CacheUnavailable("The link cache cannot be reached right now.")
@@ -290,14 +314,14 @@ def test_the_api_and_the_page_say_so_when_the_cache_is_unreachable(monkeypatch, 
     assert "cannot be reached" in api.json()["detail"]
     page = client.post(f"/dashboard/links/{link.code}/revoke/", follow=True)
     assert "cannot be reached" in page.content.decode()
-    assert services.restore(link.code).revoked_at is None
+    assert UrlLink.objects.get(code=link.code).revoked_at is None
 
 
 def test_an_expiry_centuries_ahead_is_refused_not_a_crash(settings, user, client):
     settings.TIME_ZONE = "America/New_York"
     far = timezone.make_aware(datetime(9999, 12, 31, 23, 0))
     with pytest.raises(ValidationError, match="within 100 years"):
-        services.shorten(user, "https://example.com/forever", expires_at=far)
+        link_create(user=user, long_url="https://example.com/forever", expires_at=far)
     client.force_login(user)
     page = client.post(
         "/",
@@ -316,7 +340,7 @@ def test_staff_may_look_but_change_others_links_only_with_the_permission(
 ):
     from django.contrib.auth.models import Permission
 
-    link = services.shorten(user, "https://example.com/owned").link
+    link = link_create(user=user, long_url="https://example.com/owned").link
     viewer = django_user_model.objects.create_user("viewer", is_staff=True)
     client.force_login(viewer)
     assert client.get(f"/api/v1/links/{link.code}/").status_code == 200
@@ -327,8 +351,8 @@ def test_staff_may_look_but_change_others_links_only_with_the_permission(
     )
     assert refused.status_code == 403
     assert client.delete(f"/api/v1/links/{link.code}/").status_code == 403
-    assert services.restore(link.code).long_url == "https://example.com/owned"
+    assert UrlLink.objects.get(code=link.code).long_url == "https://example.com/owned"
     viewer.user_permissions.add(Permission.objects.get(codename="change_urllink"))
     viewer = django_user_model.objects.get(pk=viewer.pk)  # fresh permission cache
-    services.update(link.code, viewer, title="checked")
-    assert services.restore(link.code).title == "checked"
+    link_update(code=link.code, user=viewer, title="checked")
+    assert UrlLink.objects.get(code=link.code).title == "checked"

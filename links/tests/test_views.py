@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links.models import RedirectType, UrlLink
-from links.services import revoke, shorten
+from links.services.change import link_revoke
+from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db
 
@@ -163,13 +164,13 @@ def test_create_form_rejects_bad_input_beside_the_field(logged_in, user, data, f
 
 
 def test_taken_alias_is_refused_with_a_message(logged_in, other_user):
-    shorten(other_user, "https://example.com/theirs", alias="launch")
+    link_create(user=other_user, long_url="https://example.com/theirs", alias="launch")
     response = create(logged_in, alias="launch")
     assert "already taken" in response.context["form"].errors["alias"][0]
 
 
 def test_created_link_of_someone_else_is_not_shown(logged_in, other_user):
-    theirs = shorten(other_user, "https://example.com/secret-campaign").link
+    theirs = link_create(user=other_user, long_url="https://example.com/secret-campaign").link
     page = logged_in.get(reverse("home") + f"?created={theirs.code}")
     assert page.status_code == 200
     assert "secret-campaign" not in page.content.decode()
@@ -186,7 +187,7 @@ def test_every_form_field_has_a_label(logged_in):
 
 
 def test_qr_png_and_svg_downloads(logged_in, user):
-    link = shorten(user, "https://example.com/qr").link
+    link = link_create(user=user, long_url="https://example.com/qr").link
     png = logged_in.get(reverse("link_qr", args=[link.code, "png"]))
     assert png.status_code == 200
     assert png["Content-Type"] == "image/png"
@@ -198,7 +199,7 @@ def test_qr_png_and_svg_downloads(logged_in, user):
 
 
 def test_qr_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = shorten(other_user, "https://example.com/qr").link
+    theirs = link_create(user=other_user, long_url="https://example.com/qr").link
     assert logged_in.get(reverse("link_qr", args=[theirs.code, "png"])).status_code == 404
 
 
@@ -211,8 +212,8 @@ def test_dashboard_empty_state(logged_in):
 
 
 def test_dashboard_lists_only_own_links_with_clicks(logged_in, user, other_user):
-    mine = shorten(user, "https://example.com/mine").link
-    theirs = shorten(other_user, "https://example.com/theirs").link
+    mine = link_create(user=user, long_url="https://example.com/mine").link
+    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
     add_visits(mine, 3)
     response = logged_in.get(reverse("dashboard"))
     rows = response.context["rows"]
@@ -223,9 +224,11 @@ def test_dashboard_lists_only_own_links_with_clicks(logged_in, user, other_user)
 
 
 def test_dashboard_search_filter_and_sort(logged_in, user):
-    a = shorten(user, "https://example.com/alpha", alias="alpha-link").link
-    b = shorten(user, "https://example.com/beta", alias="beta-link", title="Beta launch").link
-    revoke(b.code, user)
+    a = link_create(user=user, long_url="https://example.com/alpha", alias="alpha-link").link
+    b = link_create(
+        user=user, long_url="https://example.com/beta", alias="beta-link", title="Beta launch"
+    ).link
+    link_revoke(code=b.code, user=user)
 
     def codes(**params):
         return [
@@ -242,13 +245,13 @@ def test_dashboard_search_filter_and_sort(logged_in, user):
 
 
 def test_dashboard_no_match_state(logged_in, user):
-    shorten(user, "https://example.com/alpha")
+    link_create(user=user, long_url="https://example.com/alpha")
     html = logged_in.get(reverse("dashboard"), {"q": "zzz-nothing"}).content.decode()
     assert "No links match." in html
 
 
 def test_dashboard_bad_filter_values_fall_back_with_a_message(logged_in, user):
-    shorten(user, "https://example.com/alpha")
+    link_create(user=user, long_url="https://example.com/alpha")
     response = logged_in.get(reverse("dashboard"), {"status": "weird", "order": "sideways"})
     assert response.status_code == 200
     html = response.content.decode()
@@ -259,7 +262,7 @@ def test_dashboard_bad_filter_values_fall_back_with_a_message(logged_in, user):
 
 def test_dashboard_paginates(logged_in, user):
     for i in range(23):
-        shorten(user, f"https://example.com/page-{i}")
+        link_create(user=user, long_url=f"https://example.com/page-{i}")
     first = logged_in.get(reverse("dashboard"))
     assert len(first.context["rows"]) == 20
     assert "Page 1 of 2" in first.content.decode()
@@ -277,11 +280,11 @@ def test_dashboard_query_count_does_not_grow_with_rows(
             assert logged_in.get(reverse("dashboard")).status_code == 200
         return len(captured.captured_queries)
 
-    link = shorten(user, "https://example.com/one").link
+    link = link_create(user=user, long_url="https://example.com/one").link
     add_visits(link, 2)
     few = queries_for_page()
     for i in range(15):
-        other = shorten(user, f"https://example.com/many-{i}").link
+        other = link_create(user=user, long_url=f"https://example.com/many-{i}").link
         add_visits(other, 1)
     many = queries_for_page()
     assert many == few, (few, many)
@@ -292,7 +295,7 @@ def test_dashboard_query_count_does_not_grow_with_rows(
 
 
 def test_edit_changes_url_and_title(logged_in, user, client):
-    link = shorten(user, "https://example.com/old").link
+    link = link_create(user=user, long_url="https://example.com/old").link
     response = logged_in.post(
         reverse("link_edit", args=[link.code]),
         {"long_url": "https://example.com/new", "title": "New", "redirect_type": "302"},
@@ -305,8 +308,10 @@ def test_edit_changes_url_and_title(logged_in, user, client):
 
 
 def test_edit_keeps_an_expiry_in_the_past_when_only_the_title_changes(logged_in, user):
-    link = shorten(
-        user, "https://example.com/x", expires_at=timezone.now() + dt.timedelta(hours=1)
+    link = link_create(
+        user=user,
+        long_url="https://example.com/x",
+        expires_at=timezone.now() + dt.timedelta(hours=1),
     ).link
     past = timezone.now() - dt.timedelta(days=1)
     UrlLink.objects.filter(pk=link.pk).update(expires_at=past)
@@ -336,7 +341,7 @@ def test_edit_keeps_an_expiry_in_the_past_when_only_the_title_changes(logged_in,
     ],
 )
 def test_edit_form_rejects_bad_input(logged_in, user, data, field, message):
-    link = shorten(user, "https://example.com/keep").link
+    link = link_create(user=user, long_url="https://example.com/keep").link
     payload = {"long_url": link.long_url, "title": "", "redirect_type": "302", **data}
     response = logged_in.post(reverse("link_edit", args=[link.code]), payload)
     assert response.status_code == 200
@@ -346,7 +351,7 @@ def test_edit_form_rejects_bad_input(logged_in, user, data, field, message):
 
 
 def test_edit_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = shorten(other_user, "https://example.com/theirs").link
+    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
     url = reverse("link_edit", args=[theirs.code])
     assert logged_in.get(url).status_code == 404
     response = logged_in.post(url, {"long_url": "https://evil.example/", "redirect_type": "302"})
@@ -364,7 +369,7 @@ def test_edit_unknown_code_is_a_friendly_404(logged_in):
 
 
 def test_revoke_asks_first_then_revokes_on_post(logged_in, user, client):
-    link = shorten(user, "https://example.com/stop").link
+    link = link_create(user=user, long_url="https://example.com/stop").link
     url = reverse("link_revoke", args=[link.code])
     confirm = logged_in.get(url)
     assert "Revoke this short link?" in confirm.content.decode()
@@ -384,7 +389,7 @@ def test_revoke_needs_the_csrf_token(user):
 
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(user)
-    link = shorten(user, "https://example.com/csrf").link
+    link = link_create(user=user, long_url="https://example.com/csrf").link
     response = strict.post(reverse("link_revoke", args=[link.code]))
     assert response.status_code == 403
     assert "Please try again" in response.content.decode()  # a friendly page
@@ -393,7 +398,7 @@ def test_revoke_needs_the_csrf_token(user):
 
 
 def test_revoke_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = shorten(other_user, "https://example.com/theirs").link
+    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
     url = reverse("link_revoke", args=[theirs.code])
     assert logged_in.get(url).status_code == 404
     assert logged_in.post(url).status_code == 404
@@ -402,14 +407,16 @@ def test_revoke_of_another_marketers_link_is_404(logged_in, other_user):
 
 
 def test_revoked_link_cannot_be_edited(logged_in, user):
-    link = shorten(user, "https://example.com/gone").link
-    revoke(link.code, user)
+    link = link_create(user=user, long_url="https://example.com/gone").link
+    link_revoke(code=link.code, user=user)
     response = logged_in.get(reverse("link_edit", args=[link.code]), follow=True)
     assert "can no longer be changed" in response.content.decode()
 
 
 def test_output_is_escaped(logged_in, user):
-    shorten(user, "https://example.com/?q=<script>alert(1)</script>", title="<b>bold</b>")
+    link_create(
+        user=user, long_url="https://example.com/?q=<script>alert(1)</script>", title="<b>bold</b>"
+    )
     html = logged_in.get(reverse("dashboard")).content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;b&gt;bold&lt;/b&gt;" in html

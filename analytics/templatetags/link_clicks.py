@@ -1,0 +1,26 @@
+"""The click panel on a link's admin page. A template tag, so that the links app's admin shows
+analytics without links' code importing analytics (its template loads this library)."""
+
+from __future__ import annotations
+
+from django import template
+
+from .. import selectors
+from ..charts import chart_data
+from ..forms import StatsRangeForm
+
+register = template.Library()
+
+
+@register.inclusion_tag("admin/analytics/link_click_panel.html")
+def link_click_panel(link) -> dict:
+    """The last 7 days of clicks as a chart, and the latest visits."""
+    week = StatsRangeForm(default="7d").time_range()
+    series = selectors.hourly_series(link_ids=[link.pk], start=week.start, end=week.end)
+    chart = chart_data(series, week)
+    return {
+        "chart": chart,
+        "week_clicks": sum(chart["clicks"]),
+        "week_bots": sum(chart["bot_clicks"]),
+        "latest_visits": selectors.latest_visits(link=link, limit=20),
+    }

@@ -1,0 +1,232 @@
+"""Creating many links in one call (the API's POST /api/v1/links/bulk/): round trips per call,
+not per item, with the same rules as one link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from .. import cache as link_cache
+from ..codes.base import CodeGenerationError
+from ..codes.pool import pool_claim
+from ..codes.strategies import get_strategy
+from ..models import CodeType, UrlLink
+from .create import (
+    PreparedLink,
+    alias_taken_error,
+    create_with_alias,
+    create_with_strategy,
+    prepare_link,
+)
+
+BULK_MAX_ITEMS = 1000
+
+
+@dataclass(frozen=True)
+class BulkItemResult:
+    """One item of a bulk call: its link (new or the owner's existing one), or why it failed."""
+
+    link: UrlLink | None = None
+    created: bool = False
+    errors: dict[str, list[str]] | None = None
+
+
+@dataclass
+class _BulkItem(PreparedLink):
+    index: int  # position in the call, for the per-item results
+
+
+def _bulk_prepare(user, index: int, item: dict, *, request_host: str | None) -> _BulkItem:
+    prepared = prepare_link(
+        user=user,
+        long_url=item.get("long_url") or "",
+        alias=item.get("alias"),
+        title=item.get("title"),
+        expires_at=item.get("expires_at"),
+        redirect_type=item.get("redirect_type"),
+        request_host=request_host,
+    )
+    return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
+
+
+def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem], dict]:
+    """Plain items whose URL the owner already has an active link for (one query for all).
+
+    Returns the items still to create and {index: (link or first item, created)} for the rest;
+    a URL repeated inside the call is created once and the repeats reuse it.
+    """
+    plain = [item for item in items if item.plain]
+    existing: dict[str, UrlLink] = {}
+    if plain:
+        rows = UrlLink.objects.reusable_plain(
+            user=user, long_url_hashes={item.link.long_url_hash for item in plain}
+        )
+        for row in rows:
+            existing.setdefault(row.long_url, row)
+    to_create: list[_BulkItem] = []
+    reused: dict[int, tuple[UrlLink | _BulkItem, bool]] = {}
+    first_in_call: dict[str, _BulkItem] = {}
+    for item in items:
+        url = item.link.long_url
+        if item.plain and url in existing:
+            reused[item.index] = (existing[url], False)
+        elif item.plain and url in first_in_call:
+            reused[item.index] = (first_in_call[url], False)
+        else:
+            if item.plain:
+                first_in_call[url] = item
+            to_create.append(item)
+    return to_create, reused
+
+
+def _bulk_refuse_taken_aliases(items: list[_BulkItem], errors: dict[int, dict]) -> list[_BulkItem]:
+    """Drop items whose alias is taken, in the database or earlier in the call (one query)."""
+    aliases = [item.alias for item in items if item.alias]
+    if not aliases:
+        return items
+    taken = set(UrlLink.objects.filter(code__in=aliases).values_list("code", flat=True))
+    kept = []
+    for item in items:
+        if item.alias:
+            if item.alias in taken:
+                errors[item.index] = alias_taken_error(item.alias).message_dict
+                continue
+            taken.add(item.alias)
+            item.link.code = item.alias
+            item.link.code_type = CodeType.CUSTOM
+        kept.append(item)
+    return kept
+
+
+def _bulk_assign_from_candidates(strategy, items: list[_BulkItem], errors: dict[int, dict]):
+    """Give each item the strategy's first candidate that is free: one query per round."""
+    streams = {item.index: iter(strategy.candidates(item.link.long_url)) for item in items}
+    waiting = list(items)
+    used: set[str] = set()
+    while waiting:
+        proposals: dict[int, object] = {}
+        for item in waiting:
+            for candidate in streams[item.index]:
+                if candidate.code not in used:
+                    proposals[item.index] = candidate
+                    break
+            else:
+                errors[item.index] = {
+                    "code": ["No free short code could be found; please try again in a moment."]
+                }
+        taken = set(
+            UrlLink.objects.filter(code__in=[c.code for c in proposals.values()]).values_list(
+                "code", flat=True
+            )
+        )
+        still_waiting = []
+        for item in waiting:
+            candidate = proposals.get(item.index)
+            if candidate is None:
+                continue
+            if candidate.code in taken:
+                still_waiting.append(item)
+                continue
+            used.add(candidate.code)
+            item.link.code = candidate.code
+            item.link.code_type = candidate.code_type
+            item.link.seq_id = candidate.seq_id
+        waiting = still_waiting
+
+
+def _bulk_assign_codes(items: list[_BulkItem], errors: dict[int, dict]) -> None:
+    generated = [item for item in items if not item.alias]
+    if not generated:
+        return
+    strategy = get_strategy()
+    if strategy.name == CodeType.POOL:
+        pool_codes = pool_claim(len(generated))
+        for item, code in zip(generated, pool_codes, strict=False):
+            item.link.code = code
+            item.link.code_type = CodeType.POOL
+        generated = generated[len(pool_codes) :]
+    _bulk_assign_from_candidates(strategy, generated, errors)
+
+
+def _bulk_insert(items: list[_BulkItem], errors: dict[int, dict]) -> None:
+    links = [item.link for item in items]
+    try:
+        with transaction.atomic():
+            UrlLink.objects.bulk_create(links)
+    except IntegrityError:
+        # Someone took a code or alias between the checks and the insert: go one by one.
+        for item in items:
+            item.link.pk = None
+            try:
+                if item.alias:
+                    create_with_alias(item.link, item.alias)
+                else:
+                    with transaction.atomic():
+                        item.link.save()
+            except IntegrityError:
+                try:
+                    create_with_strategy(item.link)
+                except CodeGenerationError as exc:
+                    errors[item.index] = {"code": [str(exc)]}
+            except ValidationError as exc:
+                errors[item.index] = exc.message_dict
+        return
+    if any(link.pk is None for link in links):
+        # Backends that cannot return ids from a bulk insert (MySQL): one query finds them.
+        ids = dict(
+            UrlLink.objects.filter(code__in=[link.code for link in links]).values_list("code", "id")
+        )
+        for link in links:
+            link.pk = ids[link.code]
+
+
+def link_create_many(
+    *, user: AbstractBaseUser, items: list[dict], request_host: str | None = None
+) -> list[BulkItemResult]:
+    """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
+
+    Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
+    redirect_type). Round trips are per call, not per item: one query finds the owner's
+    existing links, one the taken aliases, codes are claimed in a batch and the rows are
+    written by one bulk insert. Results come back in the items' order.
+    """
+    if len(items) > BULK_MAX_ITEMS:
+        raise ValidationError(
+            {"items": [f"Send at most {BULK_MAX_ITEMS} URLs per call (this one has {len(items)})."]}
+        )
+    errors: dict[int, dict] = {}
+    prepared: list[_BulkItem] = []
+    for index, item in enumerate(items):
+        try:
+            prepared.append(_bulk_prepare(user, index, item, request_host=request_host))
+        except ValidationError as exc:
+            errors[index] = exc.message_dict
+    with transaction.atomic():
+        to_create, reused = _bulk_reuse_existing(user, prepared)
+        to_create = _bulk_refuse_taken_aliases(to_create, errors)
+        _bulk_assign_codes(to_create, errors)
+        to_create = [item for item in to_create if item.index not in errors]
+        _bulk_insert(to_create, errors)
+        if any(item.alias for item in to_create):
+            link_cache.forget_aliases()
+            # Again after commit, in case a redirect reloaded the set in between.
+            transaction.on_commit(link_cache.forget_aliases)
+    created = {item.index: item.link for item in to_create if item.index not in errors}
+    results = []
+    for index in range(len(items)):
+        if index in errors:
+            results.append(BulkItemResult(errors=errors[index]))
+        elif index in created:
+            results.append(BulkItemResult(link=created[index], created=True))
+        else:
+            link, _ = reused[index]
+            if isinstance(link, _BulkItem):
+                if link.index in errors:
+                    results.append(BulkItemResult(errors=errors[link.index]))
+                    continue
+                link = link.link
+            results.append(BulkItemResult(link=link, created=False))
+    return results

@@ -1,0 +1,150 @@
+"""Creating one link: validate, reuse the owner's plain link for the same URL, or claim a code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from .. import cache as link_cache
+from ..codes.aliases import validate_alias
+from ..codes.base import CodeGenerationError
+from ..codes.strategies import get_strategy
+from ..models import CodeType, RedirectType, UrlLink
+from .policy import (
+    url_hash,
+    validate_expiry,
+    validate_long_url,
+    validate_redirect_type,
+    validate_title,
+)
+
+
+@dataclass(frozen=True)
+class LinkCreateResult:
+    link: UrlLink
+    created: bool  # False: the owner's existing active link for the same plain request
+
+
+def alias_taken_error(alias: str) -> ValidationError:
+    return ValidationError(
+        {"alias": [f"The alias “{alias}” is already taken; please choose another."]}
+    )
+
+
+def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
+    validate_alias(alias)
+    link.code = alias
+    link.code_type = CodeType.CUSTOM
+    try:
+        with transaction.atomic():
+            link.save()
+    except IntegrityError:
+        raise alias_taken_error(alias) from None
+    link_cache.forget_aliases()
+    # Again after commit, in case a redirect reloaded the set in between.
+    transaction.on_commit(link_cache.forget_aliases)
+    return link
+
+
+def create_with_strategy(link: UrlLink) -> UrlLink:
+    for candidate in get_strategy().candidates(link.long_url):
+        link.code = candidate.code
+        link.code_type = candidate.code_type
+        link.seq_id = candidate.seq_id
+        try:
+            with transaction.atomic():
+                link.save()
+            return link
+        except IntegrityError:
+            link.pk = None  # taken by someone else: try the next candidate
+    raise CodeGenerationError("No free short code could be found; please try again in a moment.")
+
+
+@dataclass
+class PreparedLink:
+    link: UrlLink  # validated, unsaved, without a code yet
+    alias: str
+    plain: bool  # no alias or options: may reuse the owner's existing active link
+
+
+def prepare_link(
+    *,
+    user: AbstractBaseUser,
+    long_url: str,
+    alias: str | None,
+    title: str | None,
+    expires_at: datetime | None,
+    redirect_type: int | None,
+    request_host: str | None,
+) -> PreparedLink:
+    """Validate a create request, reporting every field's problem at once."""
+    errors: dict[str, list[str]] = {}
+
+    def check(validate, *args, **kwargs):
+        try:
+            return validate(*args, **kwargs)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+            return None
+
+    long_url = check(validate_long_url, long_url or "", request_host=request_host)
+    redirect_type = check(
+        validate_redirect_type, RedirectType.FOUND if redirect_type is None else redirect_type
+    )
+    expires_at = check(validate_expiry, expires_at)
+    title = check(validate_title, title)
+    alias = (alias or "").strip()
+    if alias:
+        check(validate_alias, alias)
+    if errors:
+        raise ValidationError(errors)
+    plain = not alias and not title and expires_at is None and redirect_type == RedirectType.FOUND
+    link = UrlLink(
+        owner=user,
+        long_url=long_url,
+        long_url_hash=url_hash(long_url),
+        title=title,
+        expires_at=expires_at,
+        redirect_type=redirect_type,
+    )
+    return PreparedLink(link=link, alias=alias, plain=plain)
+
+
+def link_create(
+    *,
+    user: AbstractBaseUser,
+    long_url: str,
+    alias: str | None = None,
+    title: str | None = None,
+    expires_at: datetime | None = None,
+    redirect_type: int = RedirectType.FOUND,
+    request_host: str | None = None,
+) -> LinkCreateResult:
+    """Create a short link, or hand back the user's active one for the same plain request."""
+    prepared = prepare_link(
+        user=user,
+        long_url=long_url,
+        alias=alias,
+        title=title,
+        expires_at=expires_at,
+        redirect_type=redirect_type,
+        request_host=request_host,
+    )
+    if prepared.plain:
+        existing = (
+            UrlLink.objects.reusable_plain(user=user, long_url_hashes=[prepared.link.long_url_hash])
+            .filter(long_url=prepared.link.long_url)
+            .first()
+        )
+        if existing is not None:
+            return LinkCreateResult(link=existing, created=False)
+    link = (
+        create_with_alias(prepared.link, prepared.alias)
+        if prepared.alias
+        else create_with_strategy(prepared.link)
+    )
+    return LinkCreateResult(link=link, created=True)

@@ -1,0 +1,16 @@
+"""Shortcuts for views of either app that show one link."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest
+
+from .models import UrlLink
+from .selectors import LinkNotFound, link_get_visible
+
+
+def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
+    """The link if the signed-in user may see it; anyone else's link is simply not there."""
+    try:
+        return link_get_visible(code=code, user=request.user)
+    except LinkNotFound:
+        raise Http404("No such link") from None
