@@ -261,14 +261,14 @@ def geo_lookup(ip: str) -> GeoInfo:
 # --- Whole visit -----------------------------------------------------------------------------
 
 
-def enrich(*, ip: str, ua: str) -> dict:
+def enrich(*, client_ip: str, user_agent: str) -> dict:
     """The VisitRecord fields derived from one visit's address and User-Agent."""
-    ip = normalize_ip(ip) if ip else ""
+    ip = normalize_ip(client_ip) if client_ip else ""
     geo = geo_lookup(ip) if ip else GeoInfo()
-    agent = parse_user_agent(ua)
+    agent = parse_user_agent(user_agent)
     stored_ip = anonymize_ip(ip) if ip and settings.ANONYMIZE_IP else ip
     return {
-        "client_id": client_id(ip, ua),
+        "client_id": client_id(ip, user_agent),
         "client_ip": stored_ip,
         **geo._asdict(),
         **agent._asdict(),

@@ -24,8 +24,9 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from links.models import UrlLink
+from shorturl_project.redis_conn import redis_client
 
-from . import capture
+from . import buffer, spool
 from .models import HourlyClick, VisitRecord, utc_hour
 
 BREAKDOWN_FIELDS = {
@@ -299,21 +300,9 @@ def visit_rows_for_export(*, link, chunk_size: int = 10000) -> Iterator[tuple]:
 
 
 def pipeline_status() -> dict[str, int]:
-    """What waits in Redis: buffered visits, the batch being stored, hours waiting for
-    aggregation, records that could not be stored. All zeros without Redis."""
-    client = capture.redis_client()
+    """What waits to be stored: visits buffered in Redis (or spooled, embedded), the batch being
+    stored, hours waiting for aggregation, messages that could not be stored."""
+    client = redis_client()
     if client is None:
-        return {"buffered": 0, "processing": 0, "pending_hours": 0, "dead": 0}
-    with client.pipeline(transaction=False) as pipe:
-        pipe.llen(capture.VISITS_KEY)
-        pipe.llen(capture.PROCESSING_KEY)
-        pipe.scard(capture.HOURS_KEY)
-        pipe.scard(capture.AGGREGATING_KEY)
-        pipe.llen(capture.DEAD_KEY)
-        buffered, processing, hours, aggregating, dead = pipe.execute()
-    return {
-        "buffered": buffered,
-        "processing": processing,
-        "pending_hours": hours + aggregating,
-        "dead": dead,
-    }
+        return {"buffered": spool.pending_visits(), "processing": 0, "pending_hours": 0, "dead": 0}
+    return buffer.status(client)

@@ -1,21 +1,18 @@
 """Writes for analytics: storing visits, recomputing hourly counts, purging old visits.
 
-Flow with Redis (see docs/analytics.md): the redirect RPUSHes a JSON record onto VISITS_KEY;
-flush_visits moves a batch into PROCESSING_KEY (atomically, one Lua call), enriches it and
-bulk-inserts VisitRecords, then marks the (link, hour) pairs it touched in HOURS_KEY and drops
-the processing list; aggregate_hourly recomputes those HourlyClick rows from VisitRecord.
-Delivery is at-least-once (a crashed batch is taken again) and the event id makes it exactly
-once in effect. Without Redis (embedded mode) the same two steps read analytics.spool's files
-instead of the Redis lists; store_visits does all of it at once, in-process, for a visit that
-cannot wait (Redis down).
+Flow with Redis (see docs/analytics.md): the redirect RPUSHes a visit message (analytics.messages)
+onto the buffer (analytics.buffer); flush_pending takes batches, enriches them and bulk-inserts
+VisitRecords, then marks the (link, hour) pairs it touched; aggregate_hourly recomputes those
+HourlyClick rows from VisitRecord. Delivery is at-least-once (a crashed batch is taken again) and
+the event id makes it exactly once in effect. Without Redis (embedded mode) the same two steps
+read analytics.spool's files instead; store_visits does all of it at once, in-process, for a
+visit that cannot wait (Redis down).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,117 +26,33 @@ from django.utils import timezone
 
 from links.models import UrlLink
 from shorturl_project.embedded import node_lock
+from shorturl_project.redis_conn import redis_client
 
-from . import capture, enrich, spool
+from . import buffer, enrich, spool
+from .messages import decode_visit
 from .models import HourlyClick, VisitRecord, utc_hour
 
 logger = logging.getLogger(__name__)
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
-# A flush holds its lock this long at most; a batch of 1,000 takes well under a second, and a
-# flush that outlives its lock cannot double-count (event ids), only repeat work.
-LOCK_SECONDS = 60
 # After this many failed attempts at a batch, it is stored one visit at a time and the visits
-# that still fail go to DEAD_KEY, so one bad record cannot stop the pipeline.
+# that still fail go to the dead list, so one bad message cannot stop the pipeline.
 MAX_ATTEMPTS = 3
 _CHUNK = 500
 # Rows per INSERT: 1,000 measured ~35 % faster than 500 on MariaDB; at most ~1.6 MB a statement.
 _INSERT_BATCH = 1000
 
-# KEYS: buffer, processing, attempts. ARGV: batch size. Returns {attempt, records}.
-# A batch left in the processing list by a flush that crashed is taken again first.
-_TAKE_BATCH = """
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return {redis.call('INCR', KEYS[3]), redis.call('LRANGE', KEYS[2], 0, -1)}
-end
-redis.call('DEL', KEYS[3])
-local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-local n = #items
-for i = 1, n, 500 do
-  redis.call('RPUSH', KEYS[2], unpack(items, i, math.min(i + 499, n)))
-end
-if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
-return {0, items}
-"""
-
-# KEYS: lock, processing, attempts, hours. ARGV: lock token, "link:hour" pairs...
-# Marks the touched hours, then drops the stored batch unless another flush took over the lock
-# (it then stores the same batch again, harmlessly).
-_FINISH_BATCH = """
-for i = 2, #ARGV, 500 do
-  redis.call('SADD', KEYS[4], unpack(ARGV, i, math.min(i + 499, #ARGV)))
-end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[2], KEYS[3], KEYS[1])
-  return 1
-end
-return 0
-"""
-
-# KEYS: hours, aggregating. Moves the pending pairs aside (merging a leftover set from a crashed
-# run) so that pairs marked while the recompute runs wait for the next one instead of being lost.
-_TAKE_HOURS = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('SUNIONSTORE', KEYS[2], KEYS[1], KEYS[2])
-    redis.call('DEL', KEYS[1])
-  else
-    redis.call('RENAME', KEYS[1], KEYS[2])
-  end
-end
-return redis.call('SMEMBERS', KEYS[2])
-"""
-
-# KEYS: lock, extra key to drop. ARGV: token.
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  if KEYS[2] then redis.call('DEL', KEYS[2]) end
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
-
 
 @dataclass(frozen=True)
 class FlushResult:
-    taken: int = 0  # records taken from Redis (including retried and refused ones)
+    taken: int = 0  # messages taken from Redis (including retried and refused ones)
     stored: int = 0  # new VisitRecord rows
     retry: bool = False  # the batch was a leftover from a failed run
     busy: bool = False  # another flush holds the lock
 
 
-# --- Records ---------------------------------------------------------------------------------
-
-
-def _pair_member(link_id: int, hour: datetime) -> str:
-    return f"{link_id}:{int(hour.timestamp())}"
-
-
-def _parse_pair(member: bytes | str) -> tuple[int, datetime] | None:
-    text = member.decode() if isinstance(member, bytes) else member
-    try:
-        link_id, epoch = text.split(":")
-        return int(link_id), datetime.fromtimestamp(int(epoch), tz=UTC)
-    except ValueError:
-        return None
-
-
-def parse_record(raw: bytes | str | dict) -> dict | None:
-    """A buffered record (see capture.build_visit_record) as a dict, or None when malformed."""
-    try:
-        data = json.loads(raw) if isinstance(raw, bytes | str) else raw
-        return {
-            "event_id": str(data["e"])[:32],
-            "link_id": int(data["l"]),
-            "code": str(data["c"])[:32],
-            "visit_time": datetime.fromtimestamp(float(data["t"]), tz=UTC),
-            "ip": str(data.get("i") or ""),
-            "ua": str(data.get("u") or "")[: capture.MAX_USER_AGENT],
-            "referrer": str(data.get("r") or "")[: capture.MAX_REFERRER],
-        }
-    except (ValueError, KeyError, TypeError, OverflowError):
-        return None
+# --- Visits ------------------------------------------------------------------------------------
 
 
 def _visit_row(visit: dict) -> VisitRecord:
@@ -148,9 +61,9 @@ def _visit_row(visit: dict) -> VisitRecord:
         code=visit["code"],
         event_id=visit["event_id"],
         visit_time=visit["visit_time"],
-        user_agent=visit["ua"],
+        user_agent=visit["user_agent"],
         referrer=visit["referrer"],
-        **enrich.enrich(ip=visit["ip"], ua=visit["ua"]),
+        **enrich.enrich(client_ip=visit["client_ip"], user_agent=visit["user_agent"]),
     )
 
 
@@ -187,9 +100,9 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
 # --- Direct path (embedded default, Redis down) ----------------------------------------------
 
 
-def store_visits(*, records: Iterable[str | bytes | dict]) -> int:
+def store_visits(*, messages: Iterable[str | bytes | dict]) -> int:
     """Store visits and update their hours right away, without Redis or a worker."""
-    visits = [visit for visit in map(parse_record, records) if visit is not None]
+    visits = [visit for visit in map(decode_visit, messages) if visit is not None]
     if not visits:
         return 0
     with transaction.atomic():
@@ -203,89 +116,51 @@ def store_visits(*, records: Iterable[str | bytes | dict]) -> int:
 # --- Buffered path (Redis + worker) ----------------------------------------------------------
 
 
-def _acquire(client, key: str) -> str | None:
-    token = uuid.uuid4().hex
-    return token if client.set(key, token, nx=True, ex=LOCK_SECONDS) else None
-
-
-def _release(client, key: str, token: str, *, drop: str | None = None) -> None:
-    keys = [key, drop] if drop else [key]
-    client.eval(_RELEASE, len(keys), *keys, token)
-
-
 def _flush_batch(client, batch_size: int) -> FlushResult:
-    token = _acquire(client, capture.FLUSH_LOCK_KEY)
+    token = buffer.acquire(client, buffer.FLUSH_LOCK_KEY)
     if token is None:
         return FlushResult(busy=True)
     try:
-        attempt, raw_records = client.eval(
-            _TAKE_BATCH,
-            3,
-            capture.VISITS_KEY,
-            capture.PROCESSING_KEY,
-            capture.ATTEMPTS_KEY,
-            batch_size,
-        )
-        parsed = [(raw, parse_record(raw)) for raw in raw_records]
-        dead = [raw for raw, visit in parsed if visit is None]
+        attempt, messages = buffer.take_batch(client, batch_size)
+        decoded = [(message, decode_visit(message)) for message in messages]
+        dead = [message for message, visit in decoded if visit is None]
         if attempt >= MAX_ATTEMPTS:
             logger.warning("Visit batch failed %s times: storing it one visit at a time", attempt)
             stored, pairs = 0, set()
-            for raw, visit in parsed:
+            for message, visit in decoded:
                 if visit is None:
                     continue
                 try:
                     one_stored, one_pairs = _store([visit])
                 except Exception:
-                    logger.exception("Visit %r cannot be stored", raw)
-                    dead.append(raw)
+                    logger.exception("Visit %r cannot be stored", message)
+                    dead.append(message)
                     continue
                 stored += one_stored
                 pairs |= one_pairs
         else:
-            stored, pairs = _store([visit for _, visit in parsed if visit is not None])
+            stored, pairs = _store([visit for _, visit in decoded if visit is not None])
         if dead:
-            logger.error("%d visit record(s) moved to %s", len(dead), capture.DEAD_KEY)
-            client.rpush(capture.DEAD_KEY, *dead)
-        members = [_pair_member(link_id, hour) for link_id, hour in pairs]
-        client.eval(
-            _FINISH_BATCH,
-            4,
-            capture.FLUSH_LOCK_KEY,
-            capture.PROCESSING_KEY,
-            capture.ATTEMPTS_KEY,
-            capture.HOURS_KEY,
-            token,
-            *members,
-        )
+            logger.error("%d visit message(s) moved to %s", len(dead), buffer.DEAD_KEY)
+            buffer.bury(client, dead)
+        buffer.finish_batch(client, token, [buffer.hour_member(*pair) for pair in pairs])
     except Exception:
         # The batch stays in the processing list and is taken again by the next flush (a worker
-        # that died outright leaves its lock behind, which expires after LOCK_SECONDS).
-        _release(client, capture.FLUSH_LOCK_KEY, token)
+        # that died outright leaves its lock behind, which expires after buffer.LOCK_SECONDS).
+        buffer.release(client, buffer.FLUSH_LOCK_KEY, token)
         raise
-    return FlushResult(taken=len(raw_records), stored=stored, retry=attempt > 0)
-
-
-def flush_visits(*, batch_size: int | None = None) -> int:
-    """Store one batch (up to ANALYTICS_BATCH_SIZE) of buffered visits; returns new rows.
-
-    Returns 0 while another flush runs. Without Redis, stores everything spooled.
-    """
-    client = capture.redis_client()
-    if client is None:
-        return _flush_spool(batch_size)
-    return _flush_batch(client, batch_size or settings.ANALYTICS_BATCH_SIZE).stored
+    return FlushResult(taken=len(messages), stored=stored, retry=attempt > 0)
 
 
 # --- Spooled path (embedded mode: no Redis, the node's runner) --------------------------------
 
 
-def _store_spooled(records: list[str], stored: list[int]) -> None:
-    visits = [visit for visit in map(parse_record, records) if visit is not None]
-    if len(visits) < len(records):
-        logger.error("%d malformed spooled visit record(s) skipped", len(records) - len(visits))
+def _store_spooled(messages: list[str], stored: list[int]) -> None:
+    visits = [visit for visit in map(decode_visit, messages) if visit is not None]
+    if len(visits) < len(messages):
+        logger.error("%d malformed spooled visit message(s) skipped", len(messages) - len(visits))
     spool.mark_hours(
-        sorted({_pair_member(v["link_id"], utc_hour(v["visit_time"])) for v in visits})
+        sorted({buffer.hour_member(v["link_id"], utc_hour(v["visit_time"])) for v in visits})
     )
     new_rows, _ = _store(visits)
     stored.append(new_rows)
@@ -293,14 +168,14 @@ def _store_spooled(records: list[str], stored: list[int]) -> None:
 
 def _flush_spool(batch_size: int | None) -> int:
     stored: list[int] = []
-    spool.drain(lambda records: _store_spooled(records, stored), batch_size=batch_size)
+    spool.drain(lambda messages: _store_spooled(messages, stored), batch_size=batch_size)
     return sum(stored)
 
 
 def _aggregate_spooled_hours() -> int:
     with node_lock("aggregate"):
         members = spool.take_hours()
-        written = _recompute_pairs(p for p in map(_parse_pair, members) if p is not None)
+        written = _recompute_pairs(p for p in map(buffer.parse_hour_member, members) if p)
         spool.hours_done()
     return written
 
@@ -310,15 +185,16 @@ def flush_pending(
 ) -> int:
     """Flush batches until the buffer is empty or `max_seconds` have passed; returns new rows.
 
-    `wait`: when another flush holds the lock, wait for it (up to LOCK_SECONDS) instead of
-    leaving; for drain_visits, which promises an empty buffer when it ends.
+    Without Redis, stores everything spooled. `wait`: when another flush holds the lock, wait
+    for it (up to its expiry) instead of leaving; for drain_visits, which promises an empty
+    buffer when it ends.
     """
-    client = capture.redis_client()
+    client = redis_client()
     if client is None:
         return _flush_spool(batch_size)
     batch_size = batch_size or settings.ANALYTICS_BATCH_SIZE
     started = time.monotonic()
-    waited_until = started + LOCK_SECONDS
+    waited_until = started + buffer.LOCK_SECONDS
     stored = 0
     while True:
         result = _flush_batch(client, batch_size)
@@ -409,25 +285,18 @@ def aggregate_hourly(
     """
     if pairs is not None:
         return _recompute_pairs(pairs)
-    client = capture.redis_client()
+    client = redis_client()
     if client is None:
         return _aggregate_spooled_hours()
-    token = _acquire(client, capture.AGGREGATE_LOCK_KEY)
-    deadline = time.monotonic() + LOCK_SECONDS
+    token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
+    deadline = time.monotonic() + buffer.LOCK_SECONDS
     while token is None and wait and time.monotonic() < deadline:
         time.sleep(0.05)
-        token = _acquire(client, capture.AGGREGATE_LOCK_KEY)
+        token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
     if token is None:
         return 0
-    try:
-        members = client.eval(_TAKE_HOURS, 2, capture.HOURS_KEY, capture.AGGREGATING_KEY)
-        written = _recompute_pairs(p for p in map(_parse_pair, members) if p is not None)
-    except Exception:
-        # The pairs stay in AGGREGATING_KEY and are taken again next time.
-        _release(client, capture.AGGREGATE_LOCK_KEY, token)
-        raise
-    _release(client, capture.AGGREGATE_LOCK_KEY, token, drop=capture.AGGREGATING_KEY)
-    return written
+    with buffer.hours_to_aggregate(client, token=token) as pending:
+        return _recompute_pairs(pending)
 
 
 def rebuild_hourly(*, since: datetime, progress: Callable[[int, int], None] | None = None) -> int:

@@ -216,3 +216,18 @@ def _take_hours() -> list[str]:
 
 def hours_done() -> None:
     (state_dir() / AGGREGATING_FILE).unlink(missing_ok=True)
+
+
+def pending_visits() -> int:
+    """Spooled visits not stored yet (for the overview; reads the unread part of each file)."""
+    waiting = 0
+    for spooled in spool_files():
+        try:
+            with open(spooled.path, "rb") as handle:
+                handle.seek(spooled.offset())
+                waiting += sum(
+                    chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 16), b"")
+                )
+        except FileNotFoundError:
+            continue
+    return waiting

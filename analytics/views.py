@@ -19,8 +19,9 @@ from links.codes import pool
 from links.selectors import link_list
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import short_url_for
+from shorturl_project.redis_conn import uses_redis
 
-from . import capture, selectors
+from . import selectors
 from .charts import breakdown_tables, chart_data
 from .forms import StatsRangeForm, TimeRange
 
@@ -127,7 +128,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             ],
             **pool_report,
             "pool_runway": _runway(runway_hours) if runway_hours is not None else None,
-            "uses_redis": capture.uses_redis(),
+            "uses_redis": uses_redis(),
             "pipeline": selectors.pipeline_status(),
         },
     )

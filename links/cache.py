@@ -24,7 +24,8 @@ from django.db import transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
-from analytics.capture import VISITS_KEY, visit_record_body
+from analytics.buffer import VISITS_KEY
+from analytics.messages import encode_visit_without_link
 from shorturl_project.embedded import generations
 from shorturl_project.redis_conn import (
     live_redis_client,
@@ -183,7 +184,7 @@ def get_entry(code: str) -> LinkEntry | bool | None:
 
 # Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
 # the whole cached redirect in one round trip. ARGV[1] is now (epoch seconds), ARGV[2] the
-# visit record's JSON without its opening brace, to which the link id is prefixed.
+# visit message without its opening brace, to which the link id is prefixed.
 _FETCH_AND_RECORD = """
 local value = redis.call('GET', KEYS[1])
 if not value then return false end
@@ -214,7 +215,7 @@ def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool |
     try:
         value = _fetch_and_record_script(
             keys=[REDIS_KEY_PREFIX + code, VISITS_KEY],
-            args=[repr(now), visit_record_body(meta, code, event_id)],
+            args=[repr(now), encode_visit_without_link(meta, code, event_id)],
             client=client,
         )
     except RedisError as exc:

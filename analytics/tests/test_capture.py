@@ -8,14 +8,15 @@ import pytest
 from django.core.management import call_command
 from django.test import RequestFactory
 
-from analytics import capture, enrich, services
+from analytics import buffer, enrich, services
+from analytics.messages import encode_visit
 from analytics.models import HourlyClick, VisitRecord
 from links.cache import LinkEntry
 from links.selectors import link_click_totals
 from shorturl_project.client_ip import client_ip
-from shorturl_project.redis_conn import reset_redis_state
+from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
-from .conftest import CHROME_MAC, GOOGLEBOT
+from .visits import CHROME_MAC, GOOGLEBOT
 
 DEAD_REDIS = {
     "default": {
@@ -72,7 +73,7 @@ def test_record_is_compact_json_with_truncated_headers():
         HTTP_REFERER="https://r/" + "x" * 5000,
     )
     before = time.time()
-    record = json.loads(capture.build_visit_record(request.META, entry))
+    record = json.loads(encode_visit(request.META, entry))
     assert record["l"] == 42
     assert record["c"] == "Abc1234"
     assert record["i"] == "198.51.100.7"
@@ -80,7 +81,7 @@ def test_record_is_compact_json_with_truncated_headers():
     assert before - 1 <= record["t"] <= time.time() + 1
     assert len(record["u"]) == VisitRecord._meta.get_field("user_agent").max_length
     assert len(record["r"]) == VisitRecord._meta.get_field("referrer").max_length
-    other = json.loads(capture.build_visit_record(request.META, entry))
+    other = json.loads(encode_visit(request.META, entry))
     assert other["e"] != record["e"]
 
 
@@ -102,7 +103,7 @@ def test_embedded_redirect_spools_the_visit_and_the_runner_counts_it(
 ):
     """Without Redis the redirect writes no row (it appends to the spool); the runner's two
     jobs store the visits and count people and bots apart."""
-    if capture.uses_redis():
+    if uses_redis():
         pytest.skip("the embedded default (no Redis) spools visits; this run has Redis")
     link = make_link()
     click(link)  # caches the link
@@ -121,14 +122,14 @@ def test_with_redis_the_redirect_only_pushes_a_record(
 ):
     link = make_link()
     click(link)  # loads the link into the cache
-    client = capture.redis_client()
-    client.delete(capture.VISITS_KEY)
+    client = redis_client()
+    client.delete(buffer.VISITS_KEY)
     parsed_before = enrich.parse_user_agent.cache_info()
     with django_assert_num_queries(0):
         assert click(link, ua="Mozilla/5.0 never parsed on the redirect").status_code == 302
     assert enrich.parse_user_agent.cache_info() == parsed_before
-    assert client.llen(capture.VISITS_KEY) == 1
-    assert json.loads(client.lindex(capture.VISITS_KEY, 0))["l"] == link.pk
+    assert client.llen(buffer.VISITS_KEY) == 1
+    assert json.loads(client.lindex(buffer.VISITS_KEY, 0))["l"] == link.pk
     assert not VisitRecord.objects.filter(link=link).exists()
 
 
@@ -166,4 +167,4 @@ def test_redis_is_tried_again_after_a_short_pause(
     reset_redis_state()  # the pause is over
     click(link)
     assert VisitRecord.objects.filter(link=link).count() == 2
-    assert capture.redis_client().llen(capture.VISITS_KEY) == 1
+    assert redis_client().llen(buffer.VISITS_KEY) == 1

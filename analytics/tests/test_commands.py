@@ -6,10 +6,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from analytics import capture, selectors, services
+from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
+from shorturl_project.redis_conn import redis_client
 
-from .conftest import GOOGLEBOT, record
+from .visits import GOOGLEBOT, visit_message
 
 
 def _run(*args) -> str:
@@ -23,7 +24,10 @@ def test_rebuild_hourly_clicks_recomputes_rows_with_progress(make_link):
     link = make_link()
     now = dt.datetime.now(dt.UTC)
     services.store_visits(
-        records=[record(link, at=now - dt.timedelta(days=2)), record(link, ua=GOOGLEBOT)]
+        messages=[
+            visit_message(link, at=now - dt.timedelta(days=2)),
+            visit_message(link, ua=GOOGLEBOT),
+        ]
     )
     expected = list(HourlyClick.objects.values_list("hour", "clicks", "bot_clicks"))
     HourlyClick.objects.update(clicks=99, bot_clicks=99)
@@ -44,7 +48,7 @@ def test_rebuild_hourly_clicks_refuses_a_bad_date():
 def test_purge_visits_keeps_hourly_counts(make_link):
     link = make_link()
     old = dt.datetime.now(dt.UTC) - dt.timedelta(days=100)
-    services.store_visits(records=[record(link, at=old), record(link)])
+    services.store_visits(messages=[visit_message(link, at=old), visit_message(link)])
     output = _run("purge_visits", "--older-than", "90")
     assert "Deleted 1 visit(s)" in output
     assert VisitRecord.objects.count() == 1
@@ -56,7 +60,7 @@ def test_purge_visits_keeps_hourly_counts(make_link):
 @pytest.mark.django_db
 def test_drain_visits_empties_the_buffer_and_counts(requires_redis, make_link):
     link = make_link()
-    capture.redis_client().rpush(capture.VISITS_KEY, *[record(link) for _ in range(2500)])
+    redis_client().rpush(buffer.VISITS_KEY, *[visit_message(link) for _ in range(2500)])
     output = _run("drain_visits")
     assert "Stored 2500 visit(s) in " in output
     assert "recomputed 1 hourly row(s)" in output

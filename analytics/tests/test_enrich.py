@@ -6,7 +6,7 @@ import pytest
 
 from analytics import enrich
 
-from .conftest import (
+from .visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
     GOOGLEBOT,
@@ -132,7 +132,7 @@ def test_a_phone_named_cubot_is_a_person():
 
 
 def test_client_id_is_sha1_of_ip_and_user_agent():
-    fields = enrich.enrich(ip="198.51.100.4", ua=CHROME_MAC)
+    fields = enrich.enrich(client_ip="198.51.100.4", user_agent=CHROME_MAC)
     expected = hashlib.sha1(
         f"198.51.100.4&{CHROME_MAC}".encode(), usedforsecurity=False
     ).hexdigest()
@@ -142,14 +142,20 @@ def test_client_id_is_sha1_of_ip_and_user_agent():
 
 def test_anonymize_ip_masks_stored_address_after_the_lookup(settings):
     settings.ANONYMIZE_IP = True
-    fields = enrich.enrich(ip="115.236.0.77", ua=CHROME_MAC)
+    fields = enrich.enrich(client_ip="115.236.0.77", user_agent=CHROME_MAC)
     assert fields["client_ip"] == "115.236.0.0"
     assert fields["city"] == "Hangzhou"  # looked up on the full address
     # Still one id per (ip, ua), but not the plain SHA-1 anyone could recompute.
     plain = hashlib.sha1(f"115.236.0.77&{CHROME_MAC}".encode(), usedforsecurity=False).hexdigest()
     assert fields["client_id"] != plain
-    assert fields["client_id"] == enrich.enrich(ip="115.236.0.77", ua=CHROME_MAC)["client_id"]
-    assert fields["client_id"] != enrich.enrich(ip="115.236.0.78", ua=CHROME_MAC)["client_id"]
+    assert (
+        fields["client_id"]
+        == enrich.enrich(client_ip="115.236.0.77", user_agent=CHROME_MAC)["client_id"]
+    )
+    assert (
+        fields["client_id"]
+        != enrich.enrich(client_ip="115.236.0.78", user_agent=CHROME_MAC)["client_id"]
+    )
 
 
 def test_anonymize_ipv6_keeps_the_first_48_bits():

@@ -12,7 +12,7 @@ from analytics.models import HourlyClick, VisitRecord
 from analytics.tasks import aggregate_hourly_task, flush_visits_task
 from links.services.create import link_create
 
-from .conftest import (
+from .visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
     GOOGLEBOT,

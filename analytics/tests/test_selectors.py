@@ -10,7 +10,7 @@ from analytics.models import VisitRecord
 from links.codes import pool
 from links.selectors import link_click_totals
 
-from .conftest import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, record
+from .visits import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, visit_message
 
 UTC = dt.UTC
 T0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -26,16 +26,16 @@ def clicked_link(make_link):
     link = make_link()
     google, hn = "https://www.google.com/search?q=x", "https://news.ycombinator.com/item"
     services.store_visits(
-        records=[
-            record(link, ip="115.236.0.1", at=_at(0, 5)),
-            record(link, ip="115.236.0.1", at=_at(0, 6), referrer=google),
-            record(link, ip="81.2.69.160", ua=SAFARI_IPHONE, at=_at(0, 7), referrer=hn),
-            record(link, ip="115.236.0.1", at=_at(2, 1)),  # the same person, two hours later
-            record(
+        messages=[
+            visit_message(link, ip="115.236.0.1", at=_at(0, 5)),
+            visit_message(link, ip="115.236.0.1", at=_at(0, 6), referrer=google),
+            visit_message(link, ip="81.2.69.160", ua=SAFARI_IPHONE, at=_at(0, 7), referrer=hn),
+            visit_message(link, ip="115.236.0.1", at=_at(2, 1)),  # the same person, two hours later
+            visit_message(
                 link, ip="8.8.8.8", ua=WECHAT_ANDROID, at=_at(2, 2), referrer="https://google.com/"
             ),
-            record(link, ip="66.249.66.1", ua=GOOGLEBOT, at=_at(0, 8)),
-            record(link, ip="54.1.2.3", ua=SLACKBOT, at=_at(2, 3)),
+            visit_message(link, ip="66.249.66.1", ua=GOOGLEBOT, at=_at(0, 8)),
+            visit_message(link, ip="54.1.2.3", ua=SLACKBOT, at=_at(2, 3)),
         ]
     )
     return link
@@ -66,7 +66,7 @@ def test_series_has_every_hour_with_zeros_in_the_local_time_zone(settings, click
 @pytest.mark.django_db
 def test_series_of_all_links_sums_them(clicked_link, make_link):
     other = make_link("https://example.org/b")
-    services.store_visits(records=[record(other, at=T0 + dt.timedelta(minutes=30))])
+    services.store_visits(messages=[visit_message(other, at=T0 + dt.timedelta(minutes=30))])
     series = selectors.hourly_series(start=T0, end=T0 + dt.timedelta(hours=1))
     assert series[0]["clicks"] == 4
     assert (
@@ -132,7 +132,7 @@ def test_link_totals_for_a_list_page_count_each_person_once(
 @pytest.mark.django_db
 def test_top_links_rank_by_people_and_can_be_limited_to_some_links(clicked_link, make_link):
     other = make_link("https://example.org/b")
-    services.store_visits(records=[record(other, at=T0 + dt.timedelta(minutes=30))])
+    services.store_visits(messages=[visit_message(other, at=T0 + dt.timedelta(minutes=30))])
     day = {"start": T0, "end": T0 + dt.timedelta(days=1)}
     top = selectors.top_links(**day)
     assert [(row["link"], row["clicks"], row["bot_clicks"]) for row in top] == [

@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from analytics import capture, selectors, services
+from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
+from shorturl_project.redis_conn import redis_client
 
-from .conftest import GOOGLEBOT, SAFARI_IPHONE, record
+from .visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
 UTC = dt.UTC
 
@@ -21,11 +22,11 @@ def hourly_rows(link=None):
 
 
 @pytest.fixture
-def buffer(requires_redis):
-    client = capture.redis_client()
+def redis_buffer(requires_redis):
+    client = redis_client()
 
     def push(*records):
-        client.rpush(capture.VISITS_KEY, *records)
+        client.rpush(buffer.VISITS_KEY, *records)
 
     push.client = client
     return push
@@ -39,12 +40,14 @@ def test_hourly_counts_people_unique_visitors_and_bots_apart(make_link):
     link = make_link()
     at = dt.datetime(2024, 5, 1, 10, 15, tzinfo=UTC)
     services.store_visits(
-        records=[
-            record(link, ip="198.51.100.1", at=at),
-            record(link, ip="198.51.100.1", at=at),  # same person again
-            record(link, ip="198.51.100.1", ua=SAFARI_IPHONE, at=at),  # same IP, other device
-            record(link, ip="198.51.100.2", at=at),
-            record(link, ip="66.249.66.1", ua=GOOGLEBOT, at=at),
+        messages=[
+            visit_message(link, ip="198.51.100.1", at=at),
+            visit_message(link, ip="198.51.100.1", at=at),  # same person again
+            visit_message(
+                link, ip="198.51.100.1", ua=SAFARI_IPHONE, at=at
+            ),  # same IP, other device
+            visit_message(link, ip="198.51.100.2", at=at),
+            visit_message(link, ip="66.249.66.1", ua=GOOGLEBOT, at=at),
         ]
     )
     assert hourly_rows(link) == [(link.pk, dt.datetime(2024, 5, 1, 10, tzinfo=UTC), 4, 3, 1)]
@@ -54,9 +57,9 @@ def test_hourly_counts_people_unique_visitors_and_bots_apart(make_link):
 def test_visits_fall_into_their_own_utc_hour(make_link):
     link = make_link()
     services.store_visits(
-        records=[
-            record(link, at=dt.datetime(2024, 5, 1, 10, 59, 59, 999000, tzinfo=UTC)),
-            record(link, at=dt.datetime(2024, 5, 1, 11, 0, 0, tzinfo=UTC)),
+        messages=[
+            visit_message(link, at=dt.datetime(2024, 5, 1, 10, 59, 59, 999000, tzinfo=UTC)),
+            visit_message(link, at=dt.datetime(2024, 5, 1, 11, 0, 0, tzinfo=UTC)),
         ]
     )
     assert [row[1].hour for row in hourly_rows(link)] == [10, 11]
@@ -67,8 +70,8 @@ def test_aggregation_twice_gives_the_same_rows(make_link):
     link, other = make_link(), make_link("https://example.org/other")
     at = dt.datetime(2024, 5, 1, 10, 15, tzinfo=UTC)
     services.store_visits(
-        records=[record(link, ip=f"198.51.100.{n % 7}", at=at) for n in range(20)]
-        + [record(other, ua=GOOGLEBOT, at=at + dt.timedelta(hours=2))]
+        messages=[visit_message(link, ip=f"198.51.100.{n % 7}", at=at) for n in range(20)]
+        + [visit_message(other, ua=GOOGLEBOT, at=at + dt.timedelta(hours=2))]
     )
     first = hourly_rows()
     pairs = [(link.pk, at), (other.pk, at + dt.timedelta(hours=2))]
@@ -84,9 +87,9 @@ def test_aggregation_twice_gives_the_same_rows(make_link):
 @pytest.mark.django_db
 def test_the_same_event_delivered_twice_is_stored_once(make_link):
     link = make_link()
-    again = record(link)
-    assert services.store_visits(records=[again, again]) == 1
-    assert services.store_visits(records=[again]) == 0
+    again = visit_message(link)
+    assert services.store_visits(messages=[again, again]) == 1
+    assert services.store_visits(messages=[again]) == 0
     assert VisitRecord.objects.count() == 1
     assert hourly_rows(link)[0][2] == 1
 
@@ -94,9 +97,9 @@ def test_the_same_event_delivered_twice_is_stored_once(make_link):
 @pytest.mark.django_db
 def test_visits_of_deleted_links_and_malformed_records_are_dropped(make_link):
     link, gone = make_link(), make_link("https://example.org/gone")
-    stale = record(gone)
+    stale = visit_message(gone)
     gone.delete()
-    stored = services.store_visits(records=[record(link), stale, "{not json", '{"e": "x"}'])
+    stored = services.store_visits(messages=[visit_message(link), stale, "{not json", '{"e": "x"}'])
     assert stored == 1
     assert list(VisitRecord.objects.values_list("link_id", flat=True)) == [link.pk]
 
@@ -107,7 +110,11 @@ def test_purge_keeps_hourly_counts_and_a_rebuild_leaves_them(make_link):
     now = dt.datetime.now(UTC)
     old, recent = now - dt.timedelta(days=40), now - dt.timedelta(hours=1)
     services.store_visits(
-        records=[record(link, at=old), record(link, at=old), record(link, at=recent)]
+        messages=[
+            visit_message(link, at=old),
+            visit_message(link, at=old),
+            visit_message(link, at=recent),
+        ]
     )
     before = hourly_rows(link)
     assert services.purge_visits(older_than_days=30) == 2
@@ -122,8 +129,8 @@ def test_rebuild_restores_lost_hourly_rows(make_link):
     link = make_link()
     now = dt.datetime.now(UTC)
     services.store_visits(
-        records=[record(link, at=now - dt.timedelta(days=d, minutes=5)) for d in range(4)]
-        + [record(link, ua=GOOGLEBOT, at=now - dt.timedelta(days=2, minutes=5))]
+        messages=[visit_message(link, at=now - dt.timedelta(days=d, minutes=5)) for d in range(4)]
+        + [visit_message(link, ua=GOOGLEBOT, at=now - dt.timedelta(days=2, minutes=5))]
     )
     expected = hourly_rows()
     HourlyClick.objects.all().delete()
@@ -141,10 +148,10 @@ def test_rebuild_restores_lost_hourly_rows(make_link):
 
 
 @pytest.mark.django_db
-def test_flush_stores_a_batch_and_aggregate_counts_it(buffer, make_link):
+def test_flush_stores_a_batch_and_aggregate_counts_it(redis_buffer, make_link):
     link = make_link()
-    buffer(*[record(link, ip=f"198.51.100.{n}") for n in range(25)])
-    assert services.flush_visits(batch_size=10) == 10
+    redis_buffer(*[visit_message(link, ip=f"198.51.100.{n}") for n in range(25)])
+    assert services.flush_pending(batch_size=10, max_seconds=0) == 10
     assert selectors.pipeline_status()["buffered"] == 15
     assert HourlyClick.objects.count() == 0, "counted by aggregate_hourly, not by the flush"
     assert services.flush_pending(batch_size=10) == 15
@@ -160,10 +167,10 @@ def test_flush_stores_a_batch_and_aggregate_counts_it(buffer, make_link):
 
 @pytest.mark.django_db
 def test_a_flush_that_fails_after_taking_its_batch_loses_and_doubles_nothing(
-    buffer, make_link, monkeypatch
+    redis_buffer, make_link, monkeypatch
 ):
     link = make_link()
-    buffer(*[record(link, ip=f"198.51.100.{n}") for n in range(25)])
+    redis_buffer(*[visit_message(link, ip=f"198.51.100.{n}") for n in range(25)])
     real_insert = services._insert_visits
 
     def insert_then_die(rows):
@@ -172,7 +179,7 @@ def test_a_flush_that_fails_after_taking_its_batch_loses_and_doubles_nothing(
 
     monkeypatch.setattr(services, "_insert_visits", insert_then_die)
     with pytest.raises(RuntimeError):
-        services.flush_visits(batch_size=10)
+        services.flush_pending(batch_size=10, max_seconds=0)
     assert VisitRecord.objects.count() == 0
     assert selectors.pipeline_status()["processing"] == 10  # kept for the next run
     monkeypatch.setattr(services, "_insert_visits", real_insert)
@@ -181,9 +188,9 @@ def test_a_flush_that_fails_after_taking_its_batch_loses_and_doubles_nothing(
     def die_after_commit(link_id, hour):
         raise RuntimeError("worker killed after the commit")
 
-    monkeypatch.setattr(services, "_pair_member", die_after_commit)
+    monkeypatch.setattr(buffer, "hour_member", die_after_commit)
     with pytest.raises(RuntimeError):
-        services.flush_visits(batch_size=10)
+        services.flush_pending(batch_size=10, max_seconds=0)
     assert VisitRecord.objects.count() == 10
     assert selectors.pipeline_status()["processing"] == 10
     monkeypatch.undo()
@@ -198,10 +205,12 @@ def test_a_flush_that_fails_after_taking_its_batch_loses_and_doubles_nothing(
 
 @pytest.mark.django_db
 def test_a_record_that_never_stores_goes_to_the_dead_list_and_the_rest_flows(
-    buffer, make_link, monkeypatch
+    redis_buffer, make_link, monkeypatch
 ):
     link = make_link()
-    buffer(record(link), record(link, ua="POISON"), record(link), "{not json")
+    redis_buffer(
+        visit_message(link), visit_message(link, ua="POISON"), visit_message(link), "{not json"
+    )
     real_insert = services._insert_visits
 
     def choke_on_poison(rows):
@@ -212,37 +221,41 @@ def test_a_record_that_never_stores_goes_to_the_dead_list_and_the_rest_flows(
     monkeypatch.setattr(services, "_insert_visits", choke_on_poison)
     for _ in range(services.MAX_ATTEMPTS):
         with pytest.raises(RuntimeError):
-            services.flush_visits()
-    assert services.flush_visits() == 2
+            services.flush_pending(max_seconds=0)
+    assert services.flush_pending(max_seconds=0) == 2
     assert VisitRecord.objects.count() == 2
-    dead = buffer.client.lrange(capture.DEAD_KEY, 0, -1)
+    dead = redis_buffer.client.lrange(buffer.DEAD_KEY, 0, -1)
     assert len(dead) == 2
     assert {json.loads(d).get("u") for d in dead if d.startswith(b'{"')} == {"POISON"}
     assert selectors.pipeline_status()["processing"] == 0
 
 
 @pytest.mark.django_db
-def test_only_one_flush_runs_at_a_time(buffer, make_link):
+def test_only_one_flush_runs_at_a_time(redis_buffer, make_link):
     link = make_link()
-    buffer(record(link))
-    buffer.client.set(capture.FLUSH_LOCK_KEY, "someone-else")
-    assert services.flush_visits() == 0
+    redis_buffer(visit_message(link))
+    redis_buffer.client.set(buffer.FLUSH_LOCK_KEY, "someone-else")
+    assert services.flush_pending(max_seconds=0) == 0
     assert selectors.pipeline_status()["buffered"] == 1
-    buffer.client.delete(capture.FLUSH_LOCK_KEY)
-    assert services.flush_visits() == 1
+    redis_buffer.client.delete(buffer.FLUSH_LOCK_KEY)
+    assert services.flush_pending(max_seconds=0) == 1
 
 
 @pytest.mark.django_db
-def test_hours_marked_during_an_aggregation_wait_for_the_next_one(buffer, make_link, monkeypatch):
+def test_hours_marked_during_an_aggregation_wait_for_the_next_one(
+    redis_buffer, make_link, monkeypatch
+):
     link = make_link()
-    buffer(record(link))
-    services.flush_visits()
+    redis_buffer(visit_message(link))
+    services.flush_pending(max_seconds=0)
     real_recompute = services._recompute_pairs
 
     def flush_meanwhile(pairs, **kwargs):
         pairs = list(pairs)
-        buffer(record(link))
-        services.flush_visits()  # marks the same hour again while this aggregation runs
+        redis_buffer(visit_message(link))
+        services.flush_pending(
+            max_seconds=0
+        )  # marks the same hour again while this aggregation runs
         return real_recompute(pairs, **kwargs)
 
     monkeypatch.setattr(services, "_recompute_pairs", flush_meanwhile)

@@ -12,7 +12,7 @@ from analytics import services, spool
 from analytics.models import HourlyClick, VisitRecord
 from shorturl_project.redis_conn import uses_redis
 
-from .conftest import record
+from .visits import visit_message
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +29,7 @@ def _spooled_lines() -> int:
 def test_appended_visits_are_stored_once_and_counted(make_link):
     link = make_link()
     for n in range(5):
-        spool.append(record(link, ip=f"198.51.100.{n}"))
+        spool.append(visit_message(link, ip=f"198.51.100.{n}"))
     assert services.flush_pending() == 5
     assert services.flush_pending() == 0, "a second drain finds nothing new"
     services.aggregate_hourly()
@@ -42,11 +42,11 @@ def test_a_drain_that_lost_its_offset_does_not_count_twice(make_link):
     """The runner died after storing a batch but before noting how far it got."""
     link = make_link()
     for _ in range(3):
-        spool.append(record(link))
+        spool.append(visit_message(link))
     services.flush_pending()
     for spooled in spool.spool_files():
         spooled.offset_path.unlink()
-    spool.append(record(link))
+    spool.append(visit_message(link))
     assert services.flush_pending() == 1
     assert VisitRecord.objects.filter(link=link).count() == 4
 
@@ -57,7 +57,7 @@ def test_an_unfinished_line_waits_until_it_is_complete(make_link, settings):
     directory = Path(settings.EMBEDDED_STATE_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{spool.PREFIX}other{spool.SUFFIX}"
-    full, partial = record(link), record(link)
+    full, partial = visit_message(link), visit_message(link)
     path.write_text(full + "\n" + partial[:20])
     # Held like a live writer holds its file.
     import fcntl
@@ -85,7 +85,7 @@ def test_visits_of_a_killed_process_are_stored(make_link, settings):
         os.environ["EMBEDDED_STATE_DIR"] = {settings.EMBEDDED_STATE_DIR!r}
         django.setup()
         from analytics import spool
-        for line in {[record(link) for _ in range(50)]!r}:
+        for line in {[visit_message(link) for _ in range(50)]!r}:
             spool.append(line)
         os.kill(os.getpid(), signal.SIGKILL)
         """
@@ -103,8 +103,8 @@ def test_visits_of_a_killed_process_are_stored(make_link, settings):
 def test_a_process_moves_to_a_new_file_when_its_file_is_large(make_link, monkeypatch):
     link = make_link()
     monkeypatch.setattr(spool, "ROTATE_BYTES", 1)
-    spool.append(record(link))
-    spool.append(record(link))
+    spool.append(visit_message(link))
+    spool.append(visit_message(link))
     assert len(spool.spool_files()) == 2
     assert services.flush_pending() == 2
     assert len(spool.spool_files()) == 1, "the left file is deleted, the current one kept"

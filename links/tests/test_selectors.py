@@ -3,7 +3,7 @@
 import pytest
 
 from analytics import services as analytics_services
-from analytics.tests.conftest import record
+from analytics.tests.visits import visit_message as record
 from links import selectors
 from links.services.change import link_revoke
 from links.services.create import link_create
@@ -16,7 +16,7 @@ def test_most_clicked_first(user):
     busy = link_create(user=user, long_url="https://example.com/busy").link
     some = link_create(user=user, long_url="https://example.com/some").link
     analytics_services.store_visits(
-        records=[record(busy, ip=f"198.51.100.{i}") for i in range(3)]
+        messages=[record(busy, ip=f"198.51.100.{i}") for i in range(3)]
         + [record(some, ip="198.51.100.9")]
     )
     ordered = list(selectors.link_list(user=user, order="clicks"))

@@ -1,0 +1,175 @@
+"""The Redis visit buffer's protocol (services mode): its keys, its Lua scripts, its locks.
+
+The redirect RPUSHes messages onto VISITS_KEY (analytics.capture, or the fused Lua call in
+links.cache). A flush takes a batch into PROCESSING_KEY (taken again if the flush dies), and
+once the batch is committed marks the (link, hour) pairs it touched in HOURS_KEY and drops the
+batch; a roll-up moves those pairs aside into AGGREGATING_KEY while it recounts them. The
+database side of both steps is in analytics.services.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+# Raw Redis keys (not behind the cache's KEY_PREFIX: the worker and a Lua script read them as is).
+VISITS_KEY = "analytics:visits"  # list: visit messages, RPUSHed by redirects
+PROCESSING_KEY = "analytics:visits:processing"  # list: the batch a flush is storing
+ATTEMPTS_KEY = "analytics:visits:attempts"  # int: how often the processing batch was retried
+DEAD_KEY = "analytics:visits:dead"  # list: messages that could not be stored (kept for a human)
+HOURS_KEY = "analytics:hours"  # set: "link_id:hour_epoch" pairs waiting for aggregation
+AGGREGATING_KEY = "analytics:hours:aggregating"  # set: the pairs an aggregation is recomputing
+FLUSH_LOCK_KEY = "analytics:lock:flush"
+AGGREGATE_LOCK_KEY = "analytics:lock:aggregate"
+
+# A lock is held this long at most; a batch of 1,000 takes well under a second, and a flush that
+# outlives its lock cannot double-count (event ids), only repeat work.
+LOCK_SECONDS = 60
+
+# KEYS: buffer, processing, attempts. ARGV: batch size. Returns {attempt, records}.
+# A batch left in the processing list by a flush that crashed is taken again first.
+_TAKE_BATCH = """
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {redis.call('INCR', KEYS[3]), redis.call('LRANGE', KEYS[2], 0, -1)}
+end
+redis.call('DEL', KEYS[3])
+local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+local n = #items
+for i = 1, n, 500 do
+  redis.call('RPUSH', KEYS[2], unpack(items, i, math.min(i + 499, n)))
+end
+if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
+return {0, items}
+"""
+
+# KEYS: lock, processing, attempts, hours. ARGV: lock token, "link:hour" pairs...
+# Marks the touched hours, then drops the stored batch unless another flush took over the lock
+# (it then stores the same batch again, harmlessly).
+_FINISH_BATCH = """
+for i = 2, #ARGV, 500 do
+  redis.call('SADD', KEYS[4], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[1])
+  return 1
+end
+return 0
+"""
+
+# KEYS: hours, aggregating. Moves the pending pairs aside (merging a leftover set from a crashed
+# run) so that pairs marked while the recompute runs wait for the next one instead of being lost.
+_TAKE_HOURS = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('SUNIONSTORE', KEYS[2], KEYS[1], KEYS[2])
+    redis.call('DEL', KEYS[1])
+  else
+    redis.call('RENAME', KEYS[1], KEYS[2])
+  end
+end
+return redis.call('SMEMBERS', KEYS[2])
+"""
+
+# KEYS: lock, extra key to drop. ARGV: token.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if KEYS[2] then redis.call('DEL', KEYS[2]) end
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+# --- (link, hour) pairs ------------------------------------------------------------------------
+
+
+def hour_member(link_id: int, hour: datetime) -> str:
+    """A (link, UTC hour) pair as stored in HOURS_KEY and in the spool's pending-hours file."""
+    return f"{link_id}:{int(hour.timestamp())}"
+
+
+def parse_hour_member(member: bytes | str) -> tuple[int, datetime] | None:
+    text = member.decode() if isinstance(member, bytes) else member
+    try:
+        link_id, epoch = text.split(":")
+        return int(link_id), datetime.fromtimestamp(int(epoch), tz=UTC)
+    except ValueError:
+        return None
+
+
+# --- Locks -------------------------------------------------------------------------------------
+
+
+class LockBusy(Exception):
+    """Another process holds the lock."""
+
+
+def acquire(client, key: str) -> str | None:
+    token = uuid.uuid4().hex
+    return token if client.set(key, token, nx=True, ex=LOCK_SECONDS) else None
+
+
+def release(client, key: str, token: str, *, drop: str | None = None) -> None:
+    """Let go of a lock we still hold (and, with it, delete `drop`)."""
+    keys = [key, drop] if drop else [key]
+    client.eval(_RELEASE, len(keys), *keys, token)
+
+
+# --- Batches of visits -------------------------------------------------------------------------
+
+
+def take_batch(client, batch_size: int) -> tuple[int, list[bytes]]:
+    """(attempt, messages): a leftover batch of a failed flush first (attempt > 0), else up to
+    `batch_size` new messages moved into the processing list."""
+    attempt, messages = client.eval(
+        _TAKE_BATCH, 3, VISITS_KEY, PROCESSING_KEY, ATTEMPTS_KEY, batch_size
+    )
+    return attempt, messages
+
+
+def finish_batch(client, token: str, members: list[str]) -> None:
+    """After the batch committed: mark its hours and drop it (unless the lock was lost)."""
+    client.eval(
+        _FINISH_BATCH, 4, FLUSH_LOCK_KEY, PROCESSING_KEY, ATTEMPTS_KEY, HOURS_KEY, token, *members
+    )
+
+
+def bury(client, messages: list) -> None:
+    """Keep messages that cannot be stored where a human can look at them."""
+    client.rpush(DEAD_KEY, *messages)
+
+
+# --- Hours waiting for their roll-up -----------------------------------------------------------
+
+
+@contextmanager
+def hours_to_aggregate(client, *, token: str) -> Iterator[list[tuple[int, datetime]]]:
+    """The pending pairs, moved aside; they are dropped only when the block completes (a
+    failed roll-up leaves them for the next one). The caller holds AGGREGATE_LOCK_KEY."""
+    members = client.eval(_TAKE_HOURS, 2, HOURS_KEY, AGGREGATING_KEY)
+    try:
+        yield [pair for pair in map(parse_hour_member, members) if pair is not None]
+    except BaseException:
+        release(client, AGGREGATE_LOCK_KEY, token)
+        raise
+    release(client, AGGREGATE_LOCK_KEY, token, drop=AGGREGATING_KEY)
+
+
+def status(client) -> dict[str, int]:
+    """What waits in Redis: buffered visits, the batch being stored, hours waiting for
+    aggregation, messages that could not be stored."""
+    with client.pipeline(transaction=False) as pipe:
+        pipe.llen(VISITS_KEY)
+        pipe.llen(PROCESSING_KEY)
+        pipe.scard(HOURS_KEY)
+        pipe.scard(AGGREGATING_KEY)
+        pipe.llen(DEAD_KEY)
+        buffered, processing, hours, aggregating, dead = pipe.execute()
+    return {
+        "buffered": buffered,
+        "processing": processing,
+        "pending_hours": hours + aggregating,
+        "dead": dead,
+    }

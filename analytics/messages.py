@@ -1,0 +1,80 @@
+"""A visit on its way to the database: the compact JSON message the redirect hands off.
+
+One vocabulary from the redirect to the model: a decoded message has VisitRecord's field names
+(event_id, link_id, code, visit_time, client_ip, user_agent, referrer). On the wire each field
+has a one-letter key (WIRE_KEYS) to keep the Redis buffer and the spool small.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from shorturl_project.client_ip import client_ip
+
+# VisitRecord.user_agent / .referrer max_length; a test keeps them in step with the model.
+MAX_USER_AGENT = 512
+MAX_REFERRER = 1024
+
+WIRE_KEYS = {
+    "event_id": "e",  # the idempotency key, chosen once per click
+    "link_id": "l",
+    "code": "c",
+    "visit_time": "t",  # UTC epoch seconds, ms precision
+    "client_ip": "i",
+    "user_agent": "u",
+    "referrer": "r",
+}
+_JSON = {"separators": (",", ":"), "ensure_ascii": False}
+
+
+def new_event_id() -> str:
+    """The visit's idempotency key, chosen once per click by the redirect."""
+    return uuid.uuid4().hex
+
+
+def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
+    return {
+        WIRE_KEYS["event_id"]: event_id,
+        WIRE_KEYS["code"]: code,
+        WIRE_KEYS["visit_time"]: round(time.time(), 3),
+        WIRE_KEYS["client_ip"]: client_ip(meta),
+        WIRE_KEYS["user_agent"]: meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT],
+        WIRE_KEYS["referrer"]: meta.get("HTTP_REFERER", "")[:MAX_REFERRER],
+    }
+
+
+def encode_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) -> str:
+    """The message for one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
+
+    `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
+    """
+    fields = _wire_fields(meta, link.code, event_id or new_event_id())
+    return json.dumps({WIRE_KEYS["link_id"]: link.link_id, **fields}, **_JSON)
+
+
+def encode_visit_without_link(meta: Mapping[str, str], code: str, event_id: str) -> str:
+    """encode_visit without its opening `{"l":<id>,`: for the redirect's Lua call, which learns
+    the link id only when it reads the cache entry, and prefixes it there."""
+    return json.dumps(_wire_fields(meta, code, event_id), **_JSON)[1:]
+
+
+def decode_visit(message: bytes | str | dict) -> dict | None:
+    """A message as a dict of VisitRecord field names, or None when it is malformed."""
+    try:
+        data = json.loads(message) if isinstance(message, bytes | str) else message
+        wire = {name: data.get(key) for name, key in WIRE_KEYS.items()}
+        return {
+            "event_id": str(wire["event_id"])[:32],
+            "link_id": int(wire["link_id"]),
+            "code": str(wire["code"])[:32],
+            "visit_time": datetime.fromtimestamp(float(wire["visit_time"]), tz=UTC),
+            "client_ip": str(wire["client_ip"] or ""),
+            "user_agent": str(wire["user_agent"] or "")[:MAX_USER_AGENT],
+            "referrer": str(wire["referrer"] or "")[:MAX_REFERRER],
+        }
+    except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
+        return None
