@@ -6,13 +6,13 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from . import ranges
 from .models import utc_hour
 
-MAX_CUSTOM_DAYS = 366
-EARLIEST_DAY = dt.date(2000, 1, 1)
-PRESETS = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "30d": dt.timedelta(days=30)}
+PRESETS = {"24h": dt.timedelta(hours=24), "7d": ranges.DEFAULT_RANGE, "30d": dt.timedelta(days=30)}
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,13 @@ def _next_hour(now: dt.datetime) -> dt.datetime:
     # Ranges end at the end of the current UTC hour (the hourly counts' buckets), so the click
     # just made is on the chart; computed in UTC, so 24 hours are 24 real hours on a DST change.
     return utc_hour(now) + dt.timedelta(hours=1)
+
+
+def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    """Whole days, first to last inclusive, in the current time zone, as [start, end)."""
+    tz = timezone.get_current_timezone()
+    start = dt.datetime.combine(first, dt.time.min, tzinfo=tz)
+    return start, dt.datetime.combine(last + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
 
 
 class StatsRangeForm(forms.Form):
@@ -70,14 +77,14 @@ class StatsRangeForm(forms.Form):
                 raise forms.ValidationError("A custom range needs both a start and an end date.")
             if start > end:
                 raise forms.ValidationError("The start date must be on or before the end date.")
-            if start < EARLIEST_DAY:
-                raise forms.ValidationError(f"Dates before {EARLIEST_DAY:%Y} hold no clicks.")
-            if end > timezone.localdate() + dt.timedelta(days=1):
-                raise forms.ValidationError("The end date cannot be in the future.")
-            if (end - start).days + 1 > MAX_CUSTOM_DAYS:
-                raise forms.ValidationError(
-                    f"Choose at most {MAX_CUSTOM_DAYS} days; for more, export the visits as CSV."
-                )
+            tz = timezone.get_current_timezone()
+            try:
+                # The start of each day first: the day after 9999-12-31 does not exist.
+                ranges.check_moment(dt.datetime.combine(start, dt.time.min, tzinfo=tz))
+                ranges.check_moment(dt.datetime.combine(end, dt.time.min, tzinfo=tz))
+                ranges.check_range(*_day_bounds(start, end))
+            except ValidationError as error:
+                raise forms.ValidationError(error.messages) from None
             cleaned["range"] = "custom"
         return cleaned
 
@@ -87,9 +94,6 @@ class StatsRangeForm(forms.Form):
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
         key = data.get("range") or self.default
         if key == "custom":
-            tz = timezone.get_current_timezone()
-            start = dt.datetime.combine(data["start"], dt.time.min, tzinfo=tz)
-            end = dt.datetime.combine(data["end"] + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
-            return TimeRange(key, start, end)
+            return TimeRange(key, *_day_bounds(data["start"], data["end"]))
         end = _next_hour(now)
         return TimeRange(key, end - PRESETS[key], end)

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from rest_framework import serializers
 
-DEFAULT_RANGE = timedelta(hours=48)
-MAX_RANGE = timedelta(days=366)
+from analytics import ranges
+
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
-# Far from datetime's limits, so arithmetic on the range can never overflow.
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(9000, 1, 1, tzinfo=UTC)
-RANGE_MESSAGE = "Use a date between 1970 and 9000."
 # An unencoded "+01:00" in a query string arrives as " 01:00".
 _SPACE_OFFSET = re.compile(r" (\d\d:?\d\d)$")
 
@@ -27,11 +24,12 @@ class _QueryDateTimeField(serializers.DateTimeField):
 
 
 class StatsQuerySerializer(serializers.Serializer):
-    """`start`/`end` (ISO 8601; the last 48 hours by default) and the breakdowns' length."""
+    """`start`/`end` (ISO 8601; the last 7 days by default) and the breakdowns' length; the
+    range rules are analytics.ranges', the same as the stats pages'."""
 
     start = _QueryDateTimeField(
         required=False,
-        help_text="First hour to count (rounded down to the hour); default `end` − 48 hours.",
+        help_text="First hour to count (rounded down to the hour); default `end` − 7 days.",
         error_messages={"invalid": DATETIME_MESSAGE},
     )
     end = _QueryDateTimeField(
@@ -47,26 +45,25 @@ class StatsQuerySerializer(serializers.Serializer):
         help_text="How many entries each breakdown lists (top first).",
     )
 
-    def _in_range(self, value: datetime) -> datetime:
-        if not EARLIEST <= value <= LATEST:
-            raise serializers.ValidationError(RANGE_MESSAGE)
-        return value
+    def _bound(self, value: datetime) -> datetime:
+        try:
+            return ranges.check_moment(value)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
 
     def validate_start(self, value: datetime) -> datetime:
-        return self._in_range(value)
+        return self._bound(value)
 
     def validate_end(self, value: datetime) -> datetime:
-        return self._in_range(value)
+        return self._bound(value)
 
     def validate(self, attrs: dict) -> dict:
         end = attrs.get("end") or timezone.now()
-        start = attrs.get("start") or end - DEFAULT_RANGE
-        if start >= end:
-            raise serializers.ValidationError({"start": ["The start must be before the end."]})
-        if end - start > MAX_RANGE:
-            raise serializers.ValidationError(
-                {"start": ["The range can be at most 366 days; ask for less at a time."]}
-            )
+        start = attrs.get("start") or end - ranges.DEFAULT_RANGE
+        try:
+            ranges.check_range(start, end)
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
         return {**attrs, "start": start, "end": end}
 
 

@@ -47,7 +47,7 @@ class LinkStatsView(ApiView):
         summary="Click stats of a link",
         description=(
             "Hourly clicks and breakdowns (country, province, city, browser, OS, device, "
-            "referrer) for `[start, end)`, the last 48 hours by default. People and bots are "
+            "referrer) for `[start, end)`, the last 7 days by default. People and bots are "
             "counted apart: the totals, series and breakdowns are people's clicks."
         ),
         parameters=[CODE_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
