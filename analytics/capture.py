@@ -10,6 +10,7 @@ is lost and the redirect never fails because of analytics.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 
 from redis.exceptions import RedisError
@@ -18,9 +19,20 @@ from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_re
 
 from . import services, spool
 from .buffer import VISITS_KEY
-from .messages import encode_visit
+from .messages import encode_visit, encode_visit_without_link
 
 logger = logging.getLogger(__name__)
+
+
+def new_event_id() -> str:
+    """The visit's idempotency key, chosen once per click by the redirect."""
+    return uuid.uuid4().hex
+
+
+def fused_push(meta: Mapping[str, str], code: str, event_id: str) -> tuple[str, str]:
+    """(buffer key, message without its link id) for a redirect that reads its cache entry and
+    pushes the visit in one Lua call; the script prefixes the link id it reads."""
+    return VISITS_KEY, encode_visit_without_link(meta, code, event_id)
 
 
 def _store_now(message: str) -> None:
@@ -44,7 +56,7 @@ def record_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) 
     `meta` is the WSGI environ (request.META). Pass the `event_id` a failed fused push already
     used: if that push did land after all, the flush sees the same id and keeps one visit.
     """
-    message = encode_visit(meta, link, event_id=event_id)
+    message = encode_visit(meta, link, event_id=event_id or new_event_id())
     if not uses_redis():
         try:
             spool.append(message)  # embedded default: the node's runner stores it

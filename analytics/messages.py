@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
@@ -31,11 +30,6 @@ WIRE_KEYS = {
 _JSON = {"separators": (",", ":"), "ensure_ascii": False}
 
 
-def new_event_id() -> str:
-    """The visit's idempotency key, chosen once per click by the redirect."""
-    return uuid.uuid4().hex
-
-
 def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
     return {
         WIRE_KEYS["event_id"]: event_id,
@@ -47,12 +41,12 @@ def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
     }
 
 
-def encode_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) -> str:
+def encode_visit(meta: Mapping[str, str], link, *, event_id: str) -> str:
     """The message for one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
 
     `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
     """
-    fields = _wire_fields(meta, link.code, event_id or new_event_id())
+    fields = _wire_fields(meta, link.code, event_id)
     return json.dumps({WIRE_KEYS["link_id"]: link.link_id, **fields}, **_JSON)
 
 

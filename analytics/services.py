@@ -25,7 +25,7 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from links.models import UrlLink
-from shorturl_project.embedded import node_lock
+from shorturl_project.node_state import node_lock
 from shorturl_project.redis_conn import redis_client
 
 from . import buffer, enrich, spool

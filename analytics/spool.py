@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from shorturl_project.embedded import node_lock, state_dir
+from shorturl_project.node_state import node_lock, state_dir
 
 logger = logging.getLogger(__name__)
 

@@ -24,9 +24,8 @@ from django.db import transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
-from analytics.buffer import VISITS_KEY
-from analytics.messages import encode_visit_without_link
-from shorturl_project.embedded import generations
+from analytics.capture import fused_push
+from shorturl_project.node_state import generations
 from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
@@ -212,10 +211,11 @@ def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool |
     if _fetch_and_record_script is None:
         _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)
     now = time.time()
+    buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[REDIS_KEY_PREFIX + code, VISITS_KEY],
-            args=[repr(now), encode_visit_without_link(meta, code, event_id)],
+            keys=[REDIS_KEY_PREFIX + code, buffer_key],
+            args=[repr(now), message_body],
             client=client,
         )
     except RedisError as exc:

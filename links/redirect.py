@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from analytics.capture import record_visit
-from analytics.messages import new_event_id
+from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
 from .codes.aliases import ALIAS_RE

@@ -9,6 +9,7 @@ from .health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("analytics.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
     path("healthz", healthz, name="healthz"),

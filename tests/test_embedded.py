@@ -4,14 +4,14 @@ import threading
 import time
 
 from links.cache import ProcessCache
-from shorturl_project import embedded
+from shorturl_project import embedded, node_state
 
 
 def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
     """Two processes map the same file: a bump through one is read through the other."""
     settings.EMBEDDED_STATE_DIR = str(tmp_path)
-    here = embedded.GenerationTable(tmp_path / "generations")
-    there = embedded.GenerationTable(tmp_path / "generations")
+    here = node_state.GenerationTable(tmp_path / "generations")
+    there = node_state.GenerationTable(tmp_path / "generations")
     before = here.read("spring-sale")
     there.bump("spring-sale")
     assert here.read("spring-sale") == before + 1
@@ -20,10 +20,10 @@ def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
 def test_a_cached_entry_is_dropped_once_its_code_changed_elsewhere(settings, tmp_path):
     settings.EMBEDDED_STATE_DIR = str(tmp_path)
     cache = ProcessCache()
-    tag = embedded.generations().read("spring-sale")
+    tag = node_state.generations().read("spring-sale")
     cache.put("spring-sale", "old entry", ttl=60, generation=tag)
     assert cache.get("spring-sale") == "old entry"
-    embedded.GenerationTable(tmp_path / "generations").bump("spring-sale")  # "another process"
+    node_state.GenerationTable(tmp_path / "generations").bump("spring-sale")  # "another process"
     assert cache.get("spring-sale") is None
 
 
@@ -32,8 +32,8 @@ def test_an_entry_read_before_a_change_is_not_kept(settings, tmp_path):
     makes the entry stale at once."""
     settings.EMBEDDED_STATE_DIR = str(tmp_path)
     cache = ProcessCache()
-    tag = embedded.generations().read("abc")
-    embedded.generations().bump("abc")  # committed while the old row was being read
+    tag = node_state.generations().read("abc")
+    node_state.generations().bump("abc")  # committed while the old row was being read
     cache.put("abc", "old row", ttl=60, generation=tag)
     assert cache.get("abc") is None
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.test import RequestFactory
 
-from analytics import buffer, enrich, services
-from analytics.messages import encode_visit
+from analytics import buffer, capture, enrich, services
+from analytics.messages import decode_visit, encode_visit
 from analytics.models import HourlyClick, VisitRecord
 from links.cache import LinkEntry
 from links.selectors import link_click_totals
@@ -65,7 +65,7 @@ def test_short_or_garbled_forwarded_for_falls_back_to_the_socket(settings):
     )
 
 
-def test_record_is_compact_json_with_truncated_headers():
+def test_a_message_decodes_to_the_models_fields_with_headers_truncated():
     entry = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
     request = _request(
         REMOTE_ADDR="198.51.100.7",
@@ -73,16 +73,26 @@ def test_record_is_compact_json_with_truncated_headers():
         HTTP_REFERER="https://r/" + "x" * 5000,
     )
     before = time.time()
-    record = json.loads(encode_visit(request.META, entry))
-    assert record["l"] == 42
-    assert record["c"] == "Abc1234"
-    assert record["i"] == "198.51.100.7"
-    assert len(record["e"]) == 32
-    assert before - 1 <= record["t"] <= time.time() + 1
-    assert len(record["u"]) == VisitRecord._meta.get_field("user_agent").max_length
-    assert len(record["r"]) == VisitRecord._meta.get_field("referrer").max_length
-    other = json.loads(encode_visit(request.META, entry))
-    assert other["e"] != record["e"]
+    message = encode_visit(request.META, entry, event_id=capture.new_event_id())
+    assert len(message) < 2000, "compact: one-letter keys, no spaces"
+    visit = decode_visit(message)
+    assert (visit["link_id"], visit["code"], visit["client_ip"]) == (42, "Abc1234", "198.51.100.7")
+    assert len(visit["event_id"]) == 32
+    assert before - 1 <= visit["visit_time"].timestamp() <= time.time() + 1
+    assert len(visit["user_agent"]) == VisitRecord._meta.get_field("user_agent").max_length
+    assert len(visit["referrer"]) == VisitRecord._meta.get_field("referrer").max_length
+    assert {field.attname for field in VisitRecord._meta.fields} >= set(visit), "one vocabulary"
+    assert capture.new_event_id() != visit["event_id"]
+
+
+def test_the_fused_message_is_the_same_message_once_the_link_id_is_prefixed():
+    entry = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
+    meta = _request(REMOTE_ADDR="198.51.100.7", HTTP_USER_AGENT="UA").META
+    key, body = capture.fused_push(meta, "Abc1234", "e" * 32)
+    assert key == buffer.VISITS_KEY
+    fused = decode_visit('{"l":42,' + body)
+    whole = decode_visit(encode_visit(meta, entry, event_id="e" * 32))
+    assert {**fused, "visit_time": None} == {**whole, "visit_time": None}
 
 
 @pytest.mark.django_db

@@ -1,7 +1,5 @@
 from django.urls import path, re_path
 
-from analytics.api.views import LinkStatsView
-
 from .base import SchemaView, SwaggerView, api_not_found
 from .views import LinkBulkView, LinkDetailView, LinkListCreateView
 
@@ -9,7 +7,6 @@ urlpatterns = [
     path("links/", LinkListCreateView.as_view(), name="api-link-list"),
     path("links/bulk/", LinkBulkView.as_view(), name="api-link-bulk"),
     path("links/<str:code>/", LinkDetailView.as_view(), name="api-link-detail"),
-    path("links/<str:code>/stats/", LinkStatsView.as_view(), name="api-link-stats"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # Last: anything else under /api/v1/ is a JSON 404, never the site's HTML page.
