@@ -20,7 +20,6 @@ BREAKDOWN_TITLES = [
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),
 ]
-UNKNOWN_LABELS = {"referrers": "Direct"}
 
 
 def chart_data(series: list[dict], time_range: TimeRange) -> dict:
@@ -56,7 +55,7 @@ def breakdown_tables(stats: dict) -> list[dict]:
                 "title": title,
                 "rows": [
                     {
-                        "name": row["name"] or UNKNOWN_LABELS.get(key, "Unknown"),
+                        "name": row["name"],  # empty values are named by the selectors
                         "clicks": row["clicks"],
                         "percent": round(100 * row["clicks"] / total, 1),
                     }

@@ -178,8 +178,8 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(UniqueCode)
 class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("code", "status", "type", "created_at", "updated_at")
-    list_filter = ("status", "type")
+    list_display = ("code", "status", "created_at", "updated_at")
+    list_filter = ("status",)
     search_fields = ("=code",)
     ordering = ("-id",)
     list_per_page = 100

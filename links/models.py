@@ -89,7 +89,8 @@ class UrlLink(models.Model):
     code = CaseSensitiveCharField(max_length=32, unique=True)
     long_url = models.CharField(max_length=2048)
     # SHA-1 of the long URL: an indexable stand-in for a column too long to index.
-    long_url_hash = models.CharField(max_length=40, db_index=True)
+    # Indexed through link_owner_url_hash: every lookup by hash is also by owner.
+    long_url_hash = models.CharField(max_length=40)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="links"
     )
@@ -135,24 +136,15 @@ class UrlLink(models.Model):
 class UniqueCodeStatus(models.TextChoices):
     UNUSED = "unused", "Unused"
     USED = "used", "Used"
-    INVALID = "invalid", "Invalid"
-
-
-class UniqueCodeType(models.TextChoices):
-    RANDOM = "random", "Random"
-    SEQUENCE = "sequence", "Sequence"
-    HASH = "hash", "Hash"
 
 
 class UniqueCode(models.Model):
-    """A pre-generated code in the pool; the unique index is the ground truth for uniqueness."""
+    """A pre-generated code of the `pool` strategy (a random draw); the unique index is the ground
+    truth for uniqueness."""
 
     code = CaseSensitiveCharField(max_length=32, unique=True)
     status = models.CharField(
         max_length=8, choices=UniqueCodeStatus.choices, default=UniqueCodeStatus.UNUSED
-    )
-    type = models.CharField(
-        max_length=8, choices=UniqueCodeType.choices, default=UniqueCodeType.RANDOM
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 
 from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
-from ..models import CodeType, UniqueCode, UniqueCodeStatus, UniqueCodeType, UrlLink
+from ..models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
 from .base import Candidate, CodeStrategy
 from .shape import random_code
 
@@ -43,7 +43,7 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
         ) | set(UrlLink.objects.filter(code__in=codes).values_list("code", flat=True))
         fresh = sorted(codes - existing)
         UniqueCode.objects.bulk_create(
-            [UniqueCode(code=c, type=UniqueCodeType.RANDOM) for c in fresh],
+            [UniqueCode(code=c) for c in fresh],
             ignore_conflicts=True,
         )
         if client is not None and fresh:
