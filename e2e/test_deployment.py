@@ -378,3 +378,34 @@ def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
     assert seen.seconds <= STATS_PROMISE_SECONDS, (
         f"the visits showed up only after {seen.seconds:.1f} s (promise: 30 s): {seen.history}"
     )
+
+
+def test_a_revoked_link_cannot_be_changed_and_titles_are_checked_on_edit(deployment):
+    """The rules hold over HTTP whatever the entry point: a revoked link refuses a PATCH with
+    409 and keeps answering 410; an edit with a 500-character title is a 400 naming the field;
+    a stats range before 2000 is a 400 naming `start`."""
+    live = harness.create_link(deployment, harness.unique_url("rules-live"))["code"]
+    stopped = harness.create_link(deployment, harness.unique_url("rules-revoked"))["code"]
+    with deployment.api() as api:
+        assert api.delete(deployment.url(f"/api/v1/links/{stopped}/"), timeout=HTTP_TIMEOUT).ok
+        refused = api.patch(
+            deployment.url(f"/api/v1/links/{stopped}/"),
+            json={"long_url": harness.unique_url("rules-sneaky")},
+            timeout=HTTP_TIMEOUT,
+        )
+        long_title = api.patch(
+            deployment.url(f"/api/v1/links/{live}/"), json={"title": "t" * 500}, timeout=30
+        )
+        early = api.get(
+            deployment.url(f"/api/v1/links/{live}/stats/"),
+            params={"start": "1999-12-31T00:00:00Z", "end": "2000-01-02T00:00:00Z"},
+            timeout=HTTP_TIMEOUT,
+        )
+    assert refused.status_code == 409, (
+        f"PATCH of a revoked link → {refused.status_code}: {refused.text}"
+    )
+    assert "revoked" in refused.json()["detail"], refused.json()
+    assert get_fresh(deployment.port, f"/{stopped}").status == 410
+    assert long_title.status_code == 400, f"500-char title → {long_title.status_code}"
+    assert list(long_title.json()) == ["title"], long_title.json()
+    assert early.status_code == 400 and list(early.json()) == ["start"], early.text
