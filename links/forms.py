@@ -74,7 +74,7 @@ class LinkFieldsMixin(forms.Form):
     title = forms.CharField(
         label="Title",
         required=False,
-        max_length=200,
+        max_length=UrlLink._meta.get_field("title").max_length,  # the rule is validate_title's
         help_text="Optional. Only you see it, in your list of links.",
         error_messages={"max_length": "Keep the title to %(limit_value)d characters or fewer."},
     )
