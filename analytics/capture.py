@@ -50,13 +50,14 @@ def push_failed(message: str, exc: Exception) -> None:
     _store_now(message)
 
 
-def record_visit(meta: Mapping[str, str], link, *, event_id: str | None = None) -> None:
-    """Keep one click on `link` (a links.cache.LinkEntry); must never slow or fail the redirect.
+def record_visit(meta: Mapping[str, str], entry, *, event_id: str | None = None) -> None:
+    """Keep one click on the link of `entry` (a links.cache.LinkEntry); must never slow or fail
+    the redirect.
 
     `meta` is the WSGI environ (request.META). Pass the `event_id` a failed fused push already
     used: if that push did land after all, the flush sees the same id and keeps one visit.
     """
-    message = encode_visit(meta, link, event_id=event_id or new_event_id())
+    message = encode_visit(meta, entry, event_id=event_id or new_event_id())
     if not uses_redis():
         try:
             spool.append(message)  # embedded default: the node's runner stores it

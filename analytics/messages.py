@@ -41,13 +41,13 @@ def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
     }
 
 
-def encode_visit(meta: Mapping[str, str], link, *, event_id: str) -> str:
-    """The message for one visit to `link` (a links.cache.LinkEntry). Pure: no I/O.
+def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
+    """The message for one visit to the link of `entry` (a links.cache.LinkEntry). Pure.
 
     `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
     """
-    fields = _wire_fields(meta, link.code, event_id)
-    return json.dumps({WIRE_KEYS["link_id"]: link.link_id, **fields}, **_JSON)
+    fields = _wire_fields(meta, entry.code, event_id)
+    return json.dumps({WIRE_KEYS["link_id"]: entry.link_id, **fields}, **_JSON)
 
 
 def encode_visit_without_link(meta: Mapping[str, str], code: str, event_id: str) -> str:
