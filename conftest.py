@@ -41,6 +41,14 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     sequence.sequence_resync()
 
 
+@pytest.fixture(autouse=True)
+def _no_background_runner(monkeypatch):
+    """The embedded WSGI app starts the node's background runner on its first request; in a
+    test that thread would outlive the test and write to the test database while it is being
+    flushed. Tests of the runner (tests/test_embedded.py) start their own."""
+    monkeypatch.setattr("shorturl_project.embedded.ensure_runner", lambda: None)
+
+
 @pytest.fixture
 def requires_redis():
     if not uses_redis():

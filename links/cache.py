@@ -291,6 +291,26 @@ def drop(code: str) -> None:
         ) from exc
 
 
+def forget_missing_after_commit(codes: list[str]) -> None:
+    """New links' codes: once committed, drop any "no such code" entry a redirect cached for them
+    before they existed (best effort: at worst the entry runs out after its short TTL)."""
+
+    def forget() -> None:
+        if not uses_redis():
+            for code in codes:
+                process_cache.invalidate(code)
+            return
+        client = live_redis_client()
+        if client is None or not codes:
+            return
+        try:
+            client.delete(*(REDIS_KEY_PREFIX + code for code in codes))
+        except RedisError as exc:
+            redis_failed(exc, consequence="links are not cached")
+
+    transaction.on_commit(forget)
+
+
 def drop_after_commit(code: str) -> None:
     """Drop again once the change is committed: a redirect may have re-cached the old row."""
 

@@ -16,7 +16,8 @@ _BASE62_INDEX = {ch: i for i, ch in enumerate(BASE62)}
 
 
 def check_character(body: str) -> str:
-    """Luhn mod N: catches every single-character typo and most adjacent swaps."""
+    """Luhn mod N: catches every single-character typo and every swap of two neighbouring
+    characters except 0↔z (Luhn's one blind spot, as 09↔90 in the decimal original)."""
     n = len(BASE62)
     total = 0
     factor = 2

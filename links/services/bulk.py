@@ -215,6 +215,7 @@ def link_create_many(
             # Again after commit, in case a redirect reloaded the set in between.
             transaction.on_commit(link_cache.forget_aliases)
     created = {item.index: item.link for item in to_create if item.index not in errors}
+    link_cache.forget_missing_after_commit([link.code for link in created.values()])
     results = []
     for index in range(len(items)):
         if index in errors:

@@ -147,4 +147,5 @@ def link_create(
         if prepared.alias
         else create_with_strategy(prepared.link)
     )
+    link_cache.forget_missing_after_commit([link.code])
     return LinkCreateResult(link=link, created=True)
