@@ -203,11 +203,9 @@ def test_marketer_creates_copies_opens_and_sees_the_click(
 
 def test_other_marketers_link_and_overview_are_closed(browser, live_server, user, other_user):
     """Isolation as a person sees it: a friendly 404 and a friendly 403, no tracebacks."""
-    from links.services.create import link_create
+    from links.tests.factories import UrlLinkFactory
 
-    theirs = link_create(
-        user=other_user, long_url="https://example.com/private", alias="their-link"
-    ).link
+    theirs = UrlLinkFactory(owner=other_user, alias="their-link")
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(10_000)

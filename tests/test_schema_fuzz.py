@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from links.services.create import link_create
+from links.tests.factories import UrlLinkFactory
 from shorturl_project.wsgi import application
 
 
@@ -60,7 +60,7 @@ def auth_headers(keep_test_connection, no_throttling, user):
     # A few real links, so that generated codes sometimes name one (the alias is shaped like
     # the examples schemathesis draws from the schema).
     for alias in ("spring-sale", "aZ3kP9q-x"):
-        link_create(user=user, long_url=f"https://www.example.com/{alias}", alias=alias)
+        UrlLinkFactory(owner=user, long_url=f"https://www.example.com/{alias}", alias=alias)
     return {"Authorization": f"Token {token.key}"}
 
 

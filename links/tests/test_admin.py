@@ -1,15 +1,13 @@
 """Admin for staff: links with their clicks, revoke and cache actions, the code pool."""
 
-import datetime as dt
-
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links import cache as link_cache
-from links.models import UniqueCode, UniqueCodeStatus, UrlLink
-from links.services.create import link_create
+from links.models import UniqueCode, UniqueCodeStatus
+
+from .factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +29,7 @@ def test_anonymous_visitors_are_sent_to_the_admin_login(client):
 
 
 def test_changelist_shows_code_linked_to_short_url_clicks_and_status(admin_client, user):
-    link = link_create(user=user, long_url="https://example.com/" + "x" * 120, alias="promo").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/" + "x" * 120, alias="promo")
     add_visits(link, 4)
     add_visits(link, 2, bot=True)
     response = admin_client.get(CHANGELIST)
@@ -46,11 +44,10 @@ def test_changelist_shows_code_linked_to_short_url_clicks_and_status(admin_clien
 
 
 def test_changelist_search_and_status_filter(admin_client, user):
-    link_create(user=user, long_url="https://example.com/alpha", alias="alpha-1", title="Spring")
-    beta = link_create(user=user, long_url="https://example.com/beta", alias="beta-1").link
-    admin_client.post(
-        CHANGELIST, {"action": "revoke_links", "_selected_action": [beta.pk]}, follow=True
+    UrlLinkFactory(
+        owner=user, long_url="https://example.com/alpha", alias="alpha-1", title="Spring"
     )
+    UrlLinkFactory(owner=user, long_url="https://example.com/beta", alias="beta-1", revoked=True)
 
     def codes(**params):
         return [
@@ -72,16 +69,16 @@ def test_changelist_query_count_does_not_grow_with_rows(
             assert admin_client.get(CHANGELIST).status_code == 200
         return len(captured.captured_queries)
 
-    add_visits(link_create(user=user, long_url="https://example.com/first").link, 1)
+    add_visits(UrlLinkFactory(owner=user), 1)
     few = count_queries()
-    for i in range(12):
-        add_visits(link_create(user=user, long_url=f"https://example.com/more-{i}").link, 1)
+    for link in UrlLinkFactory.create_batch(12, owner=user):
+        add_visits(link, 1)
     many = count_queries()
     assert few == many, (few, many)
 
 
 def test_revoke_action_stops_the_links(admin_client, user, client):
-    link = link_create(user=user, long_url="https://example.com/abuse").link
+    link = UrlLinkFactory(owner=user)
     assert client.get(f"/{link.code}").status_code == 302  # cached as active
     response = admin_client.post(
         CHANGELIST, {"action": "revoke_links", "_selected_action": [link.pk]}, follow=True
@@ -93,7 +90,7 @@ def test_revoke_action_stops_the_links(admin_client, user, client):
 
 
 def test_refresh_cache_action_drops_the_cached_entry(admin_client, user, client):
-    link = link_create(user=user, long_url="https://example.com/cached").link
+    link = UrlLinkFactory(owner=user)
     client.get(f"/{link.code}")
     assert link_cache.get_entry(link.code)
     response = admin_client.post(
@@ -104,7 +101,7 @@ def test_refresh_cache_action_drops_the_cached_entry(admin_client, user, client)
 
 
 def test_change_page_is_read_only_with_chart_and_latest_visits(admin_client, user):
-    link = link_create(user=user, long_url="https://example.com/detail").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/detail")
     add_visits(link, 3, country="Japan")
     url = reverse("admin:links_urllink_change", args=[link.pk])
     response = admin_client.get(url)
@@ -122,7 +119,7 @@ def test_change_page_is_read_only_with_chart_and_latest_visits(admin_client, use
 
 
 def test_links_cannot_be_added_or_deleted_in_the_admin(admin_client, user):
-    link = link_create(user=user, long_url="https://example.com/keep").link
+    link = UrlLinkFactory(owner=user)
     assert admin_client.get(reverse("admin:links_urllink_add")).status_code == 403
     assert (
         admin_client.get(reverse("admin:links_urllink_delete", args=[link.pk])).status_code == 403
@@ -187,11 +184,8 @@ def test_pool_changelist_query_count_does_not_grow(admin_client, django_assert_m
 
 
 def test_expired_filter(admin_client, user):
-    link = link_create(
-        user=user,
-        long_url="https://example.com/soon",
-        expires_at=timezone.now() + dt.timedelta(hours=1),
-    ).link
-    UrlLink.objects.filter(pk=link.pk).update(expires_at=timezone.now() - dt.timedelta(minutes=1))
+    link = UrlLinkFactory(owner=user, expired=True)
+    UrlLinkFactory(owner=user)
+    UrlLinkFactory(owner=user, revoked=True)
     result = admin_client.get(CHANGELIST, {"status": "expired"}).context["cl"].result_list
     assert [row.code for row in result] == [link.code]

@@ -12,7 +12,9 @@ from rest_framework.test import APIClient
 
 from analytics.models import HourlyClick
 from links.models import UrlLink
-from links.services.create import link_create
+
+from .factories import UrlLinkFactory
+from .helpers import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -27,18 +29,6 @@ LINK_FIELDS = {
     "is_active",
     "clicks",
 }
-
-
-def client_for(user, **kwargs) -> APIClient:
-    """An API client signed in with `user`'s token, as another system would call."""
-    client = APIClient(**kwargs)
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-def make_link(owner, long_url="https://www.example.com/page", **options) -> UrlLink:
-    return link_create(user=owner, long_url=long_url, **options).link
 
 
 @pytest.fixture
@@ -73,7 +63,7 @@ def staff_api(staff_user):
 )
 def test_anonymous_callers_get_401_with_a_token_challenge(user, method, path):
     """No credentials: 401 (not 403), naming the Token scheme, and the link is not touched."""
-    make_link(user, alias="promo-1")
+    UrlLinkFactory(owner=user, alias="promo-1")
 
     response = getattr(APIClient(), method)(path, {}, format="json")
 
@@ -242,7 +232,7 @@ def test_a_bad_expiry_format_names_the_expected_format(api):
 
 
 def test_a_taken_alias_is_refused(api, other_user):
-    make_link(other_user, alias="summer")
+    UrlLinkFactory(owner=other_user, alias="summer")
 
     response = api.post(
         "/api/v1/links/", {"long_url": "https://example.com/", "alias": "summer"}, format="json"
@@ -287,7 +277,9 @@ def test_no_free_code_answers_503_json(api, settings):
 
 
 def test_restore_answers_the_link_with_its_long_url(api, user):
-    link = make_link(user, "https://www.example.com/deep/page?x=1", title="Deep")
+    link = UrlLinkFactory(
+        owner=user, long_url="https://www.example.com/deep/page?x=1", title="Deep"
+    )
 
     response = api.get(f"/api/v1/links/{link.code}/")
 
@@ -306,7 +298,7 @@ def test_unknown_codes_answer_404_json(api, code):
 
 
 def test_codes_are_case_sensitive(api, user):
-    make_link(user, alias="CaseAlias")
+    UrlLinkFactory(owner=user, alias="CaseAlias")
 
     assert api.get("/api/v1/links/CaseAlias/").status_code == 200
     assert api.get("/api/v1/links/casealias/").status_code == 404
@@ -316,7 +308,7 @@ def test_codes_are_case_sensitive(api, user):
 
 
 def test_patch_changes_the_link_and_the_redirect_follows_at_once(api, user):
-    link = make_link(user, "https://example.com/old")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/old")
     assert APIClient().get(f"/{link.code}")["Location"] == "https://example.com/old"  # cached
 
     response = api.patch(
@@ -335,8 +327,11 @@ def test_patch_changes_the_link_and_the_redirect_follows_at_once(api, user):
 
 
 def test_patch_changes_only_the_fields_sent_and_null_clears_the_expiry(api, user):
-    link = make_link(
-        user, "https://example.com/p", title="Keep", expires_at=timezone.now() + timedelta(days=1)
+    link = UrlLinkFactory(
+        owner=user,
+        long_url="https://example.com/p",
+        title="Keep",
+        expires_at=timezone.now() + timedelta(days=1),
     )
 
     response = api.patch(f"/api/v1/links/{link.code}/", {"expires_at": None}, format="json")
@@ -348,7 +343,7 @@ def test_patch_changes_only_the_fields_sent_and_null_clears_the_expiry(api, user
 
 
 def test_patch_with_invalid_values_answers_400_and_changes_nothing(api, user):
-    link = make_link(user, "https://example.com/p")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/p")
 
     response = api.patch(
         f"/api/v1/links/{link.code}/",
@@ -363,8 +358,7 @@ def test_patch_with_invalid_values_answers_400_and_changes_nothing(api, user):
 
 
 def test_patch_of_a_revoked_link_is_refused_with_409_and_changes_nothing(api, user):
-    link = make_link(user, "https://example.com/final")
-    assert api.delete(f"/api/v1/links/{link.code}/").status_code == 204
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/final", revoked=True)
 
     response = api.patch(
         f"/api/v1/links/{link.code}/", {"long_url": "https://example.com/sneaky"}, format="json"
@@ -378,7 +372,7 @@ def test_patch_of_a_revoked_link_is_refused_with_409_and_changes_nothing(api, us
 
 
 def test_patch_with_a_title_over_200_characters_is_a_400_naming_the_field(api, user):
-    link = make_link(user, "https://example.com/titled")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/titled")
 
     response = api.patch(f"/api/v1/links/{link.code}/", {"title": "t" * 500}, format="json")
 
@@ -399,7 +393,7 @@ def test_patch_unknown_code_answers_404(api):
 
 
 def test_revoke_answers_204_and_the_short_url_then_answers_410(api, user):
-    link = make_link(user, "https://example.com/stop")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/stop")
     assert APIClient().get(f"/{link.code}").status_code == 302  # cached as live
 
     response = api.delete(f"/api/v1/links/{link.code}/")
@@ -431,7 +425,7 @@ def test_revoke_unknown_code_answers_404(api):
     ],
 )
 def test_wrong_methods_answer_405_json(api, user, method, path):
-    link = make_link(user)
+    link = UrlLinkFactory(owner=user)
 
     response = getattr(api, method)(path.format(code=link.code), {}, format="json")
 
@@ -476,7 +470,7 @@ def test_an_unexpected_error_answers_500_json_not_a_traceback(api, monkeypatch):
 
 def test_others_links_are_404_for_read_change_revoke_and_stats(api, rival_api, user):
     """A marketer cannot tell another's link from a missing one, let alone touch it."""
-    link = make_link(user, "https://example.com/mine", alias="mine-only")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/mine", alias="mine-only")
     path = f"/api/v1/links/{link.code}/"
 
     answers = [
@@ -506,8 +500,8 @@ def test_shortening_a_url_someone_else_shortened_gives_the_caller_their_own_link
 
 
 def test_staff_see_and_change_every_link(staff_api, user, staff_user):
-    link = make_link(user, "https://example.com/abuse")
-    make_link(staff_user, "https://example.com/staff-own")
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/abuse")
+    UrlLinkFactory(owner=staff_user, long_url="https://example.com/staff-own")
 
     listed = staff_api.get("/api/v1/links/").json()
     own_only = staff_api.get("/api/v1/links/?mine=true").json()
@@ -524,25 +518,14 @@ def test_staff_see_and_change_every_link(staff_api, user, staff_user):
 # --- GET /api/v1/links/ ------------------------------------------------------------------------
 
 
-def _many_links(owner, count: int, prefix: str = "https://example.com/item/") -> None:
-    """`count` links straight into the table (the API is not what is under test here)."""
-    now = timezone.now()
-    UrlLink.objects.bulk_create(
-        UrlLink(
-            code=f"bulk-{prefix[-5:-1]}-{i}",
-            long_url=f"{prefix}{i}",
-            long_url_hash=f"{i:040d}",
-            owner=owner,
-            code_type="custom",
-            created_at=now,
-        )
-        for i in range(count)
-    )
+def _many_links(owner, count: int) -> None:
+    """`count` links in one insert (a factory's row-by-row saves cost more at these counts)."""
+    UrlLink.objects.bulk_create(UrlLinkFactory.build_batch(count, owner=owner))
 
 
 def test_list_is_newest_first_and_paginated_by_50(api, user):
     _many_links(user, 55)
-    newest = make_link(user, "https://example.com/newest")
+    newest = UrlLinkFactory(owner=user, long_url="https://example.com/newest")
 
     first = api.get("/api/v1/links/").json()
     second = api.get(first["next"]).json()
@@ -580,7 +563,7 @@ def test_bad_list_parameters_answer_400(api, query, field, message):
 
 
 def test_a_page_past_the_end_answers_404_json(api, user):
-    make_link(user)
+    UrlLinkFactory(owner=user)
 
     response = api.get("/api/v1/links/?page=9")
 
@@ -589,11 +572,11 @@ def test_a_page_past_the_end_answers_404_json(api, user):
 
 
 def test_search_matches_long_url_title_and_code(api, user, other_user):
-    by_url = make_link(user, "https://shop.example.com/winter-boots")
-    by_title = make_link(user, "https://example.com/q", title="Winter campaign")
-    by_code = make_link(user, "https://example.com/r", alias="wntr-24")
-    make_link(user, "https://example.com/summer")
-    make_link(other_user, "https://example.com/winter-of-someone-else")
+    by_url = UrlLinkFactory(owner=user, long_url="https://shop.example.com/winter-boots")
+    by_title = UrlLinkFactory(owner=user, long_url="https://example.com/q", title="Winter campaign")
+    by_code = UrlLinkFactory(owner=user, long_url="https://example.com/r", alias="wntr-24")
+    UrlLinkFactory(owner=user, long_url="https://example.com/summer")
+    UrlLinkFactory(owner=other_user, long_url="https://example.com/winter-of-someone-else")
 
     def codes(search: str) -> set[str]:
         response = api.get("/api/v1/links/", {"search": search})
@@ -606,11 +589,9 @@ def test_search_matches_long_url_title_and_code(api, user, other_user):
 
 
 def test_active_filter_splits_working_from_stopped_links(api, user):
-    live = make_link(user, "https://example.com/live")
-    revoked = make_link(user, "https://example.com/revoked")
-    expired = make_link(user, "https://example.com/expired")
-    api.delete(f"/api/v1/links/{revoked.code}/")
-    UrlLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    live = UrlLinkFactory(owner=user)
+    revoked = UrlLinkFactory(owner=user, revoked=True)
+    expired = UrlLinkFactory(owner=user, expired=True)
 
     def codes(active: str) -> set[str]:
         return {
@@ -624,7 +605,7 @@ def test_active_filter_splits_working_from_stopped_links(api, user):
 def test_list_shows_clicks_without_a_query_per_link(api, user):
     """Clicks come from the hourly counts; the number of queries does not grow with the page."""
     hour = timezone.now().replace(minute=0, second=0, microsecond=0)
-    links = [make_link(user, f"https://example.com/c{i}") for i in range(3)]
+    links = [UrlLinkFactory(owner=user, long_url=f"https://example.com/c{i}") for i in range(3)]
     HourlyClick.objects.create(link=links[0], hour=hour, clicks=5, unique_visitors=4)
     HourlyClick.objects.create(
         link=links[0], hour=hour - timedelta(hours=1), clicks=2, unique_visitors=2
@@ -643,7 +624,7 @@ def test_list_shows_clicks_without_a_query_per_link(api, user):
 
 
 def test_detail_shows_all_time_clicks(api, user):
-    link = make_link(user)
+    link = UrlLinkFactory(owner=user)
     HourlyClick.objects.create(
         link=link, hour=timezone.now() - timedelta(days=90), clicks=11, unique_visitors=3
     )

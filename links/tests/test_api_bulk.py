@@ -11,7 +11,8 @@ from links.models import CodeType, UniqueCode, UrlLink
 from links.services.bulk import link_create_many
 from links.services.create import link_create
 
-from .test_api import client_for
+from .factories import UrlLinkFactory
+from .helpers import client_for
 
 pytestmark = pytest.mark.django_db
 BULK = "/api/v1/links/bulk/"
@@ -23,8 +24,8 @@ def api(user):
 
 
 def test_mixed_items_get_one_result_each_in_order(api, user):
-    existing = link_create(user=user, long_url="https://example.com/already").link
-    link_create(user=user, long_url="https://example.com/taken", alias="taken-alias")
+    existing = UrlLinkFactory(owner=user, long_url="https://example.com/already")
+    UrlLinkFactory(owner=user, long_url="https://example.com/taken", alias="taken-alias")
 
     response = api.post(
         BULK,

@@ -6,9 +6,9 @@ import pytest
 from django.utils import timezone
 
 from analytics.models import DeviceType, HourlyClick, VisitRecord
-from links.services.create import link_create
 
-from .test_api import client_for
+from .factories import UrlLinkFactory
+from .helpers import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def api(user):
 
 @pytest.fixture
 def link(user):
-    return link_create(user=user, long_url="https://example.com/stats", alias="stats-link").link
+    return UrlLinkFactory(owner=user, alias="stats-link")
 
 
 def _visit(link, when, n, **fields):
@@ -36,7 +36,7 @@ def _visit(link, when, n, **fields):
     )
 
 
-def test_stats_have_the_documented_shape_for_the_last_48_hours(api, link):
+def test_stats_have_the_documented_shape_for_the_last_7_days(api, link):
     response = api.get(f"/api/v1/links/{link.code}/stats/")
 
     assert response.status_code == 200
@@ -113,7 +113,7 @@ def test_bad_ranges_answer_400_with_a_field_message(api, link, query, field, mes
 
 
 def test_stats_of_unknown_or_others_links_answer_404(api, other_user):
-    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
+    theirs = UrlLinkFactory(owner=other_user)
 
     assert api.get("/api/v1/links/Zz9Zz9Q/stats/").status_code == 404
     assert api.get(f"/api/v1/links/{theirs.code}/stats/").status_code == 404

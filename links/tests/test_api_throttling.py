@@ -6,7 +6,7 @@ The counters live in the shared cache (Redis in the services run), so they hold 
 import pytest
 from rest_framework.test import APIClient
 
-from .test_api import client_for
+from .helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import string
 
 import pytest
 from django.core.exceptions import ValidationError
-from hypothesis import given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from links.codes import aliases, hashing, pool, sequence, shape, strategies
@@ -25,11 +25,17 @@ def test_check_character_catches_every_single_character_typo():
             assert not shape.has_valid_check(typo), typo
 
 
-@given(st.text(alphabet=shape.BASE62, min_size=7, max_size=7))
-def test_random_strings_pass_the_check_about_one_time_in_62(candidate):
-    # For any body, exactly one of the 62 possible last characters is valid.
-    valid_endings = [c for c in shape.BASE62 if shape.has_valid_check(candidate[:-1] + c)]
-    assert len(valid_endings) == 1
+@given(st.text(alphabet=shape.BASE62, min_size=6, max_size=6), st.integers(0, 5))
+@example(body="ab0zcd", position=2)
+@example(body="abc0c0", position=5)  # "0" and its check character "z"
+def test_an_adjacent_swap_is_caught_unless_it_swaps_0_and_z(body, position):
+    """A visitor who swaps two neighbouring characters gets a 404 without a lookup; Luhn mod 62
+    has one blind spot, 0 and z (like 09 and 90 in decimal Luhn)."""
+    code = shape.with_check(body)
+    first, second = code[position], code[position + 1]
+    assume(first != second)
+    swapped = code[:position] + second + first + code[position + 2 :]
+    assert shape.has_valid_check(swapped) is ({first, second} == {"0", "z"})
 
 
 def test_case_matters_for_the_check():
@@ -63,12 +69,13 @@ def test_pool_refill_skips_codes_already_taken_by_links_or_the_pool(user, monkey
     assert all(shape.has_valid_check(code) for code in unused)
 
 
-def test_sequence_codes_are_valid_unique_and_round_trip_across_100k():
-    generated = [sequence.sequence_encode(seq_id) for seq_id in range(1, 100_001)]
-    assert len(set(generated)) == 100_000
-    assert all(shape.has_valid_check(code) for code in generated)
-    for seq_id in (1, 2, 3, 999, 12_345, 100_000, 62**6 - 1):
-        assert sequence.sequence_decode(sequence.sequence_encode(seq_id)) == seq_id
+def test_sequence_codes_are_valid_and_decode_back_to_their_id():
+    """Every id gives a valid code that decodes back to it, so no two ids share a code (a
+    uniqueness count could not tell: a code space of 62**6 rarely collides by chance)."""
+    for seq_id in [*range(1, 20_001), 62**6 // 2, 62**6 - 2, 62**6 - 1]:
+        code = sequence.sequence_encode(seq_id)
+        assert shape.has_valid_check(code), seq_id
+        assert sequence.sequence_decode(code) == seq_id
 
 
 def test_consecutive_sequence_ids_give_codes_that_differ_in_most_positions():
@@ -94,8 +101,9 @@ def test_sequence_rejects_an_alphabet_that_is_not_a_permutation(settings):
         sequence.sequence_encode(1)
 
 
-def test_hash_strategy_gives_100k_urls_100k_unique_valid_codes():
-    """32-bit segments collide now and then (birthday bound); the next candidate takes over."""
+def test_hash_strategy_finds_a_free_valid_code_for_each_of_100k_urls():
+    """32-bit segments collide now and then (birthday bound); the next candidate takes over,
+    so every URL gets a code no earlier URL has, and collisions stay rare."""
     strategy = strategies.get_strategy("hash")
     taken: set[str] = set()
     first_choice_taken = 0
@@ -107,7 +115,6 @@ def test_hash_strategy_gives_100k_urls_100k_unique_valid_codes():
                 break
         else:
             pytest.fail(f"no free code for URL {i}")
-    assert len(taken) == 100_000
     assert all(shape.has_valid_check(code) for code in taken)
     assert first_choice_taken < 100  # collisions are rare, not routine
 

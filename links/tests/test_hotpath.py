@@ -7,7 +7,8 @@ import pytest
 
 from links.hotpath import is_short_code_request
 from links.services.change import link_revoke
-from links.services.create import link_create
+
+from .factories import UrlLinkFactory
 
 
 def _call(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
@@ -45,7 +46,7 @@ def test_which_requests_take_the_lean_path(path, method, lean):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_application_redirects_short_codes_without_django(user):
-    link = link_create(user=user, long_url="https://example.com/wsgi").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/wsgi")
     status, headers, _ = _call(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/wsgi"
@@ -65,7 +66,7 @@ def test_the_wsgi_application_still_serves_everything_else():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
-    link = link_create(user=user, long_url="https://example.com/stopped").link
+    link = UrlLinkFactory(owner=user)
     _call(f"/{link.code}")
     link_revoke(code=link.code, user=user)
     status, headers, body = _call(f"/{link.code}")
@@ -79,7 +80,7 @@ def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
-    link = link_create(user=user, long_url="https://example.com/fallback").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/fallback")
 
     def broken(code, meta):
         raise RuntimeError("simulated")

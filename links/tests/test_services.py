@@ -10,11 +10,13 @@ from django.utils import timezone
 
 from links import cache as link_cache
 from links.codes import base, hashing, pool, sequence, shape
-from links.models import CodeType, UrlLink
+from links.models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
 from links.selectors import LinkNotFound, link_get_visible
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.policy import LinkRevoked
+
+from .factories import UrlLinkFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -58,12 +60,11 @@ def test_hash_strategy_gives_another_code_when_the_first_is_taken(settings, user
     assert theirs.code in hashing.hash_candidates(url, settings.SHORTURL_HASH_SALT)
 
 
-def test_hash_strategy_gives_up_with_a_clear_error(settings, user, django_user_model):
+def test_hash_strategy_gives_up_with_a_clear_error(settings, user):
     settings.SHORTURL_CODE_STRATEGY = "hash"
     settings.SHORTURL_HASH_MAX_RETRIES = 1
     url = "https://example.com/crowded"
-    for i in range(4):
-        owner = django_user_model.objects.create_user(f"u{i}")
+    for owner in UserFactory.create_batch(4):
         link_create(user=owner, long_url=url)
     with pytest.raises(base.CodeGenerationError, match="No free short code"):
         link_create(user=user, long_url=url)
@@ -101,7 +102,7 @@ def test_alias_is_used_as_the_code(user):
 
 
 def test_an_alias_collision_is_a_clear_error(user, other_user):
-    link_create(user=user, long_url="https://example.com/a", alias="launch")
+    UrlLinkFactory(owner=user, alias="launch")
     with pytest.raises(ValidationError) as excinfo:
         link_create(user=other_user, long_url="https://example.com/b", alias="launch")
     assert "already taken" in excinfo.value.message_dict["alias"][0]
@@ -163,8 +164,7 @@ def test_bad_redirect_type_and_past_expiry_are_refused(user):
 
 
 def test_a_revoked_link_refuses_every_change(user):
-    link = link_create(user=user, long_url="https://example.com/final").link
-    link_revoke(code=link.code, user=user)
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/final", revoked=True)
     for change in ({"long_url": "https://example.com/new"}, {"title": "x"}, {"expires_at": None}):
         with pytest.raises(LinkRevoked, match="revoked and can no longer be changed"):
             link_update(code=link.code, user=user, **change)
@@ -172,14 +172,14 @@ def test_a_revoked_link_refuses_every_change(user):
 
 
 def test_update_checks_the_title_like_create_does(user):
-    link = link_create(user=user, long_url="https://example.com/t").link
+    link = UrlLinkFactory(owner=user)
     with pytest.raises(ValidationError, match="at most 200 characters"):
         link_update(code=link.code, user=user, title="t" * 201)
     assert link_update(code=link.code, user=user, title="  trimmed  ").title == "trimmed"
 
 
 def test_revoke_expires_now_and_drops_the_cache(user):
-    link = link_create(user=user, long_url="https://example.com/stop").link
+    link = UrlLinkFactory(owner=user)
     link_cache.cache_link(link)
     revoked = link_revoke(code=link.code, user=user)
     assert revoked.revoked_at is not None
@@ -189,7 +189,7 @@ def test_revoke_expires_now_and_drops_the_cache(user):
 
 
 def test_only_the_owner_or_staff_may_revoke_or_update(user, other_user, staff_user):
-    link = link_create(user=user, long_url="https://example.com/mine").link
+    link = UrlLinkFactory(owner=user)
     with pytest.raises(LinkNotFound):
         link_revoke(code=link.code, user=other_user)
     with pytest.raises(LinkNotFound):
@@ -199,7 +199,7 @@ def test_only_the_owner_or_staff_may_revoke_or_update(user, other_user, staff_us
 
 
 def test_update_changes_the_target_and_refreshes_the_cache(user):
-    link = link_create(user=user, long_url="https://example.com/old").link
+    link = UrlLinkFactory(owner=user)
     link_cache.cache_link(link)
     link_update(code=link.code, user=user, long_url="https://example.com/new", redirect_type=301)
     assert link_cache.get_entry(link.code) is None
@@ -213,17 +213,19 @@ def test_an_unknown_code_is_not_found(user):
         link_get_visible(code="nothere", user=user)
 
 
-def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], list[str]]:
-    """`count` threads, each with its own connection, released together: (codes, errors)."""
-    results, errors = [], []
+def _shorten_concurrently(user, count: int, prefix: str) -> tuple[dict[str, str], list[str]]:
+    """`count` threads, each with its own connection, released together.
+
+    Returns ({long URL: the code its caller was given}, errors).
+    """
+    results, errors = {}, []
     barrier = threading.Barrier(count)
 
     def worker(i: int) -> None:
+        url = f"https://example.com/{prefix}/{i}"
         try:
             barrier.wait(timeout=30)
-            results.append(
-                link_create(user=user, long_url=f"https://example.com/{prefix}/{i}").link.code
-            )
+            results[url] = link_create(user=user, long_url=url).link.code
         except Exception as exc:  # collected and asserted by the caller
             errors.append(repr(exc))
         finally:
@@ -237,11 +239,17 @@ def _shorten_concurrently(user, count: int, prefix: str) -> tuple[list[str], lis
     return results, errors
 
 
+def _stored_codes(user) -> dict[str, str]:
+    return dict(UrlLink.objects.filter(owner=user).values_list("long_url", "code"))
+
+
 @pytest.mark.parametrize("pool_source", ["redis set when configured", "database rows only"])
 def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
     requires_mysql, transactional_db, user, monkeypatch, pool_source
 ):
-    """Real threads with real connections against MariaDB: no duplicate code, no error.
+    """Real threads with real connections against MariaDB: every caller succeeds and gets the
+    code that is stored for its URL (a code taken by another caller is never handed back), and
+    each of those codes is marked used in the pool.
 
     Without Redis the pool is claimed with SELECT … FOR UPDATE SKIP LOCKED.
     """
@@ -252,17 +260,25 @@ def test_fifty_concurrent_shortens_give_fifty_distinct_codes(
     results, errors = _shorten_concurrently(user, 50, "concurrent")
     assert errors == []
     assert len(results) == 50
-    assert len(set(results)) == 50
+    assert _stored_codes(user) == results
+    used = UniqueCode.objects.filter(code__in=results.values(), status=UniqueCodeStatus.USED)
+    assert used.count() == 50
 
 
 @pytest.mark.parametrize("strategy", ["sequence", "hash"])
 def test_concurrent_shortens_with_other_strategies(
     requires_mysql, transactional_db, settings, user, strategy
 ):
+    """Every caller succeeds and gets the code stored for its URL; sequence codes encode the
+    id stored beside them."""
     settings.SHORTURL_CODE_STRATEGY = strategy
     results, errors = _shorten_concurrently(user, 30, strategy)
     assert errors == []
-    assert len(set(results)) == 30
+    assert _stored_codes(user) == results
+    assert len(results) == 30
+    if strategy == "sequence":
+        for code, seq_id in UrlLink.objects.filter(owner=user).values_list("code", "seq_id"):
+            assert sequence.sequence_decode(code) == seq_id
 
 
 def test_a_new_alias_is_found_even_if_the_alias_set_was_reloaded_meanwhile(user, client):
@@ -286,7 +302,7 @@ def _cache_unreachable(monkeypatch):
 
 def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, monkeypatch, user):
     """Reported done, a revoke whose cached entry survived would keep redirecting for a day."""
-    link = link_create(user=user, long_url="https://example.com/keep").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/keep")
     link_cache.cache_link(link)
     _cache_unreachable(monkeypatch)
     with pytest.raises(link_cache.CacheUnavailable, match="nothing was changed"):
@@ -302,7 +318,7 @@ def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, mon
 
 
 def test_the_api_and_the_page_say_so_when_the_cache_is_unreachable(monkeypatch, client, user):
-    link = link_create(user=user, long_url="https://example.com/keep").link
+    link = UrlLinkFactory(owner=user)
 
     def unreachable(code):
         raise link_cache.CacheUnavailable("The link cache cannot be reached right now.")
@@ -340,8 +356,8 @@ def test_staff_may_look_but_change_others_links_only_with_the_permission(
 ):
     from django.contrib.auth.models import Permission
 
-    link = link_create(user=user, long_url="https://example.com/owned").link
-    viewer = django_user_model.objects.create_user("viewer", is_staff=True)
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/owned")
+    viewer = UserFactory(is_staff=True)
     client.force_login(viewer)
     assert client.get(f"/api/v1/links/{link.code}/").status_code == 200
     refused = client.patch(

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links.models import RedirectType, UrlLink
-from links.services.change import link_revoke
-from links.services.create import link_create
+
+from .factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -164,13 +164,13 @@ def test_create_form_rejects_bad_input_beside_the_field(logged_in, user, data, f
 
 
 def test_taken_alias_is_refused_with_a_message(logged_in, other_user):
-    link_create(user=other_user, long_url="https://example.com/theirs", alias="launch")
+    UrlLinkFactory(owner=other_user, alias="launch")
     response = create(logged_in, alias="launch")
     assert "already taken" in response.context["form"].errors["alias"][0]
 
 
 def test_created_link_of_someone_else_is_not_shown(logged_in, other_user):
-    theirs = link_create(user=other_user, long_url="https://example.com/secret-campaign").link
+    theirs = UrlLinkFactory(owner=other_user, long_url="https://example.com/secret-campaign")
     page = logged_in.get(reverse("home") + f"?created={theirs.code}")
     assert page.status_code == 200
     assert "secret-campaign" not in page.content.decode()
@@ -187,7 +187,7 @@ def test_every_form_field_has_a_label(logged_in):
 
 
 def test_qr_png_and_svg_downloads(logged_in, user):
-    link = link_create(user=user, long_url="https://example.com/qr").link
+    link = UrlLinkFactory(owner=user)
     png = logged_in.get(reverse("link_qr", args=[link.code, "png"]))
     assert png.status_code == 200
     assert png["Content-Type"] == "image/png"
@@ -199,7 +199,7 @@ def test_qr_png_and_svg_downloads(logged_in, user):
 
 
 def test_qr_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = link_create(user=other_user, long_url="https://example.com/qr").link
+    theirs = UrlLinkFactory(owner=other_user)
     assert logged_in.get(reverse("link_qr", args=[theirs.code, "png"])).status_code == 404
 
 
@@ -212,8 +212,8 @@ def test_dashboard_empty_state(logged_in):
 
 
 def test_dashboard_lists_only_own_links_with_clicks(logged_in, user, other_user):
-    mine = link_create(user=user, long_url="https://example.com/mine").link
-    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
+    mine = UrlLinkFactory(owner=user)
+    theirs = UrlLinkFactory(owner=other_user)
     add_visits(mine, 3)
     response = logged_in.get(reverse("dashboard"))
     rows = response.context["rows"]
@@ -224,11 +224,14 @@ def test_dashboard_lists_only_own_links_with_clicks(logged_in, user, other_user)
 
 
 def test_dashboard_search_filter_and_sort(logged_in, user):
-    a = link_create(user=user, long_url="https://example.com/alpha", alias="alpha-link").link
-    b = link_create(
-        user=user, long_url="https://example.com/beta", alias="beta-link", title="Beta launch"
-    ).link
-    link_revoke(code=b.code, user=user)
+    a = UrlLinkFactory(owner=user, long_url="https://example.com/alpha", alias="alpha-link")
+    b = UrlLinkFactory(
+        owner=user,
+        long_url="https://example.com/beta",
+        alias="beta-link",
+        title="Beta launch",
+        revoked=True,
+    )
 
     def codes(**params):
         return [
@@ -245,13 +248,13 @@ def test_dashboard_search_filter_and_sort(logged_in, user):
 
 
 def test_dashboard_no_match_state(logged_in, user):
-    link_create(user=user, long_url="https://example.com/alpha")
+    UrlLinkFactory(owner=user, long_url="https://example.com/alpha")
     html = logged_in.get(reverse("dashboard"), {"q": "zzz-nothing"}).content.decode()
     assert "No links match." in html
 
 
 def test_dashboard_bad_filter_values_fall_back_with_a_message(logged_in, user):
-    link_create(user=user, long_url="https://example.com/alpha")
+    UrlLinkFactory(owner=user)
     response = logged_in.get(reverse("dashboard"), {"status": "weird", "order": "sideways"})
     assert response.status_code == 200
     html = response.content.decode()
@@ -261,8 +264,7 @@ def test_dashboard_bad_filter_values_fall_back_with_a_message(logged_in, user):
 
 
 def test_dashboard_paginates(logged_in, user):
-    for i in range(23):
-        link_create(user=user, long_url=f"https://example.com/page-{i}")
+    UrlLinkFactory.create_batch(23, owner=user)
     first = logged_in.get(reverse("dashboard"))
     assert len(first.context["rows"]) == 20
     assert "Page 1 of 2" in first.content.decode()
@@ -280,11 +282,9 @@ def test_dashboard_query_count_does_not_grow_with_rows(
             assert logged_in.get(reverse("dashboard")).status_code == 200
         return len(captured.captured_queries)
 
-    link = link_create(user=user, long_url="https://example.com/one").link
-    add_visits(link, 2)
+    add_visits(UrlLinkFactory(owner=user), 2)
     few = queries_for_page()
-    for i in range(15):
-        other = link_create(user=user, long_url=f"https://example.com/many-{i}").link
+    for other in UrlLinkFactory.create_batch(15, owner=user):
         add_visits(other, 1)
     many = queries_for_page()
     assert many == few, (few, many)
@@ -295,7 +295,7 @@ def test_dashboard_query_count_does_not_grow_with_rows(
 
 
 def test_edit_changes_url_and_title(logged_in, user, client):
-    link = link_create(user=user, long_url="https://example.com/old").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/old")
     response = logged_in.post(
         reverse("link_edit", args=[link.code]),
         {"long_url": "https://example.com/new", "title": "New", "redirect_type": "302"},
@@ -308,14 +308,8 @@ def test_edit_changes_url_and_title(logged_in, user, client):
 
 
 def test_edit_keeps_an_expiry_in_the_past_when_only_the_title_changes(logged_in, user):
-    link = link_create(
-        user=user,
-        long_url="https://example.com/x",
-        expires_at=timezone.now() + dt.timedelta(hours=1),
-    ).link
-    past = timezone.now() - dt.timedelta(days=1)
-    UrlLink.objects.filter(pk=link.pk).update(expires_at=past)
-    form_expiry = timezone.localtime(past).strftime("%Y-%m-%dT%H:%M")
+    link = UrlLinkFactory(owner=user, expires_at=timezone.now() - dt.timedelta(days=1))
+    form_expiry = timezone.localtime(link.expires_at).strftime("%Y-%m-%dT%H:%M")
     response = logged_in.post(
         reverse("link_edit", args=[link.code]),
         {
@@ -341,7 +335,7 @@ def test_edit_keeps_an_expiry_in_the_past_when_only_the_title_changes(logged_in,
     ],
 )
 def test_edit_form_rejects_bad_input(logged_in, user, data, field, message):
-    link = link_create(user=user, long_url="https://example.com/keep").link
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/keep")
     payload = {"long_url": link.long_url, "title": "", "redirect_type": "302", **data}
     response = logged_in.post(reverse("link_edit", args=[link.code]), payload)
     assert response.status_code == 200
@@ -351,7 +345,7 @@ def test_edit_form_rejects_bad_input(logged_in, user, data, field, message):
 
 
 def test_edit_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
+    theirs = UrlLinkFactory(owner=other_user, long_url="https://example.com/theirs")
     url = reverse("link_edit", args=[theirs.code])
     assert logged_in.get(url).status_code == 404
     response = logged_in.post(url, {"long_url": "https://evil.example/", "redirect_type": "302"})
@@ -369,7 +363,7 @@ def test_edit_unknown_code_is_a_friendly_404(logged_in):
 
 
 def test_revoke_asks_first_then_revokes_on_post(logged_in, user, client):
-    link = link_create(user=user, long_url="https://example.com/stop").link
+    link = UrlLinkFactory(owner=user)
     url = reverse("link_revoke", args=[link.code])
     confirm = logged_in.get(url)
     assert "Revoke this short link?" in confirm.content.decode()
@@ -389,7 +383,7 @@ def test_revoke_needs_the_csrf_token(user):
 
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(user)
-    link = link_create(user=user, long_url="https://example.com/csrf").link
+    link = UrlLinkFactory(owner=user)
     response = strict.post(reverse("link_revoke", args=[link.code]))
     assert response.status_code == 403
     assert "Please try again" in response.content.decode()  # a friendly page
@@ -398,7 +392,7 @@ def test_revoke_needs_the_csrf_token(user):
 
 
 def test_revoke_of_another_marketers_link_is_404(logged_in, other_user):
-    theirs = link_create(user=other_user, long_url="https://example.com/theirs").link
+    theirs = UrlLinkFactory(owner=other_user)
     url = reverse("link_revoke", args=[theirs.code])
     assert logged_in.get(url).status_code == 404
     assert logged_in.post(url).status_code == 404
@@ -407,15 +401,14 @@ def test_revoke_of_another_marketers_link_is_404(logged_in, other_user):
 
 
 def test_revoked_link_cannot_be_edited(logged_in, user):
-    link = link_create(user=user, long_url="https://example.com/gone").link
-    link_revoke(code=link.code, user=user)
+    link = UrlLinkFactory(owner=user, revoked=True)
     response = logged_in.get(reverse("link_edit", args=[link.code]), follow=True)
     assert "can no longer be changed" in response.content.decode()
 
 
 def test_output_is_escaped(logged_in, user):
-    link_create(
-        user=user, long_url="https://example.com/?q=<script>alert(1)</script>", title="<b>bold</b>"
+    UrlLinkFactory(
+        owner=user, long_url="https://example.com/?q=<script>alert(1)</script>", title="<b>bold</b>"
     )
     html = logged_in.get(reverse("dashboard")).content.decode()
     assert "<script>alert(1)</script>" not in html
