@@ -19,7 +19,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import idna
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
@@ -30,7 +29,6 @@ from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
     redis_failed,
-    redis_paused,
     uses_redis,
 )
 
@@ -39,8 +37,13 @@ from .models import CodeType, UrlLink
 logger = logging.getLogger(__name__)
 
 _MISSING = "-"
-ALIASES_KEY = "link-aliases"
 REDIS_KEY_PREFIX = "shorturl:link:"
+# Services mode: every custom alias in one Redis set, so "is this an alias?" is one SISMEMBER
+# (inside the redirect's Lua call) however many aliases exist. The marker member, which no alias
+# can be, says the set was loaded whole: without it (Redis restarted or evicted the set) the
+# set is loaded again from the database before it is trusted.
+ALIAS_SET_KEY = "shorturl:aliases"
+ALIAS_SET_COMPLETE = "*complete*"
 # The generation-table key of the alias set (codes never contain a NUL).
 _ALIASES_GENERATION = "\0aliases"
 
@@ -182,11 +185,20 @@ def get_entry(code: str) -> LinkEntry | bool | None:
 
 
 # Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
-# the whole cached redirect in one round trip. ARGV[1] is now (epoch seconds), ARGV[2] the
+# the whole cached redirect in one round trip. For a miss on an alias-shaped code (ARGV[3] "1")
+# it also asks the alias set, so an unknown alias is a 404 in that same round trip (ARGV[4] the
+# set's "complete" marker, ARGV[5] the code). ARGV[1] is now (epoch seconds), ARGV[2] the
 # visit message without its opening brace, to which the link id is prefixed.
 _FETCH_AND_RECORD = """
 local value = redis.call('GET', KEYS[1])
-if not value then return false end
+if not value then
+  -- An alias-shaped code that the complete alias set does not hold is certainly unknown.
+  if ARGV[3] == '1' and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1
+      and redis.call('SISMEMBER', KEYS[3], ARGV[5]) == 0 then
+    return '-'
+  end
+  return false
+end
 local link_id, expires, revoked = string.match(value, '^(%d+)\t%d+\t([^\t]*)\t(%d)\t')
 if link_id and revoked == '0' and (expires == '' or tonumber(expires) > tonumber(ARGV[1])) then
   redis.call('RPUSH', KEYS[2], '{"l":' .. link_id .. ',' .. ARGV[2])
@@ -196,7 +208,9 @@ return value
 _fetch_and_record_script = None
 
 
-def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool | None, bool]:
+def fetch_and_record(
+    code: str, meta, event_id: str, *, alias_shaped: bool = False
+) -> tuple[LinkEntry | bool | None, bool]:
     """get_entry, and with Redis also the visit push in the same call.
 
     Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
@@ -214,8 +228,8 @@ def fetch_and_record(code: str, meta, event_id: str) -> tuple[LinkEntry | bool |
     buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[REDIS_KEY_PREFIX + code, buffer_key],
-            args=[repr(now), message_body],
+            keys=[REDIS_KEY_PREFIX + code, buffer_key, ALIAS_SET_KEY],
+            args=[repr(now), message_body, "1" if alias_shaped else "0", ALIAS_SET_COMPLETE, code],
             client=client,
         )
     except RedisError as exc:
@@ -324,34 +338,89 @@ def drop_after_commit(code: str) -> None:
 
 def alias_may_exist(code: str) -> bool:
     """False when `code` is certainly no custom alias (so no query is needed to say 404)."""
-    if uses_redis() and redis_paused():
-        return True  # the cached set is out of reach: let the database decide
-    return code in known_aliases()
+    if not uses_redis():
+        return code in _process_aliases()
+    client = live_redis_client()
+    if client is None:
+        return True  # the set is out of reach: let the database decide
+    try:
+        complete, member = _alias_set_lookup(client, code)
+        if not complete:
+            _load_alias_set(client)
+            complete, member = _alias_set_lookup(client, code)
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are read from the database")
+        return True
+    return member or not complete
 
 
-def known_aliases() -> frozenset[str]:
-    """Every custom alias, loaded with one query when the cache has lost the set."""
-    local = not uses_redis()
-    aliases = process_cache.get(_ALIASES_GENERATION) if local else cache.get(ALIASES_KEY)
+def _alias_set_lookup(client, code: str) -> tuple[bool, bool]:
+    with client.pipeline(transaction=False) as pipe:
+        pipe.sismember(ALIAS_SET_KEY, ALIAS_SET_COMPLETE)
+        pipe.sismember(ALIAS_SET_KEY, code)
+        complete, member = pipe.execute()
+    return bool(complete), bool(member)
+
+
+def _load_alias_set(client) -> None:
+    """Every alias from the database into the set, then the marker that it is complete. An
+    alias created meanwhile is added by its own create, so none is missed."""
+    aliases = UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
+    chunk: list[str] = []
+    for alias in aliases.iterator(chunk_size=5000):
+        chunk.append(alias)
+        if len(chunk) == 5000:
+            client.sadd(ALIAS_SET_KEY, *chunk)
+            chunk = []
+    client.sadd(ALIAS_SET_KEY, *chunk, ALIAS_SET_COMPLETE)
+
+
+def _process_aliases() -> frozenset[str]:
+    """Embedded mode: this process's copy of every alias, reloaded after any alias change."""
+    aliases = process_cache.get(_ALIASES_GENERATION)
     if aliases is None:
         generation = generation_before_read(_ALIASES_GENERATION)
         aliases = frozenset(
             UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
         )
-        if local:
-            process_cache.put(
-                _ALIASES_GENERATION,
-                aliases,
-                ttl=settings.SHORTURL_CACHE_TTL,
-                generation=generation,
-            )
-        else:
-            cache.set(ALIASES_KEY, aliases, settings.SHORTURL_CACHE_TTL)
+        process_cache.put(
+            _ALIASES_GENERATION, aliases, ttl=settings.SHORTURL_CACHE_TTL, generation=generation
+        )
     return aliases
 
 
+def aliases_added_after_commit(aliases: list[str]) -> None:
+    """New aliases join the alias set now and again once their links are committed (a set
+    loaded from the database in between would not hold them yet)."""
+
+    def add() -> None:
+        if not uses_redis():
+            process_cache.invalidate(_ALIASES_GENERATION)
+            return
+        client = live_redis_client()
+        if client is None:
+            return  # the set is re-checked against the database while Redis is paused
+        try:
+            client.sadd(ALIAS_SET_KEY, *aliases)
+        except RedisError as exc:
+            # The set would miss these aliases: drop it whole so it is loaded again.
+            redis_failed(exc, consequence="the alias set is loaded again from the database")
+            forget_aliases()
+
+    if aliases:
+        add()
+        transaction.on_commit(add)
+
+
 def forget_aliases() -> None:
-    if uses_redis():
-        cache.delete(ALIASES_KEY)
-    else:
+    """Drop the alias set (it is loaded again from the database when next needed)."""
+    if not uses_redis():
         process_cache.invalidate(_ALIASES_GENERATION)
+        return
+    client = live_redis_client()
+    if client is None:
+        return
+    try:
+        client.delete(ALIAS_SET_KEY)
+    except RedisError as exc:
+        redis_failed(exc, consequence="the alias set is loaded again from the database")

@@ -46,7 +46,9 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     counted = meta.get("REQUEST_METHOD") != "HEAD"
     event_id = new_event_id()
     if counted:
-        entry, recorded = link_cache.fetch_and_record(code, meta, event_id)
+        entry, recorded = link_cache.fetch_and_record(
+            code, meta, event_id, alias_shaped=not generated
+        )
     else:
         entry, recorded = link_cache.get_entry(code), True
     if entry is False:

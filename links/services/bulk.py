@@ -210,10 +210,9 @@ def link_create_many(
         _bulk_assign_codes(to_create, errors)
         to_create = [item for item in to_create if item.index not in errors]
         _bulk_insert(to_create, errors)
-        if any(item.alias for item in to_create):
-            link_cache.forget_aliases()
-            # Again after commit, in case a redirect reloaded the set in between.
-            transaction.on_commit(link_cache.forget_aliases)
+        link_cache.aliases_added_after_commit(
+            [item.alias for item in to_create if item.alias and item.index not in errors]
+        )
     created = {item.index: item.link for item in to_create if item.index not in errors}
     link_cache.forget_missing_after_commit([link.code for link in created.values()])
     results = []

@@ -44,9 +44,7 @@ def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
             link.save()
     except IntegrityError:
         raise alias_taken_error(alias) from None
-    link_cache.forget_aliases()
-    # Again after commit, in case a redirect reloaded the set in between.
-    transaction.on_commit(link_cache.forget_aliases)
+    link_cache.aliases_added_after_commit([alias])
     return link
 
 

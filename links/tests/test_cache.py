@@ -17,7 +17,7 @@ from links.codes import shape
 from links.models import UrlLink
 from links.services.change import link_update
 from shorturl_project import node_state
-from shorturl_project.redis_conn import reset_redis_state, uses_redis
+from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
 from .factories import UrlLinkFactory
 
@@ -258,3 +258,19 @@ def test_a_new_alias_from_the_factory_redirects_at_once(client, user):
     assert client.get("/autumn-sale").status_code == 404
     UrlLinkFactory(owner=user, alias="autumn-sale")
     assert client.get("/autumn-sale").status_code == 302
+
+
+def test_unknown_aliases_cost_no_query_however_many_aliases_exist(
+    requires_redis, client, user, django_assert_num_queries
+):
+    """Alias-shaped guesses are answered from the alias set in the redirect's one Redis call:
+    after the set is loaded once, no query and no fetch of the whole set per guess."""
+    for n in range(50):
+        UrlLinkFactory(owner=user, alias=f"promo-{n}")
+    with django_assert_num_queries(1):  # the set is loaded from the database once
+        assert client.get("/no-such-alias").status_code == 404
+    for guess in ("nope-1", "nope-2", "nope-3"):
+        with django_assert_num_queries(0):
+            assert client.get(f"/{guess}").status_code == 404
+    assert client.get("/promo-7").status_code == 302
+    assert not redis_client().exists("link-aliases"), "no pickled copy of the set any more"
