@@ -1,5 +1,5 @@
 # One image for web, worker and beat. The web container starts like `make serve` does
-# (scripts/serve: migrate, collectstatic, gunicorn with WEB_CONCURRENCY x WEB_THREADS).
+# (scripts/serve: migrate, collectstatic, granian with WEB_CONCURRENCY x WEB_THREADS).
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 HOST=0.0.0.0 PORT=8000

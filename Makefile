@@ -33,7 +33,7 @@ run: install
 	$(MANAGE) ensure_demo_users
 	$(MANAGE) runserver $(HOST):$(PORT)
 
-# Production server: migrate, collect static files, gunicorn with WEB_CONCURRENCY processes.
+# Production server: migrate, collect static files, granian with WEB_CONCURRENCY processes.
 serve: install-prod
 	HOST=$(HOST) PORT=$(PORT) PYTHON=$(BIN)/python exec scripts/serve
 

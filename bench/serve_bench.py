@@ -1,8 +1,8 @@
 """Redirects under `make serve` in the embedded mode, with every visit stored, against baselines.
 
-Starts, each in turn and with the same gunicorn settings (gunicorn.conf.py, WEB_CONCURRENCY x
-WEB_THREADS): the product through scripts/serve (migrate, collectstatic, gunicorn) on a fresh
-SQLite file; a bare WSGI app answering 302; and nginx `return 302` when nginx is installed.
+Starts, each with the same server settings (granian, WEB_CONCURRENCY processes x WEB_THREADS
+threads): the product through scripts/serve (migrate, collectstatic, granian) on a fresh SQLite
+file; a bare WSGI app answering 302; and nginx `return 302` when nginx is installed.
 Each is loaded by wrk for a few rounds (so machine noise hits all of them) and the ratios are
 the figures to quote. Afterwards it waits for the background runner and compares the visits
 stored with the redirects wrk saw answered (wrk stops with a request or so in flight per
@@ -130,7 +130,20 @@ def main() -> None:
             ["scripts/serve"], env | {"PORT": str(ports["shorturl"])}, workdir / "serve.log"
         ),
         "bare WSGI 302": start(
-            [PYTHON, "-m", "gunicorn", "-c", "gunicorn.conf.py", "bench.bare_wsgi:application"],
+            [
+                PYTHON,
+                "-m",
+                "granian",
+                "--interface",
+                "wsgi",
+                "--workers",
+                str(args.processes),
+                "--blocking-threads",
+                str(args.threads),
+                "--port",
+                str(ports["bare WSGI 302"]),
+                "bench.bare_wsgi:application",
+            ],
             env | {"PORT": str(ports["bare WSGI 302"])},
             workdir / "bare.log",
         ),

@@ -429,16 +429,16 @@ class Deployment:
 
     # -- processes
 
-    def gunicorn_master(self) -> int:
+    def server_main(self) -> int:
         text = wait_until(
             lambda: self.pidfile.exists() and self.pidfile.read_text().strip(),
             timeout=10,
-            what=f"gunicorn's pid file {self.pidfile}",
+            what=f"the server's pid file {self.pidfile}",
         )
         return int(text)
 
-    def gunicorn_workers(self) -> list[int]:
-        return children_of(self.gunicorn_master())
+    def server_workers(self) -> list[int]:
+        return children_of(self.server_main())
 
     def check_alive(self) -> None:
         for proc in self.procs.values():
@@ -541,7 +541,7 @@ def start_deployment(mode: str) -> Deployment:
     log_dir.mkdir(parents=True)
     workdir = Path(tempfile.mkdtemp(prefix=f"shorturl-e2e-{mode}-"))
     port = free_port()
-    pidfile = workdir / "gunicorn.pid"
+    pidfile = workdir / "server.pid"
     dep = Deployment(
         mode=mode,
         port=port,
@@ -635,7 +635,7 @@ def get_fresh(
 ) -> Answer:
     """One GET on a new connection, `Connection: close`, never following redirects.
 
-    A new connection each time lets the kernel hand it to any gunicorn worker process.
+    A new connection each time lets the kernel hand it to any server worker process.
     """
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:

@@ -2,7 +2,7 @@
 
 Every case runs against both deployments (`deployment` is parametrised: embedded, services).
 Redirects are sent on a new connection each (`Connection: close`) so that the kernel hands them
-to different gunicorn worker processes.
+to different server worker processes.
 """
 
 from __future__ import annotations
@@ -306,14 +306,14 @@ def test_pages_render_with_stylesheet_and_404_is_html_when_debug_off(deployment)
 
 
 def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
-    """While 32 browsers click a link, one web worker process is killed with SIGKILL: gunicorn
+    """While 32 browsers click a link, one web worker process is killed with SIGKILL: the server
     starts another, and every click that got its redirect shows up in the stats within 30 s."""
     clients, run_seconds, kill_after = 32, 3.0, 1.0
     long_url = harness.unique_url("sigkill")
     code = harness.create_link(deployment, long_url)["code"]
-    workers_before = deployment.gunicorn_workers()
+    workers_before = deployment.server_workers()
     assert len(workers_before) == WEB_CONCURRENCY, (
-        f"expected {WEB_CONCURRENCY} gunicorn workers, found {workers_before}"
+        f"expected {WEB_CONCURRENCY} server workers, found {workers_before}"
     )
     stop = threading.Event()
 
@@ -348,7 +348,7 @@ def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
 
     replaced = harness.wait_until(
         lambda: (
-            (now := deployment.gunicorn_workers())
+            (now := deployment.server_workers())
             and len(now) == WEB_CONCURRENCY
             and victim not in now
             and now

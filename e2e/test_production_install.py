@@ -33,8 +33,8 @@ def test_production_venv_has_no_test_tools(production_venv):
 
 def test_production_venv_imports_what_each_process_loads(production_venv):
     """Every process of a production install starts: the Celery app with its Redis transport, the
-    gunicorn threaded worker and the MySQL driver import from requirements.txt alone."""
-    modules = "shorturl_project.celery, kombu.transport.redis, gunicorn.workers.gthread, MySQLdb"
+    granian server and the MySQL driver import from requirements.txt alone."""
+    modules = "shorturl_project.celery, kombu.transport.redis, granian, MySQLdb"
     done = subprocess.run(
         [str(production_venv / "bin" / "python"), "-c", f"import {modules}"],
         cwd=harness.REPO,
