@@ -354,7 +354,7 @@ def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
             and now
         ),
         timeout=30,
-        what="gunicorn to replace the killed worker",
+        what="the server to replace the killed worker",
     )
     assert not other, f"{len(other)} redirects answered something else: {other[:5]}"
     assert answered > 0, f"no redirect was answered ({errors} connection errors)"
