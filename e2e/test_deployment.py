@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 import harness
 import requests
-from harness import HTTP_TIMEOUT, WEB_CONCURRENCY, WEB_THREADS, get_fresh, visitor_headers
+from harness import HTTP_TIMEOUT, WEB_CONCURRENCY, get_fresh, visitor_headers
 
 # The promise: a click shows up in the stats API within this many seconds.
 STATS_PROMISE_SECONDS = 30.0
@@ -361,8 +361,10 @@ def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
 
     seen = harness.wait_for_visits(deployment, code, answered, timeout=STATS_POLL_SECONDS)
     # A request whose visit was handed off but whose answer died with the worker is stored
-    # without being "answered": at most one per thread of the killed worker.
-    in_flight = min(errors, WEB_THREADS)
+    # without being "answered"; each such request is one of the connection errors. (granian
+    # may hold several finished answers per thread that it has not written yet, so the bound
+    # is the errors, not the threads.)
+    in_flight = errors
     harness.note(
         deployment,
         "SIGKILL of a web worker",
