@@ -530,7 +530,7 @@ def _wait_log(proc: Proc, pattern: str, *, timeout: float, dep: Deployment) -> N
     wait_until(probe, timeout=timeout, interval=0.5, what=f"{proc.name} log to say {pattern!r}")
 
 
-def _make(target: str) -> list[str]:
+def make_command(target: str) -> list[str]:
     return ["make", "--no-print-directory", target, f"VENV={VENV}"]
 
 
@@ -570,7 +570,7 @@ def start_deployment(mode: str) -> Deployment:
 
         dep.procs["web"] = start_process(
             "web",
-            [*_make("serve"), f"HOST={HOST}", f"PORT={port}"],
+            [*make_command("serve"), f"HOST={HOST}", f"PORT={port}"],
             env=dep.env,
             log_path=log_dir / "web.log",
         )
@@ -581,10 +581,10 @@ def start_deployment(mode: str) -> Deployment:
                 for old in VENV.glob("celerybeat-schedule*"):
                     old.unlink()
             dep.procs["worker"] = start_process(
-                "worker", _make("worker"), env=dep.env, log_path=log_dir / "worker.log"
+                "worker", make_command("worker"), env=dep.env, log_path=log_dir / "worker.log"
             )
             dep.procs["beat"] = start_process(
-                "beat", _make("beat"), env=dep.env, log_path=log_dir / "beat.log"
+                "beat", make_command("beat"), env=dep.env, log_path=log_dir / "beat.log"
             )
 
         dep.manage("ensure_demo_users")

@@ -411,3 +411,49 @@ def test_a_revoked_link_cannot_be_changed_and_titles_are_checked_on_edit(deploym
     assert long_title.status_code == 400, f"500-char title → {long_title.status_code}"
     assert list(long_title.json()) == ["title"], long_title.json()
     assert early.status_code == 400 and list(early.json()) == ["start"], early.text
+
+
+def test_a_second_server_sees_edits_and_revokes_made_through_the_first(deployment):
+    """Two servers started with `make serve` on the same data (services: one Redis and one
+    database, as two nodes behind a load balancer; embedded: one machine's SQLite file): a change
+    made through one is what the other answers on its very next redirect."""
+    port = harness.free_port()
+    env = {**deployment.env, "PIDFILE": str(deployment.workdir / "second.pid")}
+    second = harness.start_process(
+        "second web",
+        [*harness.make_command("serve"), f"HOST={harness.HOST}", f"PORT={port}"],
+        env=env,
+        log_path=deployment.log_dir / "second-web.log",
+    )
+    try:
+        harness.wait_until(
+            lambda: _answers(port, "/healthz") == 200,
+            timeout=60,
+            interval=0.5,
+            what="the second server to answer /healthz",
+        )
+        old_url, new_url = harness.unique_url("two-old"), harness.unique_url("two-new")
+        code = harness.create_link(deployment, old_url)["code"]
+        for node in (deployment.port, port):  # both cache the old URL
+            assert get_fresh(node, f"/{code}", visitor_headers(0)).location == old_url
+        with deployment.api() as api:
+            assert api.patch(
+                deployment.url(f"/api/v1/links/{code}/"), json={"long_url": new_url}, timeout=30
+            ).ok
+        after_edit = get_fresh(port, f"/{code}", visitor_headers(1))
+        with deployment.api() as api:
+            assert api.delete(deployment.url(f"/api/v1/links/{code}/"), timeout=30).ok
+        after_revoke = get_fresh(port, f"/{code}", visitor_headers(2))
+    finally:
+        second.stop()
+    assert (after_edit.status, after_edit.location) == (302, new_url), (
+        f"the second server answered {after_edit.status} {after_edit.location} after the edit"
+    )
+    assert after_revoke.status == 410, f"the second server answered {after_revoke.status}"
+
+
+def _answers(port: int, path: str) -> int | None:
+    try:
+        return get_fresh(port, path).status
+    except CLIENT_ERRORS:
+        return None
