@@ -42,9 +42,8 @@ class _Writer:
     """The current spool file of this process (reopened after a fork or a rotation)."""
 
     def __init__(self, directory: str):
-        self.pid = os.getpid()
         self.directory = directory
-        self.path = state_dir() / f"{PREFIX}{self.pid}-{secrets.token_hex(4)}{SUFFIX}"
+        self.path = state_dir() / f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # "a live process writes here"
         self.written = 0
@@ -57,18 +56,25 @@ _writer: dict[str, _Writer | None] = {"current": None}
 _writer_lock = threading.Lock()
 
 
+def _forget_parents_writer() -> None:
+    """In a forked child: the parent's file stays the parent's (closing this copy of the
+    descriptor keeps the parent's lock); the child opens its own on its first visit."""
+    writer = _writer["current"]
+    _writer["current"] = None
+    if writer is not None:
+        writer.close()
+
+
+os.register_at_fork(after_in_child=_forget_parents_writer)
+
+
 def _current_writer() -> _Writer:
     directory = settings.EMBEDDED_STATE_DIR
     writer = _writer["current"]
-    if (
-        writer is None
-        or writer.pid != os.getpid()
-        or writer.directory != directory
-        or writer.written >= ROTATE_BYTES
-    ):
+    if writer is None or writer.directory != directory or writer.written >= ROTATE_BYTES:
         with _writer_lock:
             writer = _writer["current"]
-            if writer is not None and writer.pid == os.getpid():
+            if writer is not None:
                 if writer.directory == directory and writer.written < ROTATE_BYTES:
                     return writer
                 writer.close()

@@ -120,10 +120,14 @@ class WithBackgroundJobs:
 
     def __init__(self, application):
         self.application = application
-        self._started_in: int | None = None
+        self.started = False
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self.started = False
 
     def __call__(self, environ, start_response):
-        if self._started_in != os.getpid():
+        if not self.started:
             ensure_runner()
-            self._started_in = os.getpid()
+            self.started = True
         return self.application(environ, start_response)

@@ -64,15 +64,16 @@ class GenerationTable:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
-_table: dict[str, object] = {"key": None, "table": None}
+_table: dict[str, object] = {"dir": None, "table": None}
+# A forked child opens its own: the parent's descriptor would share the parent's flock.
+os.register_at_fork(after_in_child=lambda: _table.update(dir=None, table=None))
 
 
 def generations() -> GenerationTable:
     """This process's view of the node's generation table (opened once per process and dir)."""
-    key = (os.getpid(), settings.EMBEDDED_STATE_DIR)
-    if _table["key"] != key:
+    if _table["dir"] != settings.EMBEDDED_STATE_DIR:
         _table["table"] = GenerationTable(state_dir() / "generations")
-        _table["key"] = key
+        _table["dir"] = settings.EMBEDDED_STATE_DIR
     return _table["table"]
 
 

@@ -89,3 +89,27 @@ def test_the_wsgi_wrapper_starts_one_runner_per_process(settings, tmp_path, monk
     for _ in range(3):
         assert app({}, None) == [b"ok"]
     assert len(started) == 1
+
+
+def test_a_forked_process_writes_its_own_spool_file(settings, tmp_path):
+    """A server that forks workers after the parent wrote a visit: each process keeps its own
+    file (and lock), so the parent's file is not taken for abandoned while the child lives."""
+    import os
+
+    from analytics import spool
+
+    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    spool.append('{"parent": 1}')
+    pid = os.fork()
+    if pid == 0:  # the child: one visit, then gone without running pytest's teardown
+        try:
+            spool.append('{"child": 1}')
+            node_state.generations().bump("child-code")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    files = spool.spool_files()
+    assert len(files) == 2, [f.path.name for f in files]
+    assert sorted(f.path.read_text() for f in files) == ['{"child": 1}\n', '{"parent": 1}\n']
+    assert not next(f for f in files if "parent" in f.path.read_text()).abandoned()
+    assert node_state.generations().read("child-code") == 1
