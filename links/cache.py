@@ -29,6 +29,7 @@ from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
     redis_failed,
+    sadd_all,
     uses_redis,
 )
 
@@ -362,17 +363,17 @@ def _alias_set_lookup(client, code: str) -> tuple[bool, bool]:
     return bool(complete), bool(member)
 
 
+def _alias_codes():
+    return UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
+
+
 def _load_alias_set(client) -> None:
     """Every alias from the database into the set, then the marker that it is complete. An
-    alias created meanwhile is added by its own create, so none is missed."""
-    aliases = UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
-    chunk: list[str] = []
-    for alias in aliases.iterator(chunk_size=5000):
-        chunk.append(alias)
-        if len(chunk) == 5000:
-            client.sadd(ALIAS_SET_KEY, *chunk)
-            chunk = []
-    client.sadd(ALIAS_SET_KEY, *chunk, ALIAS_SET_COMPLETE)
+    alias created meanwhile is added by its own create, so none is missed. The set lives a
+    cache TTL, so an alias whose add was lost to a Redis failure is found within a day."""
+    sadd_all(client, ALIAS_SET_KEY, _alias_codes().iterator(chunk_size=5000))
+    client.sadd(ALIAS_SET_KEY, ALIAS_SET_COMPLETE)
+    client.expire(ALIAS_SET_KEY, settings.SHORTURL_CACHE_TTL)
 
 
 def _process_aliases() -> frozenset[str]:
@@ -380,9 +381,7 @@ def _process_aliases() -> frozenset[str]:
     aliases = process_cache.get(_ALIASES_GENERATION)
     if aliases is None:
         generation = generation_before_read(_ALIASES_GENERATION)
-        aliases = frozenset(
-            UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
-        )
+        aliases = frozenset(_alias_codes())
         process_cache.put(
             _ALIASES_GENERATION, aliases, ttl=settings.SHORTURL_CACHE_TTL, generation=generation
         )
@@ -403,9 +402,9 @@ def aliases_added_after_commit(aliases: list[str]) -> None:
         try:
             client.sadd(ALIAS_SET_KEY, *aliases)
         except RedisError as exc:
-            # The set would miss these aliases: drop it whole so it is loaded again.
-            redis_failed(exc, consequence="the alias set is loaded again from the database")
-            forget_aliases()
+            # Redis is paused now, so aliases are checked against the database; should the set
+            # survive without them, its TTL (see _load_alias_set) bounds the miss.
+            redis_failed(exc, consequence="aliases are checked against the database")
 
     if aliases:
         add()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 
 from django.conf import settings
 
@@ -60,3 +61,18 @@ def redis_failed(exc: Exception, *, consequence: str) -> None:
 def reset_redis_state() -> None:
     """Forget any pause and warning (tests, and a worker that has just reconnected)."""
     _state.update(paused_until=0.0, last_warning=0.0)
+
+
+def sadd_all(client, key: str, members: Iterable[str], *, chunk: int = 5000) -> int:
+    """SADD every member of a (database) iterator in chunks; returns how many were sent."""
+    sent = 0
+    batch: list[str] = []
+    for member in members:
+        batch.append(member)
+        if len(batch) == chunk:
+            client.sadd(key, *batch)
+            sent, batch = sent + len(batch), []
+    if batch:
+        client.sadd(key, *batch)
+        sent += len(batch)
+    return sent

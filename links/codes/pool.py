@@ -17,7 +17,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
+from shorturl_project.redis_conn import live_redis_client, redis_failed, sadd_all, uses_redis
 
 from ..models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
 from .base import Candidate, CodeStrategy
@@ -88,19 +88,8 @@ def pool_load_redis_from_db() -> int:
     client = live_redis_client()
     if client is None:
         return 0
-    loaded = 0
     codes = UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).values_list("code", flat=True)
-    batch: list[str] = []
-    for code in codes.iterator(chunk_size=5000):
-        batch.append(code)
-        if len(batch) == 5000:
-            client.sadd(POOL_SET_KEY, *batch)
-            loaded += len(batch)
-            batch = []
-    if batch:
-        client.sadd(POOL_SET_KEY, *batch)
-        loaded += len(batch)
-    return loaded
+    return sadd_all(client, POOL_SET_KEY, codes.iterator(chunk_size=5000))
 
 
 def pool_refill_if_low() -> int:
