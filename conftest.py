@@ -23,7 +23,11 @@ def pytest_report_header(config):
 def _small_pool_and_clean_cache(settings, tmp_path):
     """Tests start with an empty cache, their own embedded state (generation table, visit
     spool) and a small code pool (quick refills)."""
-    settings.EMBEDDED_STATE_DIR = str(tmp_path / "embedded-state")
+    settings.NODE_STATE_DIR = str(tmp_path / "embedded-state")
+    # With Redis, the suite checks the one-round-trip redirect (no node runner runs here to
+    # forward spooled visits); links/tests/test_node_sync.py and the e2e layer check the
+    # default, which answers cached redirects from the worker's memory.
+    settings.SHORTURL_LOCAL_REDIRECTS = False
     settings.SHORTURL_POOL_MIN = 20
     # The default hasher costs ~0.2 s per user on purpose; tests need none of that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,20 +1,23 @@
 """Visit hand-off from the redirect: the message goes where the stored visit will come from.
 
-Nothing is parsed and nothing is written to the database here while Redis is up: the message is
-RPUSHed onto the buffer (analytics.buffer) and the worker stores it. Without Redis (embedded
-mode) it is appended to this process's spool file (analytics.spool) and the node's background
-runner stores it; while a configured Redis is down, it is stored right away in-process. No click
-is lost and the redirect never fails because of analytics.
+Nothing is parsed and nothing is written to the database here. A redirect answered from the
+process's own link cache appends the message to this process's spool file (analytics.spool):
+without Redis (embedded mode) the node's background runner stores it; with Redis the runner
+forwards it to the buffer (analytics.buffer) in batches (forward_spooled_visits) and the worker
+stores it. A redirect that asked Redis for its link pushed the visit in that same call. Should
+the spool not be writable the message is RPUSHed, and should that fail too it is stored right
+away in-process. No click is lost and the redirect never fails because of analytics.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import Mapping
 
 from redis.exceptions import RedisError
 
+from shorturl_project.node_state import local_redirects
 from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
 from . import services, spool
@@ -23,10 +26,14 @@ from .messages import encode_visit, encode_visit_without_link
 
 logger = logging.getLogger(__name__)
 
+# Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.
+FORWARD_BATCH = 2000
+
 
 def new_event_id() -> str:
-    """The visit's idempotency key, chosen once per click by the redirect."""
-    return uuid.uuid4().hex
+    """The visit's idempotency key, chosen once per click by the redirect: 128 random bits as
+    32 hex digits (what uuid4().hex gave, at a sixth of its cost on the hot path)."""
+    return os.urandom(16).hex()
 
 
 def fused_push(meta: Mapping[str, str], code: str, event_id: str) -> tuple[str, str]:
@@ -58,12 +65,14 @@ def record_visit(meta: Mapping[str, str], entry, *, event_id: str | None = None)
     used: if that push did land after all, the flush sees the same id and keeps one visit.
     """
     message = encode_visit(meta, entry, event_id=event_id or new_event_id())
-    if not uses_redis():
+    if local_redirects():
         try:
-            spool.append(message)  # embedded default: the node's runner stores it
+            spool.append(message)  # the node's runner stores or forwards it
+            return
         except OSError:
-            logger.exception("The visit spool cannot be written; storing the visit directly")
-            _store_now(message)
+            logger.exception("The visit spool cannot be written; handing the visit on directly")
+    if not uses_redis():
+        _store_now(message)
         return
     client = live_redis_client()
     if client is None:
@@ -73,3 +82,25 @@ def record_visit(meta: Mapping[str, str], entry, *, event_id: str | None = None)
         client.rpush(VISITS_KEY, message)  # the only I/O of the hand-off: one round trip
     except RedisError as exc:
         push_failed(message, exc)
+
+
+def forward_spooled_visits() -> int:
+    """Services mode, the node's runner: move spooled visits onto the Redis buffer in batches
+    (one pipelined round trip per batch). Returns how many were forwarded.
+
+    A batch whose push fails stays in the spool (its offset is not saved) and is sent again
+    next time; a batch pushed twice (the runner died before saving its offset) is stored once,
+    by event id.
+    """
+    client = live_redis_client()
+    if client is None:
+        return 0
+
+    def push(lines: list[str]) -> None:
+        client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
+
+    try:
+        return spool.drain(push, batch_size=FORWARD_BATCH)
+    except RedisError as exc:
+        redis_failed(exc, consequence="visits wait in the node's spool")
+        return 0

@@ -27,7 +27,8 @@ WIRE_KEYS = {
     "user_agent": "u",
     "referrer": "r",
 }
-_JSON = {"separators": (",", ":"), "ensure_ascii": False}
+# One encoder for every message: json.dumps with options builds a new one per call (~3x slower).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
@@ -47,13 +48,13 @@ def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
     `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
     """
     fields = _wire_fields(meta, entry.code, event_id)
-    return json.dumps({WIRE_KEYS["link_id"]: entry.link_id, **fields}, **_JSON)
+    return _ENCODER.encode({WIRE_KEYS["link_id"]: entry.link_id, **fields})
 
 
 def encode_visit_without_link(meta: Mapping[str, str], code: str, event_id: str) -> str:
     """encode_visit without its opening `{"l":<id>,`: for the redirect's Lua call, which learns
     the link id only when it reads the cache entry, and prefixes it there."""
-    return json.dumps(_wire_fields(meta, code, event_id), **_JSON)[1:]
+    return _ENCODER.encode(_wire_fields(meta, code, event_id))[1:]
 
 
 def decode_visit(message: bytes | str | dict) -> dict | None:

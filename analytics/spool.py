@@ -69,7 +69,7 @@ os.register_at_fork(after_in_child=_forget_parents_writer)
 
 
 def _current_writer() -> _Writer:
-    directory = settings.EMBEDDED_STATE_DIR
+    directory = settings.NODE_STATE_DIR
     writer = _writer["current"]
     if writer is None or writer.directory != directory or writer.written >= ROTATE_BYTES:
         with _writer_lock:

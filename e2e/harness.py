@@ -79,7 +79,7 @@ _PRODUCT_NAMES = {
     "LOG_LEVEL",
     "ACCESS_LOG",
     "STATIC_ROOT",
-    "EMBEDDED_STATE_DIR",
+    "NODE_STATE_DIR",
     "CONN_MAX_AGE",
     "ANONYMIZE_IP",
     "CACHE_KEY_PREFIX",
@@ -565,6 +565,8 @@ def start_deployment(mode: str) -> Deployment:
             dep.env["DATABASE_URL"] = f"mysql://root@{HOST}:3306/{database}"
             dep.env["REDIS_URL"] = f"redis://{HOST}:{redis_port}/0"
             dep.env["CELERY_BROKER_URL"] = f"redis://{HOST}:{redis_port}/1"
+            # This node's own state (spool, generation table), not the checkout's var/.
+            dep.env["NODE_STATE_DIR"] = str(workdir / "node-state")
         else:
             raise HarnessError(f"unknown mode {mode!r}")
 

@@ -3,10 +3,15 @@ and the set of custom aliases so that garbage which is not a generated code neve
 
 With Redis, entries are plain strings under raw keys (`shorturl:link:<code>`) rather than
 pickles behind the Django cache, so that one Lua call can read an entry and push the visit in a
-single round trip (see `fetch_and_record`). Without Redis (embedded mode) each process keeps its
-own entries, each tagged with the code's counter in the node's shared generation table
-(shorturl_project.embedded) as read before the database read; a change bumps the counter after
-its commit, so every process drops its copy on its next redirect.
+single round trip (see `fetch_and_record`).
+
+Each web process also keeps its own entries (ProcessCache), each tagged with the code's counter
+in the node's shared generation table (shorturl_project.node_state) as read before the Redis or
+database read; a change bumps the counter, so every process of the node drops its copy on its
+next redirect. Without Redis (embedded mode) that is the only cache. With Redis
+(SHORTURL_LOCAL_REDIRECTS) a change is also published on the `shorturl:changes` stream, which
+every node's runner reads (apply_remote_changes) to bump its own counters; a process uses its
+copies only while its node has read the stream within NODE_SYNC_MAX_LAG seconds.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,7 +30,7 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import fused_push
-from shorturl_project.node_state import generations
+from shorturl_project.node_state import generations, local_entries_trusted, local_redirects
 from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
@@ -45,8 +51,15 @@ REDIS_KEY_PREFIX = "shorturl:link:"
 # set is loaded again from the database before it is trusted.
 ALIAS_SET_KEY = "shorturl:aliases"
 ALIAS_SET_COMPLETE = "*complete*"
-# The generation-table key of the alias set (codes never contain a NUL).
-_ALIASES_GENERATION = "\0aliases"
+# The generation-table key of the alias set (no code contains "*").
+_ALIASES_GENERATION = "*aliases*"
+# Services mode: every change to a cached code, for the other nodes (see apply_remote_changes).
+# An epoch value set once per Redis data set tells a node that Redis lost the stream (restart
+# without persistence), after which nothing it cached can be trusted.
+CHANGES_KEY = "shorturl:changes"
+CHANGES_EPOCH_KEY = "shorturl:changes:epoch"
+# Entries kept on the stream: far more than a node reads between two syncs.
+CHANGES_KEPT = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +131,7 @@ def redirect_location(long_url: str) -> str:
 
 
 class ProcessCache:
-    """Embedded mode: this process's entries, valid while the code's shared counter is unchanged.
+    """This process's entries, valid while the code's counter in the node's table is unchanged.
 
     Values are kept as they are (no pickling); at most MAX_ENTRIES, the oldest dropped first.
     """
@@ -157,8 +170,9 @@ process_cache = ProcessCache()
 
 
 def generation_before_read(code: str) -> int | None:
-    """The tag for an entry about to be read from the database (embedded mode), else None."""
-    return None if uses_redis() else generations().read(code)
+    """The tag for an entry about to be read from Redis or the database, when this process
+    keeps its own entries; else None."""
+    return generations().read(code) if local_redirects() else None
 
 
 def _decode(code: str, value) -> LinkEntry | bool | None:
@@ -173,8 +187,10 @@ def _decode(code: str, value) -> LinkEntry | bool | None:
 
 def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
-    if not uses_redis():
-        return process_cache.get(code)
+    if local_entries_trusted():
+        local = process_cache.get(code)
+        if local is not None or not uses_redis():
+            return local
     client = live_redis_client()
     if client is None:
         return None  # Redis paused after a failure: straight to the database
@@ -218,7 +234,15 @@ def fetch_and_record(
     caller must not record it again.
     """
     if not uses_redis():
-        return get_entry(code), False
+        return process_cache.get(code), False
+    generation = None
+    if local_entries_trusted():
+        local = process_cache.get(code)
+        if local is not None:
+            return local, False  # the caller spools the visit: no round trip at all
+        if alias_shaped and _certainly_no_alias(code):
+            return False, False
+        generation = generations().read(code)
     client = live_redis_client()
     if client is None:
         return None, False
@@ -237,6 +261,9 @@ def fetch_and_record(
         redis_failed(exc, consequence="links are read and visits stored in the database")
         return None, False
     entry = _decode(code, value)
+    if generation is not None and entry is not None:
+        ttl = settings.SHORTURL_CACHE_TTL if entry else settings.SHORTURL_NEGATIVE_CACHE_TTL
+        process_cache.put(code, entry, ttl=ttl, generation=generation)
     return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
 
 
@@ -251,10 +278,11 @@ def _put(code: str, value: str, ttl: int) -> None:
 
 
 def store_entry(entry: LinkEntry, *, generation: int | None = None) -> None:
-    """Cache `entry`; in embedded mode `generation` is generation_before_read's tag."""
+    """Cache `entry` (in Redis, and in this process when `generation`, generation_before_read's
+    tag, is given)."""
     if generation is not None:
         process_cache.put(entry.code, entry, ttl=settings.SHORTURL_CACHE_TTL, generation=generation)
-    elif uses_redis():
+    if uses_redis():
         _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL)
 
 
@@ -263,13 +291,19 @@ def store_missing(code: str, *, generation: int | None = None) -> None:
         process_cache.put(
             code, False, ttl=settings.SHORTURL_NEGATIVE_CACHE_TTL, generation=generation
         )
-    elif uses_redis():
+    if uses_redis():
         _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
+
+
+# How many times this process read links from the database: the redirect's fast path recycles
+# database connections (as Django does after a request) only when a read happened.
+database_reads = {"count": 0}
 
 
 def load_entry(code: str) -> LinkEntry | None:
     """The link for `code` from the database, cached (its absence too); None when unknown."""
     generation = generation_before_read(code)
+    database_reads["count"] += 1
     link = UrlLink.objects.filter(code=code).first()
     if link is None:
         store_missing(code, generation=generation)
@@ -287,17 +321,33 @@ class CacheUnavailable(Exception):
     """A cached entry could not be dropped: a change to the link must not be reported done."""
 
 
+def _publish(pipe, keys: list[str]) -> None:
+    """Queue, on a pipeline, the stream entries that tell the other nodes these keys changed."""
+    for key in keys:
+        pipe.xadd(CHANGES_KEY, {"c": key}, maxlen=CHANGES_KEPT, approximate=True)
+
+
+def _changed_here(keys: list[str]) -> None:
+    """Every process of this node drops its copies of `keys` on its next redirect."""
+    if local_redirects():
+        for key in keys:
+            process_cache.invalidate(key)
+
+
 def drop(code: str) -> None:
-    """Remove the cached entry; raises CacheUnavailable when Redis cannot be reached.
+    """Remove the cached entry everywhere; raises CacheUnavailable when Redis cannot be reached.
 
     A stale entry would keep redirecting for up to SHORTURL_CACHE_TTL, so the caller must not
     go on as if the change had taken effect.
     """
+    _changed_here([code])
     if not uses_redis():
-        process_cache.invalidate(code)
         return
     try:
-        redis_client().delete(REDIS_KEY_PREFIX + code)
+        with redis_client().pipeline(transaction=True) as pipe:
+            pipe.delete(REDIS_KEY_PREFIX + code)
+            _publish(pipe, [code])
+            pipe.execute()
     except RedisError as exc:
         logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
         raise CacheUnavailable(
@@ -311,15 +361,15 @@ def forget_missing_after_commit(codes: list[str]) -> None:
     before they existed (best effort: at worst the entry runs out after its short TTL)."""
 
     def forget() -> None:
-        if not uses_redis():
-            for code in codes:
-                process_cache.invalidate(code)
-            return
-        client = live_redis_client()
+        _changed_here(codes)
+        client = live_redis_client() if uses_redis() else None
         if client is None or not codes:
             return
         try:
-            client.delete(*(REDIS_KEY_PREFIX + code for code in codes))
+            with client.pipeline(transaction=False) as pipe:
+                pipe.delete(*(REDIS_KEY_PREFIX + code for code in codes))
+                _publish(pipe, codes)
+                pipe.execute()
         except RedisError as exc:
             redis_failed(exc, consequence="links are not cached")
 
@@ -341,6 +391,8 @@ def alias_may_exist(code: str) -> bool:
     """False when `code` is certainly no custom alias (so no query is needed to say 404)."""
     if not uses_redis():
         return code in _process_aliases()
+    if local_entries_trusted() and _certainly_no_alias(code):
+        return False
     client = live_redis_client()
     if client is None:
         return True  # the set is out of reach: let the database decide
@@ -376,11 +428,23 @@ def _load_alias_set(client) -> None:
     client.expire(ALIAS_SET_KEY, settings.SHORTURL_CACHE_TTL)
 
 
-def _process_aliases() -> frozenset[str]:
-    """Embedded mode: this process's copy of every alias, reloaded after any alias change."""
+_aliases_loaded = {"at": -1e9}
+# With Redis an alias created on any node makes every process of every node reload the set;
+# between two reloads a process asks Redis's alias set instead (see _local_alias_verdict).
+_ALIAS_RELOAD_SECONDS = 1.0
+
+
+def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:
+    """This process's copy of every alias, reloaded after any alias change; None when it is
+    out of date and `throttled` holds its reload back for now."""
     aliases = process_cache.get(_ALIASES_GENERATION)
     if aliases is None:
+        now = time.monotonic()
+        if throttled and now - _aliases_loaded["at"] < _ALIAS_RELOAD_SECONDS:
+            return None
+        _aliases_loaded["at"] = now
         generation = generation_before_read(_ALIASES_GENERATION)
+        database_reads["count"] += 1
         aliases = frozenset(_alias_codes())
         process_cache.put(
             _ALIASES_GENERATION, aliases, ttl=settings.SHORTURL_CACHE_TTL, generation=generation
@@ -388,19 +452,27 @@ def _process_aliases() -> frozenset[str]:
     return aliases
 
 
+def _certainly_no_alias(code: str) -> bool:
+    """Services mode, trusted local entries: True when this process's alias set is current and
+    lacks `code`, so an unknown alias-shaped code costs no round trip."""
+    aliases = _process_aliases(throttled=True)
+    return aliases is not None and code not in aliases
+
+
 def aliases_added_after_commit(aliases: list[str]) -> None:
     """New aliases join the alias set now and again once their links are committed (a set
     loaded from the database in between would not hold them yet)."""
 
     def add() -> None:
-        if not uses_redis():
-            process_cache.invalidate(_ALIASES_GENERATION)
-            return
-        client = live_redis_client()
+        _changed_here([_ALIASES_GENERATION])
+        client = live_redis_client() if uses_redis() else None
         if client is None:
             return  # the set is re-checked against the database while Redis is paused
         try:
-            client.sadd(ALIAS_SET_KEY, *aliases)
+            with client.pipeline(transaction=False) as pipe:
+                pipe.sadd(ALIAS_SET_KEY, *aliases)
+                _publish(pipe, [_ALIASES_GENERATION])
+                pipe.execute()
         except RedisError as exc:
             # Redis is paused now, so aliases are checked against the database; should the set
             # survive without them, its TTL (see _load_alias_set) bounds the miss.
@@ -413,13 +485,68 @@ def aliases_added_after_commit(aliases: list[str]) -> None:
 
 def forget_aliases() -> None:
     """Drop the alias set (it is loaded again from the database when next needed)."""
-    if not uses_redis():
-        process_cache.invalidate(_ALIASES_GENERATION)
-        return
-    client = live_redis_client()
+    _changed_here([_ALIASES_GENERATION])
+    client = live_redis_client() if uses_redis() else None
     if client is None:
         return
     try:
-        client.delete(ALIAS_SET_KEY)
+        with client.pipeline(transaction=False) as pipe:
+            pipe.delete(ALIAS_SET_KEY)
+            _publish(pipe, [_ALIASES_GENERATION])
+            pipe.execute()
     except RedisError as exc:
         redis_failed(exc, consequence="the alias set is loaded again from the database")
+
+
+# --- Other nodes' changes (services mode; run by the node's runner) --------------------------
+
+_sync: dict[str, object] = {"last_id": None, "epoch": None, "at": 0.0}
+# A runner that has not read the stream for this long may have missed trimmed entries.
+_RESYNC_AFTER_SECONDS = 60.0
+
+
+def apply_remote_changes() -> int:
+    """Bump this node's counters for every key changed since the last call (on any node), then
+    note the sync time. Returns how many changes were read.
+
+    Started (or resumed after a long pause, or after Redis lost the stream) with no safe place
+    to continue from, it bumps every counter instead: every process re-reads once.
+    """
+    client = redis_client()
+    started = time.monotonic()
+    table = generations()
+    epoch = client.get(CHANGES_EPOCH_KEY)
+    if epoch is None:
+        client.set(CHANGES_EPOCH_KEY, uuid.uuid4().hex, nx=True)
+        epoch = client.get(CHANGES_EPOCH_KEY)
+    last_id = _sync["last_id"]
+    read = 0
+    if (
+        last_id is None
+        or epoch != _sync["epoch"]
+        or started - float(_sync["at"]) > _RESYNC_AFTER_SECONDS
+    ):
+        # Read the stream's end before bumping: a change after it is read on the next call.
+        newest = client.xrevrange(CHANGES_KEY, count=1)
+        table.bump_all()
+        _sync.update(last_id=newest[0][0] if newest else b"0-0", epoch=epoch)
+    else:
+        while True:
+            answer = client.xread({CHANGES_KEY: last_id}, count=1000)
+            entries = answer[0][1] if answer else []
+            for entry_id, fields in entries:
+                key = fields.get(b"c", b"").decode()
+                table.bump(key)
+                last_id = entry_id
+            read += len(entries)
+            if len(entries) < 1000:
+                break
+        _sync["last_id"] = last_id
+    _sync["at"] = started
+    table.mark_synced(started)
+    return read
+
+
+def forget_sync_position() -> None:
+    """The next apply_remote_changes starts afresh (a runner taking over, tests)."""
+    _sync.update(last_id=None, epoch=None, at=0.0)

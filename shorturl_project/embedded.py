@@ -1,9 +1,12 @@
-"""The embedded mode's background runner: the jobs Celery runs in services mode, in one web
-process of the node.
+"""The node's background runner: a thread in one web process of each server.
 
 Whichever process holds `runner.lock` (in the node's state dir, shorturl_project.node_state)
-stores spooled visits, rolls up hours and refills the code pool. The kernel drops the lock when
-its process dies, and another process takes over within a couple of seconds.
+runs the node's jobs. Without Redis (embedded mode) those are the jobs Celery runs in services
+mode: store spooled visits, roll up hours, refill the code pool. With Redis and
+SHORTURL_LOCAL_REDIRECTS they keep the node in step with the others: forward spooled visits to
+the Redis buffer and apply other nodes' link changes to the generation table, every
+NODE_SYNC_SECONDS. The kernel drops the lock when its process dies, and another process takes
+over within a couple of seconds (meanwhile the node's processes ask Redis on every redirect).
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import close_old_connections
+from redis.exceptions import RedisError
 
 from analytics import services as analytics_services
+from analytics.capture import forward_spooled_visits
+from links import cache as link_cache
 from links.codes import pool
 
 from .node_state import state_dir
+from .redis_conn import redis_failed, uses_redis
 
 logger = logging.getLogger("shorturl.embedded")
 
@@ -39,6 +46,12 @@ class Job:
 
 
 def _default_jobs() -> list[Job]:
+    if uses_redis():
+        return [
+            # Changes first: a long forward (a backlog after an outage) must not hold them up.
+            Job("apply other nodes' changes", settings.NODE_SYNC_SECONDS, _apply_remote_changes),
+            Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
+        ]
     return [
         Job(
             "store spooled visits",
@@ -54,13 +67,22 @@ def _default_jobs() -> list[Job]:
     ]
 
 
+def _apply_remote_changes() -> None:
+    try:
+        link_cache.apply_remote_changes()
+    except RedisError as exc:
+        # The node's processes stop trusting their entries once the sync is NODE_SYNC_MAX_LAG
+        # old, so they ask Redis (or the database) on every redirect until it is back.
+        redis_failed(exc, consequence="redirects are not answered from the workers' memory")
+
+
 class Runner(threading.Thread):
     """Runs the jobs in whichever process holds `runner.lock`; the others wait to take over."""
 
     RETRY_LOCK_SECONDS = 2.0
 
     def __init__(self, jobs: list[Job] | None = None):
-        super().__init__(name="shorturl-embedded-runner", daemon=True)
+        super().__init__(name="shorturl-node-runner", daemon=True)
         self.jobs = jobs
         self.stopping = threading.Event()
 
@@ -72,7 +94,8 @@ class Runner(threading.Thread):
             except BlockingIOError:
                 self.stopping.wait(self.RETRY_LOCK_SECONDS)
                 continue
-            logger.info("Process %s runs the background jobs (no Celery worker)", os.getpid())
+            logger.info("Process %s runs the node's background jobs", os.getpid())
+            link_cache.forget_sync_position()  # whatever an earlier runner read, start afresh
             try:
                 self._run_jobs()  # returns only when stopping
             except Exception:

@@ -1,13 +1,15 @@
-"""The embedded mode's node-local state, shared by every process of one server (no Redis).
+"""Node-local state, shared by every process of one server.
 
-Without Redis, several web processes (`make serve`) run side by side on one machine. They agree
-through files in EMBEDDED_STATE_DIR (beside the SQLite file by default):
+Several web processes (`make serve`) run side by side on one machine. They agree through files
+in NODE_STATE_DIR:
 
 - `generations`: a table of counters in shared memory (an mmap'd file). A change to a link bumps
   its code's counter after the commit; every process tags what it caches with the counter it
-  read *before* the database read, and treats a cached entry whose tag no longer matches as a
-  miss. So an edit or a revoke is seen by every process on its very next redirect, at the cost
-  of one memory read per redirect.
+  read *before* the database (or Redis) read, and treats a cached entry whose tag no longer
+  matches as a miss. So a change made on this node is seen by every process on its very next
+  redirect, at the cost of one memory read per redirect. In services mode the node's runner
+  bumps the counters of codes changed on other nodes (read from Redis), and writes the time it
+  last did so into the table's last slot: a process trusts its cache only while that is recent.
 - `visits-*.jsonl`: the visit spool (analytics.spool), one append-only file per process.
 - `*.lock`: node-wide locks (node_lock), among them the background runner's
   (shorturl_project.embedded).
@@ -19,19 +21,56 @@ import fcntl
 import mmap
 import os
 import struct
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from .redis_conn import uses_redis
 
 SLOTS = 1 << 14  # 16,384 counters, 128 KiB; codes sharing a slot only cost each other a re-read
 _COUNTER = struct.Struct("<Q")
+_SYNCED_AT = struct.Struct("<d")  # after the counters: time.monotonic() of the last sync
+_SIZE = SLOTS * _COUNTER.size + _SYNCED_AT.size
+
+
+_flags: dict[str, object] = {}
+
+
+@receiver(setting_changed)
+def _settings_changed(**kwargs) -> None:
+    _flags.clear()  # tests switch modes; a running server never does
+
+
+def local_redirects() -> bool:
+    """True when each web process answers redirects from its own link entries and spools their
+    visits: always without Redis (embedded mode), with Redis when SHORTURL_LOCAL_REDIRECTS."""
+    value = _flags.get("local")
+    if value is None:
+        value = _flags["local"] = not uses_redis() or settings.SHORTURL_LOCAL_REDIRECTS
+    return value
+
+
+def local_entries_trusted() -> bool:
+    """May a redirect be answered from this process's own entries? Always without Redis; with
+    Redis (and SHORTURL_LOCAL_REDIRECTS) only while the node's runner has applied the other
+    nodes' changes within NODE_SYNC_MAX_LAG seconds."""
+    if not uses_redis():
+        return True
+    max_lag = _flags.get("max_lag")
+    if max_lag is None:
+        local = settings.SHORTURL_LOCAL_REDIRECTS
+        max_lag = _flags["max_lag"] = settings.NODE_SYNC_MAX_LAG if local else -1.0
+    return max_lag >= 0 and generations().synced_within(max_lag)
 
 
 def state_dir() -> Path:
-    path = Path(settings.EMBEDDED_STATE_DIR)
+    path = Path(settings.NODE_STATE_DIR)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -42,9 +81,9 @@ class GenerationTable:
     def __init__(self, path: Path):
         self.path = path
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        if os.fstat(self._fd).st_size < SLOTS * _COUNTER.size:
-            os.ftruncate(self._fd, SLOTS * _COUNTER.size)
-        self._map = mmap.mmap(self._fd, SLOTS * _COUNTER.size, mmap.MAP_SHARED)
+        if os.fstat(self._fd).st_size < _SIZE:
+            os.ftruncate(self._fd, _SIZE)
+        self._map = mmap.mmap(self._fd, _SIZE, mmap.MAP_SHARED)
         # The map keeps the file; the descriptor is kept only for the bump's lock.
 
     @staticmethod
@@ -63,6 +102,25 @@ class GenerationTable:
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    def bump_all(self) -> None:
+        """Every cached entry of every process stops counting (changes may have been missed)."""
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            counters = memoryview(self._map)[: SLOTS * _COUNTER.size].cast("Q")
+            for slot in range(SLOTS):
+                counters[slot] += 1
+            counters.release()
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    # CLOCK_MONOTONIC is one clock for every process of the machine, so times compare.
+    def mark_synced(self, at: float) -> None:
+        _SYNCED_AT.pack_into(self._map, SLOTS * _COUNTER.size, at)
+
+    def synced_within(self, seconds: float) -> bool:
+        synced_at = _SYNCED_AT.unpack_from(self._map, SLOTS * _COUNTER.size)[0]
+        return time.monotonic() - synced_at <= seconds
+
 
 _table: dict[str, object] = {"dir": None, "table": None}
 # A forked child opens its own: the parent's descriptor would share the parent's flock.
@@ -71,9 +129,13 @@ os.register_at_fork(after_in_child=lambda: _table.update(dir=None, table=None))
 
 def generations() -> GenerationTable:
     """This process's view of the node's generation table (opened once per process and dir)."""
-    if _table["dir"] != settings.EMBEDDED_STATE_DIR:
+    table = _table["table"]
+    if table is not None and "dir" in _flags:
+        return table  # the directory has not changed since it was opened
+    _flags["dir"] = True
+    if _table["dir"] != settings.NODE_STATE_DIR:
         _table["table"] = GenerationTable(state_dir() / "generations")
-        _table["dir"] = settings.EMBEDDED_STATE_DIR
+        _table["dir"] = settings.NODE_STATE_DIR
     return _table["table"]
 
 

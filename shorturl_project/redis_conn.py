@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 logger = logging.getLogger("shorturl.redis")
 
@@ -20,9 +22,20 @@ PAUSE_AFTER_ERROR = 5.0
 _state = {"paused_until": 0.0, "last_warning": 0.0}
 
 
+_mode: dict[str, bool] = {}
+
+
+@receiver(setting_changed)
+def _settings_changed(**kwargs) -> None:
+    _mode.clear()  # tests switch backends; a running server never does
+
+
 def uses_redis() -> bool:
     """True when the cache is django-redis: then Redis also holds the pool, counter and buffer."""
-    return settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+    value = _mode.get("redis")
+    if value is None:
+        value = _mode["redis"] = settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+    return value
 
 
 def redis_client():

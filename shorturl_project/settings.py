@@ -129,22 +129,31 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# --- Embedded mode (no Redis): state shared by the processes of one node -----------------------
-# The link-cache generation table, the visit spool and the background runner's lock live here;
-# beside the SQLite file by default, so two installs never share them.
+# --- Node-local state: what the processes of one server share --------------------------------
+# The link-cache generation table, the visit spool and the background runner's lock live here:
+# beside the SQLite file by default (so two installs never share them), else BASE_DIR/var. Keep
+# it on a local disk; each server (node) needs its own.
 _sqlite_file = (
     str(DATABASES["default"].get("NAME") or "")
     if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
     else ""
 )
-EMBEDDED_STATE_DIR = env.str(
-    "EMBEDDED_STATE_DIR",
+NODE_STATE_DIR = env.str(
+    "NODE_STATE_DIR",
     default=(
         f"{_sqlite_file}-state"
         if _sqlite_file and not _sqlite_file.startswith((":memory:", "file:"))
         else str(BASE_DIR / "var")
     ),
 )
+# Services mode: answer cached redirects from the worker's own memory and append their visits to
+# the node's spool, which the node's runner forwards to Redis every NODE_SYNC_SECONDS; link
+# changes reach every node through a Redis stream read as often. A worker whose node has not
+# heard from Redis for NODE_SYNC_MAX_LAG seconds asks Redis on every redirect instead, so an
+# edit or revoke is seen everywhere within that bound. Off: one Redis round trip per redirect.
+SHORTURL_LOCAL_REDIRECTS = env.bool("SHORTURL_LOCAL_REDIRECTS", default=True)
+NODE_SYNC_SECONDS = env.float("NODE_SYNC_SECONDS", default=0.2)
+NODE_SYNC_MAX_LAG = env.float("NODE_SYNC_MAX_LAG", default=0.8)
 EMBEDDED_FLUSH_SECONDS = env.float("EMBEDDED_FLUSH_SECONDS", default=1.0)
 EMBEDDED_AGGREGATE_SECONDS = env.float("EMBEDDED_AGGREGATE_SECONDS", default=5.0)
 SHORTURL_POOL_CHECK_SECONDS = env.float("SHORTURL_POOL_CHECK_SECONDS", default=60.0)

@@ -1,9 +1,10 @@
 """WSGI entry point: short-code requests skip the middleware stack, everything else is plain Django.
 
 A redirect needs no session, authentication, CSRF, messages or static-file lookup; the lean
-handler serves `GET /<code>` straight from the URL resolver (see links/redirect.py). Without
-Redis, each process also starts the embedded mode's background runner on its first request
-(after any fork), which does what the Celery worker does in services mode.
+handler serves `GET /<code>` straight from the URL resolver (see links/redirect.py). Each process
+also starts the node's background runner on its first request (after any fork): without Redis it
+does what the Celery worker does in services mode; with Redis it forwards spooled visits and
+applies other nodes' link changes (shorturl_project.embedded).
 """
 
 import os
@@ -19,9 +20,9 @@ from links.hotpath import ShortCodeDispatcher  # noqa: E402
 
 from .embedded import WithBackgroundJobs  # noqa: E402
 from .health import warn_if_static_files_are_not_collected  # noqa: E402
-from .redis_conn import uses_redis  # noqa: E402
+from .node_state import local_redirects  # noqa: E402
 
 warn_if_static_files_are_not_collected()
 application = ShortCodeDispatcher(django_application)
-if not uses_redis():
+if local_redirects():
     application = WithBackgroundJobs(application)

@@ -9,7 +9,7 @@ from shorturl_project import embedded, node_state
 
 def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
     """Two processes map the same file: a bump through one is read through the other."""
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     here = node_state.GenerationTable(tmp_path / "generations")
     there = node_state.GenerationTable(tmp_path / "generations")
     before = here.read("spring-sale")
@@ -18,7 +18,7 @@ def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
 
 
 def test_a_cached_entry_is_dropped_once_its_code_changed_elsewhere(settings, tmp_path):
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     cache = ProcessCache()
     tag = node_state.generations().read("spring-sale")
     cache.put("spring-sale", "old entry", ttl=60, generation=tag)
@@ -30,7 +30,7 @@ def test_a_cached_entry_is_dropped_once_its_code_changed_elsewhere(settings, tmp
 def test_an_entry_read_before_a_change_is_not_kept(settings, tmp_path):
     """Tagged with the counter read before the database read: a change committed meanwhile
     makes the entry stale at once."""
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     cache = ProcessCache()
     tag = node_state.generations().read("abc")
     node_state.generations().bump("abc")  # committed while the old row was being read
@@ -43,7 +43,7 @@ def _counting_job(counter: list[str], name: str) -> embedded.Job:
 
 
 def test_one_runner_per_node_and_another_takes_over(settings, tmp_path):
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     ran: list[str] = []
     first = embedded.Runner([_counting_job(ran, "first")])
     second = embedded.Runner([_counting_job(ran, "second")])
@@ -64,7 +64,7 @@ def test_one_runner_per_node_and_another_takes_over(settings, tmp_path):
 
 
 def test_a_failing_job_does_not_stop_the_others(settings, tmp_path, caplog):
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     ran: list[str] = []
 
     def broken():
@@ -82,7 +82,7 @@ def test_a_failing_job_does_not_stop_the_others(settings, tmp_path, caplog):
 
 
 def test_the_wsgi_wrapper_starts_one_runner_per_process(settings, tmp_path, monkeypatch):
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     started = []
     monkeypatch.setattr(embedded, "ensure_runner", lambda: started.append(threading.get_ident()))
     app = embedded.WithBackgroundJobs(lambda environ, start_response: [b"ok"])
@@ -98,7 +98,7 @@ def test_a_forked_process_writes_its_own_spool_file(settings, tmp_path):
 
     from analytics import spool
 
-    settings.EMBEDDED_STATE_DIR = str(tmp_path)
+    settings.NODE_STATE_DIR = str(tmp_path)
     spool.append('{"parent": 1}')
     pid = os.fork()
     if pid == 0:  # the child: one visit, then gone without running pytest's teardown

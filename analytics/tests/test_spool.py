@@ -54,7 +54,7 @@ def test_a_drain_that_lost_its_offset_does_not_count_twice(make_link):
 @pytest.mark.django_db
 def test_an_unfinished_line_waits_until_it_is_complete(make_link, settings):
     link = make_link()
-    directory = Path(settings.EMBEDDED_STATE_DIR)
+    directory = Path(settings.NODE_STATE_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{spool.PREFIX}other{spool.SUFFIX}"
     full, partial = visit_message(link), visit_message(link)
@@ -82,7 +82,7 @@ def test_visits_of_a_killed_process_are_stored(make_link, settings):
         f"""
         import os, signal, django
         os.environ["DJANGO_SETTINGS_MODULE"] = "shorturl_project.settings"
-        os.environ["EMBEDDED_STATE_DIR"] = {settings.EMBEDDED_STATE_DIR!r}
+        os.environ["NODE_STATE_DIR"] = {settings.NODE_STATE_DIR!r}
         django.setup()
         from analytics import spool
         for line in {[visit_message(link) for _ in range(50)]!r}:

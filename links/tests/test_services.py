@@ -292,13 +292,10 @@ def test_a_new_alias_is_found_even_if_the_alias_set_was_reloaded_meanwhile(user,
 
 
 def _cache_unreachable(monkeypatch):
-    from redis.exceptions import ConnectionError as RedisConnectionError
+    import redis
 
-    class Unreachable:
-        def delete(self, *keys):
-            raise RedisConnectionError("simulated outage")
-
-    monkeypatch.setattr(link_cache, "redis_client", lambda: Unreachable())
+    unreachable = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)  # refused
+    monkeypatch.setattr(link_cache, "redis_client", lambda: unreachable)
 
 
 def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, monkeypatch, user):
