@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
+from rest_framework.settings import api_settings
 
 from links.models import RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
 from links.shortlinks import short_url_for
+
+# Codes whose short URL is the base followed by the code, unchanged (every generated code and
+# alias; anything else goes through short_url_for on its own).
+_PLAIN_CODE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 REDIRECT_TYPE_MESSAGE = "Choose one of 301, 302, 307 or 308."
 BOOLEAN_MESSAGE = "Use true or false."
@@ -40,7 +48,45 @@ class LinkSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_short_url(self, link: UrlLink) -> str:
-        return short_url_for(link.code, request=self.context.get("request"))
+        code = link.code
+        if not _PLAIN_CODE.match(code):
+            return short_url_for(code, request=self.context.get("request"))
+        # The base is the same for every link of a response: worked out once.
+        prefix = self.__dict__.get("_short_url_prefix")
+        if prefix is None:
+            prefix = short_url_for("", request=self.context.get("request"))
+            self._short_url_prefix = prefix
+        return prefix + code
+
+    def to_representation(self, link: UrlLink) -> dict:
+        """What ModelSerializer would give, without its per-field machinery (a bulk answer
+        shows a thousand links). test_bulk_serialization holds the two in step."""
+        fields = self.fields
+        expires_at = link.expires_at
+        return {
+            "code": link.code,
+            "short_url": self.get_short_url(link),
+            "long_url": link.long_url,
+            "title": link.title,
+            "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
+            "created_at": self._created_at(link.created_at),
+            "expires_at": (
+                None if expires_at is None else fields["expires_at"].to_representation(expires_at)
+            ),
+            "is_active": link.is_active,
+            "clicks": self.get_clicks(link),
+        }
+
+    def _created_at(self, value):
+        """The links of a bulk call share one creation time: it is formatted once."""
+        if value is None:
+            return None
+        last = self.__dict__.get("_last_created_at")
+        if last is not None and last[0] == value:
+            return last[1]
+        shown = self.fields["created_at"].to_representation(value)
+        self._last_created_at = (value, shown)
+        return shown
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_clicks(self, link: UrlLink) -> int:
@@ -120,6 +166,63 @@ class LinkCreateSerializer(serializers.Serializer):
     redirect_type = _redirect_type_field(required=False)
 
 
+_TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
+_TITLE_MAX_LENGTH = UrlLink._meta.get_field("title").max_length
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_only_item(raw) -> dict | None:
+    """LinkCreateSerializer's validated data for an item of text fields that it accepts as
+    they are after trimming (the usual bulk item: just a long_url); None for anything else,
+    which the serializer checks itself."""
+    if type(raw) is not dict or "long_url" not in raw or not raw.keys() <= _TEXT_ITEM_FIELDS:
+        return None
+    data = {}
+    for name, value in raw.items():
+        # StrictCharField: a string, trimmed, no NUL or surrogate characters.
+        if type(value) is not str or "\x00" in value or _SURROGATE.search(value):
+            return None
+        value = value.strip()
+        if (name == "long_url" and not value) or (
+            name == "title" and len(value) > _TITLE_MAX_LENGTH
+        ):
+            return None  # refused: the serializer words the error
+        data[name] = value
+    return data
+
+
+def validate_create_items(raw_items: list) -> list[tuple[dict | None, dict | None]]:
+    """Each bulk item checked as `LinkCreateSerializer(data=item).is_valid()` would check it:
+    (validated data, None) or (None, errors), with the same errors.
+
+    A serializer instance deep-copies its declared fields when first used, which for a
+    thousand items cost more than everything else in the call: one instance checks them all,
+    and items of plain text fields do not need it (test_bulk_items holds the two in step).
+    """
+    checker = LinkCreateSerializer()
+    results: list[tuple[dict | None, dict | None]] = []
+    for raw in raw_items:
+        data = _text_only_item(raw)
+        if data is not None:
+            results.append((data, None))
+            continue
+        try:
+            results.append((checker.run_validation(raw), None))
+        except serializers.ValidationError as exc:
+            errors = exc.detail
+            if (
+                isinstance(errors, list)
+                and len(errors) == 1
+                and getattr(errors[0], "code", None) == "null"
+            ):
+                # As Serializer.errors words a null item.
+                errors = {
+                    api_settings.NON_FIELD_ERRORS_KEY: [ErrorDetail("No data provided", "null")]
+                }
+            results.append((None, errors))
+    return results
+
+
 class LinkUpdateSerializer(serializers.Serializer):
     """PATCH /api/v1/links/{code}/: only the fields sent are changed."""
 
@@ -160,11 +263,19 @@ class LinkListQuerySerializer(serializers.Serializer):
     )
 
 
+class _BulkItemField(serializers.Field):
+    """An item as the JSON parser gave it (checked by the view, one by one); null is refused,
+    as a JSONField refuses it, without JSONField re-encoding every item to check it is JSON."""
+
+    def to_internal_value(self, data):
+        return data
+
+
 class BulkRequestSerializer(serializers.Serializer):
     """POST /api/v1/links/bulk/: the items are checked one by one by the view."""
 
     items = serializers.ListField(
-        child=serializers.JSONField(),
+        child=_BulkItemField(),
         allow_empty=False,
         max_length=BULK_MAX_ITEMS,
         help_text=f"1 to {BULK_MAX_ITEMS} links, each shaped like the body of POST /links/.",

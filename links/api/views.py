@@ -23,6 +23,7 @@ from .serializers import (
     LinkListQuerySerializer,
     LinkSerializer,
     LinkUpdateSerializer,
+    validate_create_items,
 )
 
 TAGS = ["links"]
@@ -37,10 +38,13 @@ def _validated(serializer_class: type[Serializer], data) -> dict:
 class _LinkViewMixin:
     serializer_class = LinkSerializer
 
-    def serialize(self, links, *, many: bool = False):
-        """Links as JSON, their click totals read with one query for all of them."""
+    def serialize(self, links, *, many: bool = False, counted: list[int] | None = None):
+        """Links as JSON, their click totals read with one query for all of them (for the links
+        in `counted` only, when given: the others are known to have none)."""
         items = list(links) if many else [links]
-        totals = link_click_totals(link_ids=[link.pk for link in items])
+        if counted is None:
+            counted = [link.pk for link in items]
+        totals = link_click_totals(link_ids=counted)
         context = {"request": self.request, "totals": totals}
         return LinkSerializer(links, many=many, context=context).data
 
@@ -251,18 +255,19 @@ class LinkBulkView(_LinkViewMixin, ApiView):
             for i in range(len(raw_items))
         ]
         valid_indexes, valid_items = [], []
-        for index, raw in enumerate(raw_items):
-            item = LinkCreateSerializer(data=raw)
-            if item.is_valid():
+        for index, (data, errors) in enumerate(validate_create_items(raw_items)):
+            if errors is None:
                 valid_indexes.append(index)
-                valid_items.append(item.validated_data)
+                valid_items.append(data)
             else:
-                results[index].update(status=400, errors=item.errors)
+                results[index].update(status=400, errors=errors)
         outcomes = link_create_many(
             user=request.user, items=valid_items, request_host=request.get_host()
         )
         links = [outcome.link for outcome in outcomes if outcome.link is not None]
-        serialized = iter(self.serialize(links, many=True))
+        # Links made by this call have no clicks yet: totals are read for the existing ones only.
+        existing_ids = [o.link.pk for o in outcomes if o.link is not None and not o.created]
+        serialized = iter(self.serialize(links, many=True, counted=existing_ids))
         for index, outcome in zip(valid_indexes, outcomes, strict=True):
             if outcome.link is None:
                 results[index].update(status=400, errors=outcome.errors)

@@ -24,3 +24,7 @@ class CodeStrategy:
 
     def candidates(self, long_url: str) -> Iterator[Candidate]:
         raise NotImplementedError
+
+    def expect(self, count: int) -> None:
+        """About to take the first candidates of `count` URLs: get ready in one go if that saves
+        round trips (the sequence strategy reserves its ids)."""

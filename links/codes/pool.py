@@ -132,6 +132,36 @@ def _mark_used(rows: dict[int, str]) -> list[str]:
     return list(rows.values())
 
 
+class _SomeAlreadyUsed(Exception):
+    pass
+
+
+def _claim_popped(popped: list[str]) -> list[str]:
+    """The popped codes whose rows were still unused, now marked used.
+
+    Usually every one is: then a single UPDATE claims them all. When the row count says some
+    were not (handed out by the database path meanwhile), that UPDATE is rolled back and the
+    rows still unused are read and locked first, so only those are claimed.
+    """
+    try:
+        with transaction.atomic():
+            updated = UniqueCode.objects.filter(
+                code__in=popped, status=UniqueCodeStatus.UNUSED
+            ).update(status=UniqueCodeStatus.USED)
+            if updated != len(popped):
+                raise _SomeAlreadyUsed
+        return popped
+    except _SomeAlreadyUsed:
+        pass
+    return _mark_used(
+        dict(
+            UniqueCode.objects.select_for_update()
+            .filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
+            .values_list("id", "code")
+        )
+    )
+
+
 def pool_claim(count: int) -> list[str]:
     """Up to `count` unused pool codes, each handed out once, in a few round trips.
 
@@ -144,13 +174,7 @@ def pool_claim(count: int) -> list[str]:
     with transaction.atomic():
         popped = _pop_from_redis(count)
         if popped:
-            claimed += _mark_used(
-                dict(
-                    UniqueCode.objects.select_for_update()
-                    .filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
-                    .values_list("id", "code")
-                )
-            )
+            claimed += _claim_popped(popped)
         for attempt in range(2):
             missing = count - len(claimed)
             if missing <= 0:

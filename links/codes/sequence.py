@@ -3,6 +3,7 @@ after a keyed permutation, so consecutive ids do not give neighbouring codes."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 from collections.abc import Iterator
@@ -69,18 +70,28 @@ class KeyedPermutation:
         return x
 
 
-def _sequence_alphabet() -> str:
-    alphabet = settings.SHORTURL_ALPHABET
+@functools.lru_cache(maxsize=8)
+def _checked_alphabet(alphabet: str) -> str:
     if len(alphabet) != 62 or set(alphabet) != set(BASE62):
         raise ValueError("SHORTURL_ALPHABET must be a permutation of the 62 letters and digits")
     return alphabet
+
+
+def _sequence_alphabet() -> str:
+    return _checked_alphabet(settings.SHORTURL_ALPHABET)
+
+
+@functools.lru_cache(maxsize=8)
+def _permutation(key: str, n: int) -> KeyedPermutation:
+    """The permutation for these settings, built once (it hashes the key)."""
+    return KeyedPermutation(key, n)
 
 
 def sequence_encode(seq_id: int) -> str:
     """id → code: permute the id under the secret key, spell it in the secret alphabet."""
     length = settings.SHORTURL_CODE_LENGTH
     space = 62**length
-    permuted = KeyedPermutation(settings.SHORTURL_SEQUENCE_KEY, space).forward(seq_id % space)
+    permuted = _permutation(settings.SHORTURL_SEQUENCE_KEY, space).forward(seq_id % space)
     alphabet = _sequence_alphabet()
     chars = []
     for _ in range(length):
@@ -97,7 +108,7 @@ def sequence_decode(code: str) -> int:
     for ch in code[:-1]:
         value = value * 62 + alphabet.index(ch)
     space = 62**settings.SHORTURL_CODE_LENGTH
-    return KeyedPermutation(settings.SHORTURL_SEQUENCE_KEY, space).backward(value)
+    return _permutation(settings.SHORTURL_SEQUENCE_KEY, space).backward(value)
 
 
 class _SequenceBlock:
@@ -115,6 +126,15 @@ class _SequenceBlock:
             value = self.next_id
             self.next_id += 1
             return value
+
+    def reserve(self, count: int) -> None:
+        """Make sure the next `count` takes need no round trip (unless other threads take ids
+        meanwhile): one INCRBY for a bulk call. What is left of a block too small is skipped,
+        as ids are after a restart."""
+        with self.lock:
+            if self.end_id - self.next_id + 1 < count:
+                size = max(count, settings.SHORTURL_SEQUENCE_BLOCK)
+                self.next_id, self.end_id = _reserve_block(size)
 
     def reset(self) -> None:
         with self.lock:
@@ -161,6 +181,9 @@ def sequence_resync() -> None:
 
 class SequenceStrategy(CodeStrategy):
     name = CodeType.SEQUENCE
+
+    def expect(self, count: int) -> None:
+        _sequence_block.reserve(count)
 
     def candidates(self, long_url: str) -> Iterator[Candidate]:
         for attempt in range(20):

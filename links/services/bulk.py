@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
+from django.utils import timezone
 
 from .. import cache as link_cache
 from ..codes.base import CodeGenerationError
@@ -21,6 +22,7 @@ from .create import (
     create_with_strategy,
     prepare_link,
 )
+from .policy import LongUrlRules
 
 BULK_MAX_ITEMS = 1000
 
@@ -39,7 +41,7 @@ class _BulkItem(PreparedLink):
     index: int  # position in the call, for the per-item results
 
 
-def _bulk_prepare(user, index: int, item: dict, *, request_host: str | None) -> _BulkItem:
+def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _BulkItem:
     prepared = prepare_link(
         user=user,
         long_url=item.get("long_url") or "",
@@ -47,7 +49,8 @@ def _bulk_prepare(user, index: int, item: dict, *, request_host: str | None) -> 
         title=item.get("title"),
         expires_at=item.get("expires_at"),
         redirect_type=item.get("redirect_type"),
-        request_host=request_host,
+        request_host=None,
+        url_rules=url_rules,
     )
     return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
 
@@ -103,6 +106,9 @@ def _bulk_refuse_taken_aliases(items: list[_BulkItem], errors: dict[int, dict]) 
 
 def _bulk_assign_from_candidates(strategy, items: list[_BulkItem], errors: dict[int, dict]):
     """Give each item the strategy's first candidate that is free: one query per round."""
+    if not items:
+        return
+    strategy.expect(len(items))
     streams = {item.index: iter(strategy.candidates(item.link.long_url)) for item in items}
     waiting = list(items)
     used: set[str] = set()
@@ -151,15 +157,79 @@ def _bulk_assign_codes(items: list[_BulkItem], errors: dict[int, dict]) -> None:
     _bulk_assign_from_candidates(strategy, generated, errors)
 
 
+_INSERT_FIELDS = [field for field in UrlLink._meta.concrete_fields if not field.primary_key]
+_STAMPED_FIELDS = [
+    field.attname
+    for field in _INSERT_FIELDS
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False)
+]
+
+
+def _insert_returning_ids(links: list[UrlLink]) -> bool:
+    """INSERT the links with one statement per batch and set their ids from RETURNING.
+
+    What bulk_create does, without its per-value compilation (most of its cost for a thousand
+    rows): values that are None, str or int go to the driver as they are, others (datetimes)
+    through the field's own conversion, and the rows share one creation time. False, having
+    done nothing, on a database that cannot return ids from a multi-row insert.
+    """
+    connection = connections[UrlLink.objects.db]
+    if not connection.features.can_return_rows_from_bulk_insert:
+        return False
+    now = timezone.now()
+    prepped: dict[str, object] = {}
+    for field in _INSERT_FIELDS:
+        if field.attname in _STAMPED_FIELDS:
+            prepped[field.attname] = field.get_db_prep_save(now, connection)
+    quote = connection.ops.quote_name
+    pk_field = UrlLink._meta.pk
+    returning, _ = connection.ops.return_insert_columns([pk_field])
+    # Table and column names come from the model; every value is a query parameter.
+    table = quote(UrlLink._meta.db_table)
+    columns = ", ".join(quote(field.column) for field in _INSERT_FIELDS)
+    head = f"INSERT INTO {table} ({columns}) VALUES "  # noqa: S608
+    row = "(" + ", ".join(["%s"] * len(_INSERT_FIELDS)) + ")"
+    batch = max(1, connection.ops.bulk_batch_size(_INSERT_FIELDS, links))
+    plain = (str, int)
+    for link in links:
+        for attname in _STAMPED_FIELDS:
+            setattr(link, attname, now)
+    with connection.cursor() as cursor:
+        for start in range(0, len(links), batch):
+            chunk = links[start : start + batch]
+            params: list = []
+            for link in chunk:
+                for field in _INSERT_FIELDS:
+                    attname = field.attname
+                    if attname in prepped:
+                        params.append(prepped[attname])
+                        continue
+                    value = getattr(link, attname)
+                    if value is not None and type(value) not in plain:
+                        value = field.get_db_prep_save(value, connection)
+                    params.append(value)
+            cursor.execute(f"{head}{', '.join([row] * len(chunk))} {returning}", params)
+            ids = cursor.fetchall()
+            for link, (pk,) in zip(chunk, ids, strict=True):
+                link.pk = pk
+                link._state.adding = False
+                link._state.db = connection.alias
+    return True
+
+
 def _bulk_insert(items: list[_BulkItem], errors: dict[int, dict]) -> None:
     links = [item.link for item in items]
+    if not links:
+        return
     try:
         with transaction.atomic():
-            UrlLink.objects.bulk_create(links)
+            if not _insert_returning_ids(links):
+                UrlLink.objects.bulk_create(links)
     except IntegrityError:
         # Someone took a code or alias between the checks and the insert: go one by one.
         for item in items:
             item.link.pk = None
+            item.link._state.adding = True
             try:
                 if item.alias:
                     create_with_alias(item.link, item.alias)
@@ -175,7 +245,7 @@ def _bulk_insert(items: list[_BulkItem], errors: dict[int, dict]) -> None:
                 errors[item.index] = exc.message_dict
         return
     if any(link.pk is None for link in links):
-        # Backends that cannot return ids from a bulk insert (MySQL): one query finds them.
+        # Backends that cannot return ids from a bulk insert: one query finds them.
         ids = dict(
             UrlLink.objects.filter(code__in=[link.code for link in links]).values_list("code", "id")
         )
@@ -199,9 +269,10 @@ def link_create_many(
         )
     errors: dict[int, dict] = {}
     prepared: list[_BulkItem] = []
+    url_rules = LongUrlRules(request_host=request_host)
     for index, item in enumerate(items):
         try:
-            prepared.append(_bulk_prepare(user, index, item, request_host=request_host))
+            prepared.append(_bulk_prepare(user, index, item, url_rules=url_rules))
         except ValidationError as exc:
             errors[index] = exc.message_dict
     with transaction.atomic():

@@ -46,43 +46,58 @@ def own_hosts(request_host: str | None = None) -> set[str]:
     return {h for h in hosts if h}
 
 
+class LongUrlRules:
+    """The long-URL rules with their settings read once: a bulk call checks many URLs with one.
+
+    `check(long_url)` returns the URL to store, or raises ValidationError({"long_url": [reason]}).
+    """
+
+    def __init__(self, *, request_host: str | None = None):
+        self.max_length = settings.SHORTURL_MAX_URL_LENGTH
+        self.own_hosts = own_hosts(request_host)
+        self.blocked = settings.SHORTURL_BLOCKED_DOMAINS
+        self.allowed = settings.SHORTURL_ALLOWED_DOMAINS
+
+    def check(self, long_url: str) -> str:
+        def refuse(message: str) -> ValidationError:
+            return ValidationError({"long_url": [message]})
+
+        long_url = (long_url or "").strip()
+        if not long_url:
+            raise refuse("Enter the long URL to shorten.")
+        if len(long_url) > self.max_length:
+            raise refuse(
+                f"URLs can be at most {self.max_length} characters (this one has {len(long_url)})."
+            )
+        try:
+            parts = urlsplit(long_url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError:
+            raise refuse("This is not a valid URL.") from None
+        if parts.scheme.lower() not in ("http", "https"):
+            raise refuse("Only http and https URLs can be shortened.")
+        if not parts.hostname:
+            raise refuse("The URL needs a host name, e.g. https://example.com/page.")
+        host = parts.hostname.lower()
+        if host in self.own_hosts:
+            raise refuse("This is already a short link; it cannot be shortened again.")
+        try:
+            _url_validator(long_url)
+        except ValidationError:
+            raise refuse("This is not a valid URL.") from None
+        if self.blocked and _host_matches(host, self.blocked):
+            raise refuse(f"Links to {host} are not allowed.")
+        if self.allowed and not _host_matches(host, self.allowed):
+            raise refuse(f"Only links to {', '.join(self.allowed)} are allowed.")
+        return long_url
+
+
 def validate_long_url(long_url: str, *, request_host: str | None = None) -> str:
     """Return the URL to store, or raise ValidationError({"long_url": [reason]})."""
+    return LongUrlRules(request_host=request_host).check(long_url)
 
-    def refuse(message: str) -> ValidationError:
-        return ValidationError({"long_url": [message]})
 
-    long_url = (long_url or "").strip()
-    if not long_url:
-        raise refuse("Enter the long URL to shorten.")
-    if len(long_url) > settings.SHORTURL_MAX_URL_LENGTH:
-        raise refuse(
-            f"URLs can be at most {settings.SHORTURL_MAX_URL_LENGTH} characters "
-            f"(this one has {len(long_url)})."
-        )
-    try:
-        parts = urlsplit(long_url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        raise refuse("This is not a valid URL.") from None
-    if parts.scheme.lower() not in ("http", "https"):
-        raise refuse("Only http and https URLs can be shortened.")
-    if not parts.hostname:
-        raise refuse("The URL needs a host name, e.g. https://example.com/page.")
-    host = parts.hostname.lower()
-    if host in own_hosts(request_host):
-        raise refuse("This is already a short link; it cannot be shortened again.")
-    try:
-        _url_validator(long_url)
-    except ValidationError:
-        raise refuse("This is not a valid URL.") from None
-    if _host_matches(host, settings.SHORTURL_BLOCKED_DOMAINS):
-        raise refuse(f"Links to {host} are not allowed.")
-    if settings.SHORTURL_ALLOWED_DOMAINS and not _host_matches(
-        host, settings.SHORTURL_ALLOWED_DOMAINS
-    ):
-        raise refuse(f"Only links to {', '.join(settings.SHORTURL_ALLOWED_DOMAINS)} are allowed.")
-    return long_url
+_REDIRECT_TYPES = frozenset(RedirectType.values)
 
 
 def validate_redirect_type(redirect_type: int) -> int:
@@ -90,7 +105,7 @@ def validate_redirect_type(redirect_type: int) -> int:
         value = int(redirect_type)
     except (TypeError, ValueError):
         value = None
-    if value not in RedirectType.values:
+    if value not in _REDIRECT_TYPES:
         raise ValidationError({"redirect_type": ["Choose one of 301, 302, 307 or 308."]})
     return value
 
@@ -110,10 +125,13 @@ def validate_expiry(expires_at: datetime | None) -> datetime | None:
     return expires_at
 
 
+_TITLE_MAX_LENGTH = UrlLink._meta.get_field("title").max_length
+
+
 def validate_title(title: str | None) -> str:
     """The title to store (trimmed), or ValidationError({"title": [reason]})."""
     title = (title or "").strip()
-    limit = UrlLink._meta.get_field("title").max_length
+    limit = _TITLE_MAX_LENGTH
     if len(title) > limit:
         raise ValidationError({"title": [f"Titles can be at most {limit} characters."]})
     return title
