@@ -133,7 +133,8 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         result = link_create(user=request.user, request_host=request.get_host(), **data)
         headers = {"Location": reverse("api-link-detail", args=[result.link.code])}
         return Response(
-            self.serialize(result.link),
+            # A new link has no clicks yet: its totals are not read.
+            self.serialize(result.link, counted=[] if result.created else None),
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
             headers=headers,
         )

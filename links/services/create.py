@@ -49,16 +49,18 @@ def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
 
 
 def create_with_strategy(link: UrlLink) -> UrlLink:
-    for candidate in get_strategy().candidates(link.long_url):
-        link.code = candidate.code
-        link.code_type = candidate.code_type
-        link.seq_id = candidate.seq_id
-        try:
-            with transaction.atomic():
-                link.save()
-            return link
-        except IntegrityError:
-            link.pk = None  # taken by someone else: try the next candidate
+    # One transaction for the code's claim (pool) and the row: one commit, not two.
+    with transaction.atomic():
+        for candidate in get_strategy().candidates(link.long_url):
+            link.code = candidate.code
+            link.code_type = candidate.code_type
+            link.seq_id = candidate.seq_id
+            try:
+                with transaction.atomic():
+                    link.save()
+                return link
+            except IntegrityError:
+                link.pk = None  # taken by someone else: try the next candidate
     raise CodeGenerationError("No free short code could be found; please try again in a moment.")
 
 

@@ -76,9 +76,10 @@ class LongUrlRules:
             raise refuse("This is not a valid URL.") from None
         if parts.scheme.lower() not in ("http", "https"):
             raise refuse("Only http and https URLs can be shortened.")
-        if not parts.hostname:
+        host = parts.hostname
+        if not host:
             raise refuse("The URL needs a host name, e.g. https://example.com/page.")
-        host = parts.hostname.lower()
+        host = host.lower()
         if host in self.own_hosts:
             raise refuse("This is already a short link; it cannot be shortened again.")
         try:
