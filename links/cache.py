@@ -57,6 +57,12 @@ _ALIASES_GENERATION = "*aliases*"
 # An epoch value set once per Redis data set tells a node that Redis lost the stream (restart
 # without persistence), after which nothing it cached can be trusted.
 CHANGES_KEY = "shorturl:changes"
+# Per changed code: a counter bumped with each change, so that a cache fill which read the
+# database before the change cannot store what it read after the change's DEL.
+VERSION_PREFIX = "shorturl:version:"
+# Far longer than a fill takes from its database read to its SET; short enough that creating
+# links in bulk leaves few counters behind (~70 bytes each).
+VERSION_KEPT_SECONDS = 300
 CHANGES_EPOCH_KEY = "shorturl:changes:epoch"
 # Entries kept on the stream: far more than a node reads between two syncs.
 CHANGES_KEPT = 100_000
@@ -267,32 +273,70 @@ def fetch_and_record(
     return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
 
 
-def _put(code: str, value: str, ttl: int) -> None:
+# Stores a Redis entry only if no change to the code happened since its version was read
+# (before the database read): a redirect that read the old row must not put it back after the
+# change's DEL. KEYS: entry, version. ARGV: value, ttl, version read.
+_PUT_IF_UNCHANGED = """
+if (redis.call('GET', KEYS[2]) or '0') == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+"""
+_put_if_unchanged_script = None
+
+
+def redis_version_before_read(code: str) -> str | None:
+    """Services mode: the code's change counter in Redis, read before a database read whose
+    result is to be cached there; None without Redis (or while it is paused)."""
+    client = live_redis_client() if uses_redis() else None
+    if client is None:
+        return None
+    try:
+        return (client.get(VERSION_PREFIX + code) or b"0").decode()
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are not cached")
+        return None
+
+
+def _put(code: str, value: str, ttl: int, version: str | None) -> None:
     client = live_redis_client()
     if client is None:
         return
+    global _put_if_unchanged_script
     try:
-        client.set(REDIS_KEY_PREFIX + code, value, ex=ttl)
+        if version is None:  # the caller knows of no concurrent change (a fresh row)
+            client.set(REDIS_KEY_PREFIX + code, value, ex=ttl)
+            return
+        if _put_if_unchanged_script is None:
+            _put_if_unchanged_script = client.register_script(_PUT_IF_UNCHANGED)
+        _put_if_unchanged_script(
+            keys=[REDIS_KEY_PREFIX + code, VERSION_PREFIX + code],
+            args=[value, ttl, version],
+            client=client,
+        )
     except RedisError as exc:
         redis_failed(exc, consequence="links are not cached")
 
 
-def store_entry(entry: LinkEntry, *, generation: int | None = None) -> None:
-    """Cache `entry` (in Redis, and in this process when `generation`, generation_before_read's
-    tag, is given)."""
+def store_entry(
+    entry: LinkEntry, *, generation: int | None = None, version: str | None = None
+) -> None:
+    """Cache `entry`: in this process when `generation` (generation_before_read's tag) is
+    given, and in Redis, unless the code changed since `version` (redis_version_before_read)."""
     if generation is not None:
         process_cache.put(entry.code, entry, ttl=settings.SHORTURL_CACHE_TTL, generation=generation)
     if uses_redis():
-        _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL)
+        _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL, version)
 
 
-def store_missing(code: str, *, generation: int | None = None) -> None:
+def store_missing(code: str, *, generation: int | None = None, version: str | None = None) -> None:
     if generation is not None:
         process_cache.put(
             code, False, ttl=settings.SHORTURL_NEGATIVE_CACHE_TTL, generation=generation
         )
     if uses_redis():
-        _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL)
+        _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL, version)
 
 
 # How many times this process read links from the database: the redirect's fast path recycles
@@ -303,17 +347,20 @@ database_reads = {"count": 0}
 def load_entry(code: str) -> LinkEntry | None:
     """The link for `code` from the database, cached (its absence too); None when unknown."""
     generation = generation_before_read(code)
+    version = redis_version_before_read(code)
     database_reads["count"] += 1
     link = UrlLink.objects.filter(code=code).first()
     if link is None:
-        store_missing(code, generation=generation)
+        store_missing(code, generation=generation, version=version)
         return None
-    return cache_link(link, generation=generation)
+    return cache_link(link, generation=generation, version=version)
 
 
-def cache_link(link: UrlLink, *, generation: int | None = None) -> LinkEntry:
+def cache_link(
+    link: UrlLink, *, generation: int | None = None, version: str | None = None
+) -> LinkEntry:
     entry = LinkEntry.from_link(link)
-    store_entry(entry, generation=generation)
+    store_entry(entry, generation=generation, version=version)
     return entry
 
 
@@ -325,6 +372,16 @@ def _publish(pipe, keys: list[str]) -> None:
     """Queue, on a pipeline, the stream entries that tell the other nodes these keys changed."""
     for key in keys:
         pipe.xadd(CHANGES_KEY, {"c": key}, maxlen=CHANGES_KEPT, approximate=True)
+
+
+def _forget(pipe, codes: list[str]) -> None:
+    """Queue, on a pipeline, the drop of these codes' Redis entries, the bump of their versions
+    (so a fill that read the database before the change is refused) and the notice."""
+    pipe.delete(*(REDIS_KEY_PREFIX + code for code in codes))
+    for code in codes:
+        pipe.incr(VERSION_PREFIX + code)
+        pipe.expire(VERSION_PREFIX + code, VERSION_KEPT_SECONDS)
+    _publish(pipe, codes)
 
 
 def _changed_here(keys: list[str]) -> None:
@@ -345,8 +402,7 @@ def drop(code: str) -> None:
         return
     try:
         with redis_client().pipeline(transaction=True) as pipe:
-            pipe.delete(REDIS_KEY_PREFIX + code)
-            _publish(pipe, [code])
+            _forget(pipe, [code])
             pipe.execute()
     except RedisError as exc:
         logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
@@ -367,8 +423,7 @@ def forget_missing_after_commit(codes: list[str]) -> None:
             return
         try:
             with client.pipeline(transaction=False) as pipe:
-                pipe.delete(*(REDIS_KEY_PREFIX + code for code in codes))
-                _publish(pipe, codes)
+                _forget(pipe, codes)
                 pipe.execute()
         except RedisError as exc:
             redis_failed(exc, consequence="links are not cached")

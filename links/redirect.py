@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.utils.html import escape
 
 from analytics.capture import new_event_id, record_visit
 
@@ -71,9 +72,20 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     return entry.redirect_type, entry
 
 
+# Rendered once per process and status with a stand-in for the code (rendering costs ~1 ms;
+# a flood of made-up codes would otherwise be a flood of template renders).
+_CODE_STAND_IN = "3f1c9a7e-code-goes-here"
+_page_parts: dict[int, list[str]] = {}
+
+
 def error_page(status: int, code: str) -> str:
-    # No request context: context processors would reach for the session and the user.
-    return render_to_string(PAGES[status], {"code": code})
+    """The 404 or 410 page for `code` (escaped)."""
+    parts = _page_parts.get(status)
+    if parts is None:
+        # No request context: context processors would reach for the session and the user.
+        page = render_to_string(PAGES[status], {"code": _CODE_STAND_IN})
+        parts = _page_parts[status] = page.split(_CODE_STAND_IN)
+    return escape(code).join(parts)
 
 
 def redirect_view(request: HttpRequest, code: str) -> HttpResponse:

@@ -274,3 +274,18 @@ def test_unknown_aliases_cost_no_query_however_many_aliases_exist(
             assert client.get(f"/{guess}").status_code == 404
     assert client.get("/promo-7").status_code == 302
     assert not redis_client().exists("link-aliases"), "no pickled copy of the set any more"
+
+
+def test_a_fill_that_read_the_row_before_a_revoke_cannot_cache_it_after(requires_redis, user):
+    """A redirect on a cache miss reads the row, a revoke commits and drops the entry, then the
+    redirect stores what it read: without the version check, the revoked link would redirect
+    from Redis for a day."""
+    from links.services.change import link_revoke
+
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/raced")
+    version = link_cache.redis_version_before_read(link.code)  # the redirect, before its read
+    read_before_the_revoke = LinkEntry.from_link(link)
+    link_revoke(code=link.code, user=user)
+    link_cache.store_entry(read_before_the_revoke, version=version)  # the redirect, late
+    assert link_cache.get_entry(link.code) is None
+    assert link_cache.load_entry(link.code).is_gone()

@@ -205,3 +205,17 @@ def test_a_push_whose_reply_times_out_is_counted_once(
     reset_redis_state()
     call_command("drain_visits", verbosity=0)
     assert VisitRecord.objects.filter(link=link).count() == 2
+
+
+def test_error_pages_name_the_code_asked_for_escaped_each_time():
+    """The 404/410 pages are rendered once per process and filled in per request: each still
+    names its own code, escaped."""
+    from links.redirect import error_page
+
+    first, second = error_page(404, "spring-sale"), error_page(404, "autumn-sale")
+    assert "/spring-sale</code>" in first and "autumn-sale" not in first
+    assert "/autumn-sale</code>" in second
+    hostile = error_page(410, '<script>alert("x")</script>')
+    assert "<script>alert" not in hostile
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in hostile
+    assert "<html" in hostile.lower() and "expired or was switched off" in hostile
