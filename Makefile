@@ -59,7 +59,7 @@ beat: install-prod
 	$(BIN)/celery -A shorturl_project beat --loglevel=info --schedule=$(VENV)/celerybeat-schedule
 
 bench: install
-	$(BIN)/python bench/redirect_bench.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) staticfiles test-artifacts .e2e

@@ -1,24 +1,37 @@
-"""Redirects under `make serve` in the embedded mode, with every visit stored, against baselines.
+"""Redirects under `make serve` in both modes, with every visit stored, against baselines.
 
 Starts, each with the same server settings (granian, WEB_CONCURRENCY processes x WEB_THREADS
-threads): the product through scripts/serve (migrate, collectstatic, granian) on a fresh SQLite
-file; a bare WSGI app answering 302; and nginx `return 302` when nginx is installed.
-Each is loaded by wrk for a few rounds (so machine noise hits all of them) and the ratios are
-the figures to quote. Afterwards it waits for the background runner and compares the visits
-stored with the redirects wrk saw answered (wrk stops with a request or so in flight per
-connection, so a few more may be stored, never fewer).
+threads) and all on loopback:
 
-    .venv/bin/python bench/serve_bench.py [--seconds 10] [--rounds 3] [--connections 16]
+- nginx `return 302` (when nginx is installed) and a bare WSGI app answering 302: the ceilings;
+- the product in the embedded mode (scripts/serve on a fresh SQLite file, background runner);
+- the product in services mode (scripts/serve on a fresh MariaDB database and a throw-away
+  redis-server, with a Celery worker and beat started the way `make worker`/`make beat` do).
+
+Each contender is loaded by wrk in turn, for a few rounds, so machine noise hits all of them;
+the ratios are the figures to quote. Then, in services mode: unknown codes of both shapes, and a
+cold cache over `--cold-links` links. Afterwards it waits until the visits stored equal the
+redirects wrk saw answered (wrk stops with a request or so in flight per connection, so a few
+more may be stored, never fewer), reports the resident memory of every web and Celery worker
+process, and stops everything it started.
+
+    .venv/bin/python bench/serve_bench.py [--seconds 8] [--rounds 3] [--json out.json]
 """
 
+from __future__ import annotations
+
 import argparse
+import contextlib
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import sqlite3
+import string
 import subprocess
 import sys
 import tempfile
@@ -29,17 +42,16 @@ from workload import create_links, wrk_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+sys.path.insert(0, str(ROOT))
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def wait_for(port: int, timeout: float = 90) -> None:
+def wait_for(port: int, timeout: float = 120) -> None:
     """Until the server on `port` answers anything (a redirect is not followed)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -65,19 +77,27 @@ def stop(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
     except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
-def wrk(url: str, seconds: int, connections: int, script: Path | None = None) -> tuple[float, int]:
-    argv = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s"]
+def wrk(
+    url: str, seconds: int, connections: int, script: Path | None = None, *, errors_ok=False
+) -> dict:
+    argv = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if script:
         argv += ["-s", str(script)]
     out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    if errors:
+    if errors and not errors_ok:
         raise RuntimeError(f"{url}: {errors.group(1)} error responses\n{out}")
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    return rps, int(re.search(r"(\d+) requests in", out).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "count": int(re.search(r"(\d+) requests in", out).group(1)),
+        "p99_ms": float(p99.group(1)) * scale[p99.group(2)] if p99 else None,
+    }
 
 
 def nginx(port: int, workdir: Path) -> subprocess.Popen | None:
@@ -98,38 +118,210 @@ def nginx(port: int, workdir: Path) -> subprocess.Popen | None:
     )
 
 
+def mariadb(sql: str) -> str:
+    return subprocess.run(
+        ["mariadb", "-uroot", "-h127.0.0.1", "-N", "-e", sql],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def descendants(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"VmRSS:\s+(\d+) kB", status)
+    return round(int(match.group(1)) / 1024, 1) if match else None
+
+
+def python_rss(proc: subprocess.Popen) -> list[float]:
+    """RSS of every Python process in `proc`'s tree (granian's workers, Celery's children)."""
+    values = []
+    for pid in [proc.pid, *descendants(proc.pid)]:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"python" in cmdline.split(b"\0")[0] or b"granian" in cmdline or b"celery" in cmdline:
+            value = rss_mib(pid)
+            if value is not None:
+                values.append(value)
+    return values
+
+
+def unknown_codes(count: int) -> tuple[list[str], list[str]]:
+    """Codes no link has: alias-shaped words, and generated-shape codes with a valid check
+    character (the ones that cannot be refused without a lookup)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shorturl_project.settings")
+    os.environ.setdefault("SHOW_DEV_WARNING", "0")
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from links.codes.shape import check_character
+
+    rng = random.Random(11)
+    aliases = [f"no-such-campaign-{rng.randrange(10**9)}" for _ in range(count)]
+    body = settings.SHORTURL_CODE_LENGTH
+    generated = []
+    for _ in range(count):
+        stem = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(body))
+        generated.append(stem + check_character(stem))
+    return aliases, generated
+
+
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.workdir = Path(tempfile.mkdtemp(prefix="shorturl-serve-bench-"))
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.cleanups: list = []
+        self.base_env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"REDIS_URL", "CELERY_BROKER_URL", "DATABASE_URL", "NODE_STATE_DIR"}
+        } | {
+            "SHOW_DEV_WARNING": "0",
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-only-secret-key-bench-only-secret-key",
+            "STATIC_ROOT": str(self.workdir / "static"),
+            "WEB_CONCURRENCY": str(args.processes),
+            "WEB_THREADS": str(args.threads),
+            "LOG_LEVEL": "WARNING",
+            "PYTHON": PYTHON,
+        }
+        self.env: dict[str, dict] = {}
+        self.ports: dict[str, int] = {}
+
+    def serve(self, name: str, env: dict) -> None:
+        self.ports[name] = free_port()
+        self.env[name] = env
+        self.procs[name] = start(
+            ["scripts/serve"], env | {"PORT": str(self.ports[name])}, self.workdir / f"{name}.log"
+        )
+
+    def start_embedded(self) -> None:
+        database = self.workdir / "embedded.sqlite3"
+        self.serve("embedded", self.base_env | {"DATABASE_URL": f"sqlite:///{database}"})
+
+    def start_services(self) -> None:
+        redis_port = free_port()
+        redis_dir = self.workdir / "redis"
+        redis_dir.mkdir()
+        self.procs["redis"] = start(
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(redis_port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(redis_dir),
+            ],
+            {},
+            self.workdir / "redis.log",
+        )
+        database = f"shorturl_bench_serve_{os.getpid()}"
+        mariadb(f"DROP DATABASE IF EXISTS {database}; CREATE DATABASE {database}")
+        self.cleanups.append(lambda: mariadb(f"DROP DATABASE IF EXISTS {database}"))
+        self.database = database
+        env = self.base_env | {
+            "DATABASE_URL": f"mysql://root@127.0.0.1:3306/{database}",
+            "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/1",
+            "NODE_STATE_DIR": str(self.workdir / "services-node"),
+        }
+        self.redis_port = redis_port
+        time.sleep(0.5)
+        self.serve("services", env)
+        wait_for(self.ports["services"])  # migrated before the worker starts
+        celery = str(Path(PYTHON).with_name("celery"))
+        self.procs["worker"] = start(
+            [celery, "-A", "shorturl_project", "worker", "--loglevel=warning"],
+            env,
+            self.workdir / "worker.log",
+        )
+        self.procs["beat"] = start(
+            [
+                celery,
+                "-A",
+                "shorturl_project",
+                "beat",
+                "--loglevel=warning",
+                f"--schedule={self.workdir / 'celerybeat-schedule'}",
+            ],
+            env,
+            self.workdir / "beat.log",
+        )
+
+    def stored(self, mode: str) -> int:
+        if mode == "embedded":
+            with sqlite3.connect(self.workdir / "embedded.sqlite3", timeout=30) as db:
+                return db.execute("SELECT COUNT(*) FROM analytics_visitrecord").fetchone()[0]
+        # The database name is the bench's own (shorturl_bench_serve_<pid>).
+        return int(mariadb(f"SELECT COUNT(*) FROM {self.database}.analytics_visitrecord"))  # noqa: S608
+
+    def stop_all(self) -> None:
+        for proc in reversed(list(self.procs.values())):
+            stop(proc)
+        for cleanup in self.cleanups:
+            try:
+                cleanup()
+            except Exception as exc:  # report and go on stopping
+                print(f"cleanup failed: {exc}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--processes", type=int, default=2, help="WEB_CONCURRENCY")
     parser.add_argument("--threads", type=int, default=4, help="WEB_THREADS")
     parser.add_argument("--links", type=int, default=200)
-    parser.add_argument("--json", help="write the summary here as JSON")
+    parser.add_argument("--cold-links", type=int, default=100_000)
+    parser.add_argument("--modes", default="embedded,services")
+    parser.add_argument("--json", help="write the rows and the raw figures here as JSON")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install wrk")
+    modes = [mode for mode in args.modes.split(",") if mode]
 
-    workdir = Path(tempfile.mkdtemp(prefix="shorturl-serve-bench-"))
-    database = workdir / "db.sqlite3"
-    ports = {"shorturl": free_port(), "bare WSGI 302": free_port(), "nginx return 302": free_port()}
-    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "CELERY_BROKER_URL"}} | {
-        "SHOW_DEV_WARNING": "0",
-        "DEBUG": "0",
-        "SECRET_KEY": "bench-only-secret-key-bench-only-secret-key",
-        "DATABASE_URL": f"sqlite:///{database}",
-        "STATIC_ROOT": str(workdir / "static"),
-        "WEB_CONCURRENCY": str(args.processes),
-        "WEB_THREADS": str(args.threads),
-        "LOG_LEVEL": "WARNING",
-        "PYTHON": PYTHON,
-    }
-    procs = {
-        "shorturl": start(
-            ["scripts/serve"], env | {"PORT": str(ports["shorturl"])}, workdir / "serve.log"
-        ),
-        "bare WSGI 302": start(
+    bench = Bench(args)
+    raw: dict[str, dict] = {}
+    answered = dict.fromkeys(modes, 0)
+    stored: dict[str, int] = {}
+    extra: dict[str, dict] = {}
+    rss: dict[str, list[float]] = {}
+    try:
+        bare_port = free_port()
+        bench.ports["bare WSGI 302"] = bare_port
+        bench.procs["bare WSGI 302"] = start(
             [
                 PYTHON,
                 "-m",
@@ -141,80 +333,219 @@ def main() -> None:
                 "--blocking-threads",
                 str(args.threads),
                 "--port",
-                str(ports["bare WSGI 302"]),
+                str(bare_port),
                 "bench.bare_wsgi:application",
             ],
-            env | {"PORT": str(ports["bare WSGI 302"])},
-            workdir / "bare.log",
-        ),
-    }
-    server = nginx(ports["nginx return 302"], workdir)
-    if server is not None:
-        procs["nginx return 302"] = server
-    rps: dict[str, list[float]] = {name: [] for name in procs}
-    answered = 0
-    try:
-        for name in procs:
-            wait_for(ports[name])
-        codes = create_links(args.links, env)
-        script = wrk_script(codes, workdir / "codes.lua")
-        shorturl = f"http://127.0.0.1:{ports['shorturl']}"
-        answered += wrk(shorturl, 2, 4, script)[1]  # warm every process's cache
+            bench.base_env,
+            bench.workdir / "bare.log",
+        )
+        nginx_port = free_port()
+        server = nginx(nginx_port, bench.workdir)
+        if server is not None:
+            bench.procs["nginx return 302"] = server
+            bench.ports["nginx return 302"] = nginx_port
+        if "embedded" in modes:
+            bench.start_embedded()
+        if "services" in modes:
+            bench.start_services()
+        contenders = [
+            name for name in ("nginx return 302", "bare WSGI 302", *modes) if name in bench.procs
+        ]
+        for name in contenders:
+            wait_for(bench.ports[name])
+        scripts = {}
+        for mode in modes:
+            codes = create_links(args.links, bench.env[mode])
+            scripts[mode] = wrk_script(codes, bench.workdir / f"{mode}-codes.lua")
+            url = f"http://127.0.0.1:{bench.ports[mode]}"
+            answered[mode] += wrk(url, 2, 8, scripts[mode])["count"]  # warm every worker
+
+        raw = {name: {"rps": [], "p99_ms": []} for name in contenders}
         for round_no in range(1, args.rounds + 1):
             line = []
-            for name in procs:
-                url = f"http://127.0.0.1:{ports[name]}/x"
-                if name == "shorturl":
-                    value, count = wrk(shorturl, args.seconds, args.connections, script)
-                    answered += count
+            for name in contenders:
+                url = f"http://127.0.0.1:{bench.ports[name]}"
+                if name in modes:
+                    result = wrk(url, args.seconds, args.connections, scripts[name])
+                    answered[name] += result["count"]
                 else:
-                    value, _ = wrk(url, args.seconds, args.connections)
-                rps[name].append(value)
-                line.append(f"{name} {value:8.0f}")
-            print(f"round {round_no}: " + "   ".join(line) + "  req/s", flush=True)
-        stored, waited = 0, 0.0
-        started = time.monotonic()
-        while time.monotonic() - started < 60:
-            with sqlite3.connect(database, timeout=30) as db:
-                stored = db.execute("SELECT COUNT(*) FROM analytics_visitrecord").fetchone()[0]
-            if stored >= answered:
-                break
-            time.sleep(0.5)
-        waited = time.monotonic() - started
+                    result = wrk(url + "/x", args.seconds, args.connections)
+                raw[name]["rps"].append(result["rps"])
+                raw[name]["p99_ms"].append(result["p99_ms"])
+                line.append(f"{name} {result['rps']:7.0f} (p99 {result['p99_ms']:.1f} ms)")
+            print(f"round {round_no}: " + " | ".join(line), flush=True)
+
+        if "services" in modes:
+            url = f"http://127.0.0.1:{bench.ports['services']}"
+            aliases, generated = unknown_codes(5000)
+            for label, codes in (("unknown aliases", aliases), ("unknown generated", generated)):
+                script = wrk_script(codes, bench.workdir / f"{label.replace(' ', '-')}.lua")
+                result = wrk(url, args.seconds, args.connections, script, errors_ok=True)
+                extra[label] = result
+                print(f"services {label}: {result['rps']:.0f} req/s", flush=True)
+
+        for mode in modes:
+            started = time.monotonic()
+            count = 0
+            while time.monotonic() - started < 120:
+                count = bench.stored(mode)
+                if count >= answered[mode]:
+                    break
+                time.sleep(0.5)
+            stored[mode] = count
+            extra[f"{mode} stored after"] = {"seconds": round(time.monotonic() - started, 1)}
+            print(f"{mode}: {count} visits stored for {answered[mode]} answered", flush=True)
+
+        for name in [*modes, "worker"]:
+            if name in bench.procs:
+                rss[name] = python_rss(bench.procs[name])
+
+        if "services" in modes and args.cold_links:
+            extra["cold cache"] = cold_cache(bench, args)
     finally:
-        for proc in procs.values():
-            stop(proc)
+        bench.stop_all()
 
-    def median(values: list[float]) -> float:
-        return sorted(values)[len(values) // 2]
-
-    baseline = median(rps["nginx return 302"]) if "nginx return 302" in rps else None
-    bare = median(rps["bare WSGI 302"])
-    summary = {
-        "mode": "embedded (SQLite, visit spool, background runner), make serve",
-        "processes": args.processes,
-        "threads": args.threads,
-        "connections": args.connections,
-        "seconds": args.seconds,
-        "req_per_s": rps,
-        "median_ratio_to_nginx": (
-            {name: round(median(values) / baseline, 3) for name, values in rps.items()}
-            if baseline
-            else None
-        ),
-        "median_ratio_to_bare_wsgi": {
-            name: round(median(values) / bare, 3) for name, values in rps.items()
-        },
-        "redirects_answered_per_wrk": answered,
-        "visits_stored": stored,
-        "seconds_until_stored": round(waited, 1),
-    }
-    print(json.dumps(summary, indent=2))
+    rows = summarise(args, modes, raw, answered, stored, extra, rss)
+    width = max(len(row["target"]) for row in rows)
+    print()
+    print(f"{'target':<{width}}  {'measured':<44}  {'goal':<24}  met")
+    for row in rows:
+        met = {True: "yes", False: "NO", None: "-"}[row["met"]]
+        print(f"{row['target']:<{width}}  {row['measured']:<44}  {row['goal']:<24}  {met}")
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2))
-    if stored < answered:
-        sys.exit(f"LOST VISITS: {answered - stored} of {answered} answered redirects not stored")
-    shutil.rmtree(workdir, ignore_errors=True)
+        Path(args.json).write_text(
+            json.dumps({"rows": rows, "raw": raw, "extra": extra, "rss_mib": rss}, indent=2)
+        )
+    lost = {mode: answered[mode] - stored.get(mode, 0) for mode in modes}
+    if any(value > 0 for value in lost.values()):
+        sys.exit(f"LOST VISITS: {lost}")
+    shutil.rmtree(bench.workdir, ignore_errors=True)
+
+
+def cold_cache(bench: Bench, args: argparse.Namespace) -> dict:
+    """Every request a code no process or Redis has cached: `--cold-links` links bulk-created,
+    Redis's link entries dropped, the web server restarted (empty process caches)."""
+    env = bench.env["services"]
+    script = (
+        "import json\n"
+        "from django.contrib.auth.models import User\n"
+        "from links.services.bulk import link_create_many\n"
+        "u = User.objects.create_user('cold')\n"
+        "codes = []\n"
+        f"for start in range(0, {args.cold_links}, 1000):\n"
+        "    items = [{'long_url': f'https://example.com/cold/{i}'}\n"
+        f"             for i in range(start, min(start + 1000, {args.cold_links}))]\n"
+        "    result = link_create_many(user=u, items=items)\n"
+        "    codes += [r.link.code for r in result if r.link is not None]\n"
+        "print(json.dumps(codes))\n"
+    )
+    started = time.monotonic()
+    out = subprocess.run(
+        [PYTHON, "manage.py", "shell", "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    codes = json.loads(out.strip().splitlines()[-1])
+    created_seconds = time.monotonic() - started
+    import redis
+
+    client = redis.Redis(port=bench.redis_port)
+    for keys in iter(lambda: client.scan(0, match="shorturl:link:*", count=10_000)[1], []):
+        client.delete(*keys)
+    stop(bench.procs["services"])
+    bench.serve("services", env)
+    wait_for(bench.ports["services"])
+    random.Random(5).shuffle(codes)
+    lua = wrk_script(codes, bench.workdir / "cold.lua")
+    url = f"http://127.0.0.1:{bench.ports['services']}"
+    result = wrk(url, min(args.seconds, 5), args.connections, lua)
+    result.update(links=len(codes), created_seconds=round(created_seconds, 1))
+    print(
+        f"services cold cache over {len(codes)} links: {result['rps']:.0f} req/s "
+        f"(p99 {result['p99_ms']:.1f} ms)",
+        flush=True,
+    )
+    return result
+
+
+def summarise(args, modes, raw, answered, stored, extra, rss) -> list[dict]:
+    nginx_rps = median(raw["nginx return 302"]["rps"]) if "nginx return 302" in raw else None
+    rows = []
+
+    def ratio(value: float) -> str:
+        return f"{value / nginx_rps:.3f}x nginx" if nginx_rps else "no nginx"
+
+    for name in ("nginx return 302", "bare WSGI 302"):
+        if name in raw:
+            rows.append(
+                {
+                    "target": f"baseline: {name}",
+                    "measured": f"{median(raw[name]['rps']):,.0f} req/s",
+                    "goal": "-",
+                    "met": None,
+                }
+            )
+    goals = {"services": (0.5, 5.0), "embedded": (0.25, None)}
+    for mode in modes:
+        value = median(raw[mode]["rps"])
+        p99 = median(raw[mode]["p99_ms"])
+        want, want_p99 = goals[mode]
+        met = nginx_rps is not None and value >= want * nginx_rps
+        goal = f">= {want}x nginx" + (f", p99 <= {want_p99:g} ms" if want_p99 else "")
+        if want_p99:
+            met = met and p99 <= want_p99
+        rows.append(
+            {
+                "target": f"redirect, cache hit, {mode} ({args.connections} conns)",
+                "measured": f"{value:,.0f} req/s = {ratio(value)}, p99 {p99:.1f} ms",
+                "goal": goal,
+                "met": met,
+            }
+        )
+        rows.append(
+            {
+                "target": f"visits stored == redirects answered, {mode}",
+                "measured": f"{stored.get(mode, 0):,} stored / {answered[mode]:,} answered",
+                "goal": "stored >= answered",
+                "met": stored.get(mode, 0) >= answered[mode],
+            }
+        )
+    if "services" in modes:
+        hit = median(raw["services"]["rps"])
+        for label in ("unknown aliases", "unknown generated"):
+            if label in extra:
+                value = extra[label]["rps"]
+                rows.append(
+                    {
+                        "target": f"{label} (services)",
+                        "measured": f"{value:,.0f} req/s = {value / hit:.2f}x cache hit",
+                        "goal": ">= 1x cache hit",
+                        "met": value >= hit,
+                    }
+                )
+        if "cold cache" in extra:
+            cold = extra["cold cache"]
+            rows.append(
+                {
+                    "target": f"cold cache over {cold['links']:,} links (services)",
+                    "measured": f"{cold['rps']:,.0f} req/s, p99 {cold['p99_ms']:.1f} ms",
+                    "goal": "reported",
+                    "met": None,
+                }
+            )
+    for name, values in rss.items():
+        rows.append(
+            {
+                "target": f"RSS per process: {name}",
+                "measured": ", ".join(f"{value:.0f}" for value in sorted(values)) + " MiB",
+                "goal": "reported",
+                "met": None,
+            }
+        )
+    return rows
 
 
 if __name__ == "__main__":
