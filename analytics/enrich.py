@@ -13,6 +13,7 @@ import hmac
 import ipaddress
 import logging
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from django.conf import settings
@@ -200,6 +201,31 @@ def asn_reader():
     return _open_reader(settings.GEOIP_ASN_DB, "en") if settings.GEOIP_ASN_DB else None
 
 
+@functools.cache
+def _city_db(path: str):
+    """maxminddb's own reader of the City file, or None when it is not a City database.
+
+    Its plain dicts, read directly, cost about a fifth of the geoip2 model objects built from
+    them (~40 of ~50 µs per new address); _place_name() reads names as geoip2 does, and a test
+    checks the two agree address by address.
+    """
+    import maxminddb
+
+    try:
+        db = maxminddb.open_database(path)
+    except (OSError, ValueError):
+        return None  # city_reader() has said why, once
+    return db if "City" in db.metadata().database_type else None
+
+
+def _place_name(place: dict | None, locales: list[str]) -> str | None:
+    # geoip2's PlaceRecord.name: the name in the first of `locales` that the record has.
+    names = place.get("names") if place else None
+    if not names:
+        return None
+    return next((names.get(locale) for locale in locales if locale in names), None)
+
+
 def _network_name(reader, ip: str) -> str:
     import geoip2.errors
 
@@ -212,8 +238,6 @@ def _network_name(reader, ip: str) -> str:
 
 
 def _geo_lookup(ip: str) -> GeoInfo:
-    import geoip2.errors
-
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:
@@ -224,18 +248,23 @@ def _geo_lookup(ip: str) -> GeoInfo:
         label = PRIVATE_NETWORK
         return GeoInfo(country=label, province=label, city=label, isp=label)
     country = country_code = province = city = ""
-    reader = city_reader()
-    if reader is not None:
+    # city_reader() opens the file once and logs once when it cannot; the lookup itself reads
+    # maxminddb's records directly (_city_db), with geoip2's rules for names.
+    db = _city_db(city_db_path()) if city_reader() is not None else None
+    if db is not None:
         try:
-            found = reader.city(ip)
-        except (geoip2.errors.AddressNotFoundError, ValueError, TypeError):
-            found = None  # TypeError: GEOIP_CITY_DB is not a City database
-        if found is not None:
-            # `.name` is the first of GEOIP_LANGUAGE, English that the database has.
-            country = found.country.name or found.registered_country.name or ""
-            country_code = found.country.iso_code or found.registered_country.iso_code or ""
-            province = found.subdivisions.most_specific.name or ""
-            city = found.city.name or ""
+            found = db.get(ip)
+        except ValueError:  # an IPv6 address in an IPv4-only database
+            found = None
+        if isinstance(found, dict):
+            # A name is the first of GEOIP_LANGUAGE, English that the database has.
+            locales = _locales(settings.GEOIP_LANGUAGE)
+            place, registered = found.get("country"), found.get("registered_country")
+            country = _place_name(place, locales) or _place_name(registered, locales) or ""
+            country_code = (place or {}).get("iso_code") or (registered or {}).get("iso_code") or ""
+            subdivisions = found.get("subdivisions") or [{}]
+            province = _place_name(subdivisions[-1], locales) or ""  # the most specific one
+            city = _place_name(found.get("city"), locales) or ""
     isp_reader = asn_reader()
     isp = _network_name(isp_reader, ip) if isp_reader is not None else ""
     return GeoInfo(
@@ -260,23 +289,85 @@ def geo_lookup(ip: str) -> GeoInfo:
 
 # --- Whole visit -----------------------------------------------------------------------------
 
+# What enrich() derives, in the order enricher()'s tuples hold them (services builds rows from it).
+ENRICHED_FIELDS = ("client_id", "client_ip", *GeoInfo._fields, *UserAgentInfo._fields)
+
+
+class _Settings(NamedTuple):
+    """The settings an enriched visit depends on: part of every cache key, so a changed database,
+    language, anonymisation or key never serves values computed under the old ones."""
+
+    city_db: str
+    asn_db: str
+    language: str
+    anonymize: bool
+    secret_key: str
+
+
+def _current_settings() -> _Settings:
+    return _Settings(
+        city_db=city_db_path(),
+        asn_db=settings.GEOIP_ASN_DB,
+        language=settings.GEOIP_LANGUAGE,
+        anonymize=settings.ANONYMIZE_IP,
+        secret_key=settings.SECRET_KEY,
+    )
+
+
+@functools.lru_cache(maxsize=32768)
+def _address_fields(client_ip: str, conf: _Settings) -> tuple[str, str, GeoInfo]:
+    """(canonical address, address as stored, place) of a raw client IP, once per address: the
+    ipaddress parsing costs more than the GeoIP lookup it leads to."""
+    ip = normalize_ip(client_ip) if client_ip else ""
+    geo = _cached_geo(ip, conf.city_db, conf.asn_db, conf.language) if ip else GeoInfo()
+    stored_ip = anonymize_ip(ip) if ip and conf.anonymize else ip
+    return ip, stored_ip, geo
+
+
+def _client_id(ip: str, ua: str, conf: _Settings) -> str:
+    # client_id() with the settings read once per batch instead of once per visit.
+    message = f"{ip}&{ua}".encode()
+    if conf.anonymize:
+        return hmac.new(conf.secret_key.encode(), message, hashlib.sha1).hexdigest()
+    return hashlib.sha1(message, usedforsecurity=False).hexdigest()
+
+
+# Keyed by the visitor (address, User-Agent): most visits come from people who clicked before, so
+# a visit costs one lookup (~2 µs instead of ~6). 100,000 visits of the ingest benchmark's mix come
+# from ~25,000 visitors, which thrashed a cache of 16,384; 32,768 visitors take ~25 MB (measured).
+@functools.lru_cache(maxsize=32768)
+def _enriched(client_ip: str, user_agent: str, conf: _Settings) -> tuple:
+    ip, stored_ip, geo = _address_fields(client_ip, conf)
+    agent = parse_user_agent(user_agent)
+    return (_client_id(ip, user_agent, conf), stored_ip, *geo, *agent)
+
+
+def enricher() -> Callable[[str, str], tuple]:
+    """enrich() for a batch: `(client_ip, user_agent) -> values in ENRICHED_FIELDS order`.
+
+    The settings are read once, when it is made (reading them per visit measured ~3 µs of the
+    ~60 µs a visit may cost at 15,000 visits/s); make a new one per batch so that changed
+    settings are picked up.
+    """
+    conf = _current_settings()
+
+    def enrich_one(client_ip: str, user_agent: str) -> tuple:
+        return _enriched(client_ip or "", user_agent or "", conf)
+
+    return enrich_one
+
 
 def enrich(*, client_ip: str, user_agent: str) -> dict:
     """The VisitRecord fields derived from one visit's address and User-Agent."""
-    ip = normalize_ip(client_ip) if client_ip else ""
-    geo = geo_lookup(ip) if ip else GeoInfo()
-    agent = parse_user_agent(user_agent)
-    stored_ip = anonymize_ip(ip) if ip and settings.ANONYMIZE_IP else ip
-    return {
-        "client_id": client_id(ip, user_agent),
-        "client_ip": stored_ip,
-        **geo._asdict(),
-        **agent._asdict(),
-    }
+    values = _enriched(client_ip or "", user_agent or "", _current_settings())
+    return dict(zip(ENRICHED_FIELDS, values, strict=True))
 
 
 def clear_caches() -> None:
     """Forget readers and parsed values (tests that swap databases, a reloaded GeoIP file)."""
+    _enriched.cache_clear()
+    _address_fields.cache_clear()
     parse_user_agent.cache_clear()
     _cached_geo.cache_clear()
+    _city_db.cache_clear()
     _open_reader.cache_clear()
