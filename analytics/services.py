@@ -12,6 +12,7 @@ visit that cannot wait (Redis down).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -47,10 +48,10 @@ _INSERT_BATCH = 1000
 # max_allowed_packet of the supported servers (16 MB on MariaDB, 64 MB on MySQL 8).
 _MAX_STATEMENT_BYTES = 1 << 20
 # The escaped SQL text of a visitor's values (see _VisitRow) is kept for up to _FRAGMENTS_MAX
-# visitors (~15-20 MB), for the connection that escaped it; as many as enrich caches.
+# visitors (~15-20 MB), per thread, for the connection that escaped it (web threads store visits
+# directly while Redis is down, each on its own connection).
 _FRAGMENTS_MAX = 32768
-_fragments: dict[tuple, bytes] = {}
-_fragments_owner: object = None
+_escaped = threading.local()
 
 
 @dataclass(frozen=True)
@@ -147,21 +148,21 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
     """
     raw = connection.connection
     literal = raw.literal
-    global _fragments_owner
-    if _fragments_owner is not raw or len(_fragments) > _FRAGMENTS_MAX:
+    fragments = getattr(_escaped, "fragments", None)
+    if fragments is None or _escaped.owner is not raw or len(fragments) > _FRAGMENTS_MAX:
         # Escaping depends on the connection (charset, NO_BACKSLASH_ESCAPES): a new one, or a
         # full cache, starts afresh.
-        _fragments.clear()
-        _fragments_owner = raw
+        fragments = _escaped.fragments = {}
+        _escaped.owner = raw
     codes: dict[str, bytes] = {}  # a batch has a few hundred links and referrers at most
     referrers: dict[str, bytes] = {}
     parts: list[bytes] = []
     size = 0
     for row in rows:
         visitor = row[_VISITOR_FIELDS:]
-        fragment = _fragments.get(visitor)
+        fragment = fragments.get(visitor)
         if fragment is None:
-            fragment = _fragments[visitor] = b",".join(map(literal, visitor))
+            fragment = fragments[visitor] = b",".join(map(literal, visitor))
         code = codes.get(row.code)
         if code is None:
             code = codes[row.code] = literal(row.code)
