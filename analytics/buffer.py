@@ -14,15 +14,40 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-# Raw Redis keys (not behind the cache's KEY_PREFIX: the worker and a Lua script read them as is).
-VISITS_KEY = "analytics:visits"  # list: visit messages, RPUSHed by redirects
-PROCESSING_KEY = "analytics:visits:processing"  # list: the batch a flush is storing
-ATTEMPTS_KEY = "analytics:visits:attempts"  # int: how often the processing batch was retried
-DEAD_KEY = "analytics:visits:dead"  # list: messages that could not be stored (kept for a human)
-HOURS_KEY = "analytics:hours"  # set: "link_id:hour_epoch" pairs waiting for aggregation
-AGGREGATING_KEY = "analytics:hours:aggregating"  # set: the pairs an aggregation is recomputing
-FLUSH_LOCK_KEY = "analytics:lock:flush"
-AGGREGATE_LOCK_KEY = "analytics:lock:aggregate"
+# Raw Redis keys (not behind the cache's KEY_PREFIX: the worker and a Lua script read them as
+# is). The scripts below touch several at once, so all share the hash tag {buffer}: one slot on
+# a Redis Cluster.
+VISITS_KEY = "analytics:{buffer}:visits"  # list: visit messages, RPUSHed by redirects
+PROCESSING_KEY = "analytics:{buffer}:processing"  # list: the batch a flush is storing
+ATTEMPTS_KEY = "analytics:{buffer}:attempts"  # int: how often the processing batch was retried
+DEAD_KEY = "analytics:{buffer}:dead"  # list: messages that could not be stored (for a human)
+HOURS_KEY = "analytics:{buffer}:hours"  # set: "link_id:hour_epoch" pairs waiting for roll-up
+AGGREGATING_KEY = "analytics:{buffer}:aggregating"  # set: the pairs a roll-up is recomputing
+FLUSH_LOCK_KEY = "analytics:{buffer}:lock:flush"
+AGGREGATE_LOCK_KEY = "analytics:{buffer}:lock:aggregate"
+
+# The names before the hash tag (until 2026-11-23), on a single Redis: what a flush finds there
+# is taken over once (see adopt_untagged_keys), so an upgrade loses no buffered visit.
+_UNTAGGED_LISTS = {
+    "analytics:visits": VISITS_KEY,
+    "analytics:visits:processing": VISITS_KEY,  # stored again; event ids keep each visit once
+    "analytics:visits:dead": DEAD_KEY,
+}
+_UNTAGGED_SETS = {"analytics:hours": HOURS_KEY, "analytics:hours:aggregating": HOURS_KEY}
+_UNTAGGED_DROPPED = (
+    "analytics:visits:attempts",
+    "analytics:lock:flush",
+    "analytics:lock:aggregate",
+)
+# KEYS: old list, new list. Appends the old list's items to the new one, then drops the old.
+_ADOPT_LIST = """
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+for i = 1, #items, 500 do
+  redis.call('RPUSH', KEYS[2], unpack(items, i, math.min(i + 499, #items)))
+end
+redis.call('DEL', KEYS[1])
+return #items
+"""
 
 # A lock is held this long at most; a batch of 1,000 takes well under a second, and a flush that
 # outlives its lock cannot double-count (event ids), only repeat work.
@@ -80,6 +105,22 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+
+
+def adopt_untagged_keys(client) -> int:
+    """Take over what the untagged key names of an older release hold (a single Redis only;
+    a Cluster never had them). Returns how many visit messages were moved."""
+    moved = 0
+    for old, new in _UNTAGGED_LISTS.items():
+        if client.exists(old):
+            moved += client.eval(_ADOPT_LIST, 2, old, new)
+    for old, new in _UNTAGGED_SETS.items():
+        if client.exists(old):
+            client.sunionstore(new, [new, old])
+            client.delete(old)
+    for old in _UNTAGGED_DROPPED:
+        client.delete(old)
+    return moved
 
 
 # --- (link, hour) pairs ------------------------------------------------------------------------

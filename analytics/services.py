@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from links.models import UrlLink
 from shorturl_project.node_state import node_lock
-from shorturl_project.redis_conn import redis_client
+from shorturl_project.redis_conn import redis_client, uses_cluster
 
 from . import buffer, enrich, spool
 from .messages import decode_visit
@@ -308,6 +308,9 @@ def _aggregate_spooled_hours() -> int:
     return written
 
 
+_untagged_keys_adopted = {"done": False}
+
+
 def flush_pending(
     *, batch_size: int | None = None, max_seconds: float | None = None, wait: bool = False
 ) -> int:
@@ -320,6 +323,12 @@ def flush_pending(
     client = redis_client()
     if client is None:
         return _flush_spool(batch_size)
+    if not _untagged_keys_adopted["done"]:
+        if not uses_cluster():
+            moved = buffer.adopt_untagged_keys(client)
+            if moved:
+                logger.info("Took over %d buffered visits from the old key names", moved)
+        _untagged_keys_adopted["done"] = True
     batch_size = batch_size or settings.ANALYTICS_BATCH_SIZE
     started = time.monotonic()
     waited_until = started + buffer.LOCK_SECONDS

@@ -27,8 +27,8 @@ PYTHON = sys.executable
 BENCHES = {
     "serve": ("serve_bench.py", [], ["--seconds", "4", "--rounds", "2", "--cold-links", "20000"]),
     "ingest": ("ingest_bench.py", [], ["--visits", "30000"]),
-    "bulk": ("bulk_bench.py", [], []),
-    "stats": ("stats_bench.py", [], []),
+    "bulk": ("bulk_bench.py", [], ["--rounds", "2", "--single", "100"]),
+    "stats": ("stats_bench.py", [], ["--large", "200000", "--reps", "5"]),
 }
 
 

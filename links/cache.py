@@ -36,6 +36,7 @@ from shorturl_project.redis_conn import (
     redis_client,
     redis_failed,
     sadd_all,
+    uses_cluster,
     uses_redis,
 )
 
@@ -44,7 +45,17 @@ from .models import CodeType, UrlLink
 logger = logging.getLogger(__name__)
 
 _MISSING = "-"
-REDIS_KEY_PREFIX = "shorturl:link:"
+
+
+def entry_key(code: str) -> str:
+    """Redis key of a code's entry; the {code} hash tag keeps it in one slot with its version."""
+    return f"shorturl:link:{{{code}}}"
+
+
+def version_key(code: str) -> str:
+    return f"shorturl:version:{{{code}}}"
+
+
 # Services mode: every custom alias in one Redis set, so "is this an alias?" is one SISMEMBER
 # (inside the redirect's Lua call) however many aliases exist. The marker member, which no alias
 # can be, says the set was loaded whole: without it (Redis restarted or evicted the set) the
@@ -57,9 +68,8 @@ _ALIASES_GENERATION = "*aliases*"
 # An epoch value set once per Redis data set tells a node that Redis lost the stream (restart
 # without persistence), after which nothing it cached can be trusted.
 CHANGES_KEY = "shorturl:changes"
-# Per changed code: a counter bumped with each change, so that a cache fill which read the
-# database before the change cannot store what it read after the change's DEL.
-VERSION_PREFIX = "shorturl:version:"
+# Per changed code (version_key): a counter bumped with each change, so that a cache fill which
+# read the database before the change cannot store what it read after the change's DEL.
 # Far longer than a fill takes from its database read to its SET; short enough that creating
 # links in bulk leaves few counters behind (~70 bytes each).
 VERSION_KEPT_SECONDS = 300
@@ -201,7 +211,7 @@ def get_entry(code: str) -> LinkEntry | bool | None:
     if client is None:
         return None  # Redis paused after a failure: straight to the database
     try:
-        return _decode(code, client.get(REDIS_KEY_PREFIX + code))
+        return _decode(code, client.get(entry_key(code)))
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return None
@@ -252,6 +262,8 @@ def fetch_and_record(
     client = live_redis_client()
     if client is None:
         return None, False
+    if uses_cluster():
+        return _fetch_on_cluster(client, code, generation, alias_shaped=alias_shaped)
     global _fetch_and_record_script
     if _fetch_and_record_script is None:
         _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)
@@ -259,7 +271,7 @@ def fetch_and_record(
     buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[REDIS_KEY_PREFIX + code, buffer_key, ALIAS_SET_KEY],
+            keys=[entry_key(code), buffer_key, ALIAS_SET_KEY],
             args=[repr(now), message_body, "1" if alias_shaped else "0", ALIAS_SET_COMPLETE, code],
             client=client,
         )
@@ -293,10 +305,31 @@ def redis_version_before_read(code: str) -> str | None:
     if client is None:
         return None
     try:
-        return (client.get(VERSION_PREFIX + code) or b"0").decode()
+        return (client.get(version_key(code)) or b"0").decode()
     except RedisError as exc:
         redis_failed(exc, consequence="links are not cached")
         return None
+
+
+def _fetch_on_cluster(
+    client, code: str, generation: int | None, *, alias_shaped: bool
+) -> tuple[LinkEntry | bool | None, bool]:
+    """fetch_and_record on a Redis Cluster: the entry, the alias set and the buffer live in
+    different slots, so the entry is read alone (and the alias set asked on a miss); the caller
+    records the visit (to the node's spool, or one RPUSH)."""
+    try:
+        entry = _decode(code, client.get(entry_key(code)))
+        if entry is None and alias_shaped:
+            complete, member = _alias_set_lookup(client, code)
+            if complete and not member:
+                entry = False
+    except RedisError as exc:
+        redis_failed(exc, consequence="links are read from the database")
+        return None, False
+    if generation is not None and entry is not None:
+        ttl = settings.SHORTURL_CACHE_TTL if entry else settings.SHORTURL_NEGATIVE_CACHE_TTL
+        process_cache.put(code, entry, ttl=ttl, generation=generation)
+    return entry, False
 
 
 def _put(code: str, value: str, ttl: int, version: str | None) -> None:
@@ -306,12 +339,12 @@ def _put(code: str, value: str, ttl: int, version: str | None) -> None:
     global _put_if_unchanged_script
     try:
         if version is None:  # the caller knows of no concurrent change (a fresh row)
-            client.set(REDIS_KEY_PREFIX + code, value, ex=ttl)
+            client.set(entry_key(code), value, ex=ttl)
             return
         if _put_if_unchanged_script is None:
             _put_if_unchanged_script = client.register_script(_PUT_IF_UNCHANGED)
         _put_if_unchanged_script(
-            keys=[REDIS_KEY_PREFIX + code, VERSION_PREFIX + code],
+            keys=[entry_key(code), version_key(code)],
             args=[value, ttl, version],
             client=client,
         )
@@ -369,18 +402,23 @@ class CacheUnavailable(Exception):
 
 
 def _publish(pipe, keys: list[str]) -> None:
-    """Queue, on a pipeline, the stream entries that tell the other nodes these keys changed."""
-    for key in keys:
-        pipe.xadd(CHANGES_KEY, {"c": key}, maxlen=CHANGES_KEPT, approximate=True)
+    """Queue, on a pipeline, the stream entry that tells the other nodes these keys changed
+    (one entry for the lot: a bulk create publishes 1,000 codes in one XADD)."""
+    pipe.xadd(CHANGES_KEY, {"c": " ".join(keys)}, maxlen=CHANGES_KEPT, approximate=True)
 
 
-def _forget(pipe, codes: list[str]) -> None:
+def _forget(pipe, codes: list[str], *, bump_versions: bool = True) -> None:
     """Queue, on a pipeline, the drop of these codes' Redis entries, the bump of their versions
     (so a fill that read the database before the change is refused) and the notice."""
-    pipe.delete(*(REDIS_KEY_PREFIX + code for code in codes))
-    for code in codes:
-        pipe.incr(VERSION_PREFIX + code)
-        pipe.expire(VERSION_PREFIX + code, VERSION_KEPT_SECONDS)
+    if uses_cluster():  # one key per command: a Cluster pipeline routes each to its slot
+        for code in codes:
+            pipe.delete(entry_key(code))
+    else:
+        pipe.delete(*(entry_key(code) for code in codes))
+    if bump_versions:
+        for code in codes:
+            pipe.incr(version_key(code))
+            pipe.expire(version_key(code), VERSION_KEPT_SECONDS)
     _publish(pipe, codes)
 
 
@@ -401,7 +439,9 @@ def drop(code: str) -> None:
     if not uses_redis():
         return
     try:
-        with redis_client().pipeline(transaction=True) as pipe:
+        # One MULTI on a single Redis; a Cluster cannot span slots in one (a partial failure
+        # raises all the same, and the change is rolled back).
+        with redis_client().pipeline(transaction=not uses_cluster()) as pipe:
             _forget(pipe, [code])
             pipe.execute()
     except RedisError as exc:
@@ -422,8 +462,11 @@ def forget_missing_after_commit(codes: list[str]) -> None:
         if client is None or not codes:
             return
         try:
+            # No version bumps: a fill racing a code's creation could at worst cache "no such
+            # code" for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000
+            # counters behind.
             with client.pipeline(transaction=False) as pipe:
-                _forget(pipe, codes)
+                _forget(pipe, codes, bump_versions=False)
                 pipe.execute()
         except RedisError as exc:
             redis_failed(exc, consequence="links are not cached")
@@ -590,8 +633,8 @@ def apply_remote_changes() -> int:
             answer = client.xread({CHANGES_KEY: last_id}, count=1000)
             entries = answer[0][1] if answer else []
             for entry_id, fields in entries:
-                key = fields.get(b"c", b"").decode()
-                table.bump(key)
+                for key in fields.get(b"c", b"").decode().split():
+                    table.bump(key)
                 last_id = entry_id
             read += len(entries)
             if len(entries) < 1000:

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django_redis.pool import ConnectionFactory
+from redis.cluster import RedisCluster
 
 logger = logging.getLogger("shorturl.redis")
 
@@ -35,6 +37,36 @@ def uses_redis() -> bool:
     value = _mode.get("redis")
     if value is None:
         value = _mode["redis"] = settings.CACHES["default"]["BACKEND"].startswith("django_redis")
+    return value
+
+
+class ClusterConnectionFactory(ConnectionFactory):
+    """django-redis's client on a Redis Cluster (REDIS_CLUSTER=1): REDIS_URL names any node,
+    the client learns the others and routes each key to its slot."""
+
+    _clusters: dict[str, RedisCluster] = {}
+
+    def connect(self, url: str) -> RedisCluster:
+        client = self._clusters.get(url)
+        if client is None:
+            client = self._clusters[url] = RedisCluster.from_url(
+                url,
+                socket_connect_timeout=self.options.get("SOCKET_CONNECT_TIMEOUT", 1),
+                socket_timeout=self.options.get("SOCKET_TIMEOUT", 1),
+            )
+        return client
+
+    def disconnect(self, connection) -> None:
+        connection.close()
+
+
+def uses_cluster() -> bool:
+    """True on a Redis Cluster: multi-key scripts stay within one hash tag, and the redirect
+    reads its entry and pushes its visit in separate calls (they live in different slots)."""
+    value = _mode.get("cluster")
+    if value is None:
+        factory = settings.CACHES["default"].get("OPTIONS", {}).get("CONNECTION_FACTORY", "")
+        value = _mode["cluster"] = uses_redis() and factory.endswith("ClusterConnectionFactory")
     return value
 
 

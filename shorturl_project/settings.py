@@ -125,6 +125,12 @@ if REDIS_URL:
             },
         }
     }
+    if env.bool("REDIS_CLUSTER", default=False):
+        # REDIS_URL names any node of a Redis Cluster; the broker must be a plain Redis or
+        # RabbitMQ (CELERY_BROKER_URL), which Celery needs.
+        CACHES["default"]["OPTIONS"]["CONNECTION_FACTORY"] = (
+            "shorturl_project.redis_conn.ClusterConnectionFactory"
+        )
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

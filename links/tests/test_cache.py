@@ -206,15 +206,15 @@ def test_with_redis_every_process_sees_the_same_entry_and_its_drop(requires_redi
     link_cache.store_missing(unknown)
     other = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
     try:
-        raw = other.get(link_cache.REDIS_KEY_PREFIX + link.code)
+        raw = other.get(link_cache.entry_key(link.code))
         assert LinkEntry.parse(link.code, raw.decode()) == entry
-        assert 0 < other.ttl(link_cache.REDIS_KEY_PREFIX + link.code) <= settings.SHORTURL_CACHE_TTL
-        ttl = other.ttl(link_cache.REDIS_KEY_PREFIX + unknown)
+        assert 0 < other.ttl(link_cache.entry_key(link.code)) <= settings.SHORTURL_CACHE_TTL
+        ttl = other.ttl(link_cache.entry_key(unknown))
         assert 0 < ttl <= settings.SHORTURL_NEGATIVE_CACHE_TTL
 
         link_cache.drop(link.code)
 
-        assert other.get(link_cache.REDIS_KEY_PREFIX + link.code) is None
+        assert other.get(link_cache.entry_key(link.code)) is None
     finally:
         other.close()
 

@@ -122,7 +122,7 @@ def test_redis_losing_the_change_stream_makes_every_process_read_again(user):
     redis_client().delete(
         link_cache.CHANGES_KEY,
         link_cache.CHANGES_EPOCH_KEY,
-        link_cache.REDIS_KEY_PREFIX + link.code,
+        link_cache.entry_key(link.code),
     )
     type(link).objects.filter(pk=link.pk).update(long_url="https://example.com/after")
     link_cache.apply_remote_changes()
