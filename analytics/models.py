@@ -62,6 +62,15 @@ class HourlyClick(models.Model):
     clicks = models.PositiveIntegerField(default=0, help_text="Clicks by people.")
     unique_visitors = models.PositiveIntegerField(default=0)
     bot_clicks = models.PositiveIntegerField(default=0, help_text="Bots and link previews.")
+    last_visitors = models.PositiveIntegerField(
+        default=0,
+        help_text="People whose latest visit to the link is in this hour (see LinkVisitor).",
+    )
+    rolled_up = models.BooleanField(
+        default=False,
+        help_text="Written by the roll-up, with the hour's breakdown rows and LinkVisitor; a row "
+        "made otherwise has its breakdowns and people read from the visits.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -73,3 +82,72 @@ class HourlyClick(models.Model):
 
     def __str__(self) -> str:
         return f"{self.link_id} @ {self.hour:%Y-%m-%d %H}:00 = {self.clicks}"
+
+
+class LinkVisitor(models.Model):
+    """One person (client_id, not a bot) per link, with the UTC hour of their latest visit.
+
+    Kept by the hourly roll-up. Distinct people over [start, end) are then exact without reading
+    the visits: when nobody's latest visit is at or after `end`, they are the people whose latest
+    visit is in the range, i.e. the sum of HourlyClick.last_visitors over its hours.
+    """
+
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="+")
+    client_id = models.CharField(max_length=40)
+    last_hour = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["link", "client_id"], name="linkvisitor_link_client")
+        ]
+        indexes = [models.Index(fields=["link", "last_hour"], name="linkvisitor_link_last")]
+
+    def __str__(self) -> str:
+        return f"{self.link_id}: {self.client_id} last @ {self.last_hour:%Y-%m-%d %H}:00"
+
+
+class BreakdownRow(models.Model):
+    """People's clicks (bots: `dimension="bots"`) of one link in one period, by one value of a
+    breakdown: the rows selectors.breakdowns sums instead of grouping the visits."""
+
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="+")
+    dimension = models.CharField(max_length=16)  # a selectors.BREAKDOWN_FIELDS name, or "bots"
+    # The stored value ("" when unknown); for referrers the host, as referrer_host gives it.
+    value = models.CharField(max_length=255, blank=True, default="")
+    code = models.CharField(max_length=2, blank=True, default="")  # countries: the ISO code
+    clicks = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.link_id} {self.dimension}={self.value!r}: {self.clicks}"
+
+
+class HourlyBreakdown(BreakdownRow):
+    """Breakdown rows of one UTC hour, recomputed with the HourlyClick row of the same hour."""
+
+    hour = models.DateTimeField()
+
+    class Meta:
+        # Covering: a range's rows are summed from the index alone.
+        indexes = [
+            models.Index(
+                fields=["link", "hour", "dimension", "value", "code", "clicks"],
+                name="hourlybreakdown_covering",
+            )
+        ]
+
+
+class DailyBreakdown(BreakdownRow):
+    """The sum of a UTC day's HourlyBreakdown rows, so a month is 30 days' rows, not 720 hours'."""
+
+    day = models.DateTimeField()  # 00:00 UTC
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["link", "day", "dimension", "value", "code", "clicks"],
+                name="dailybreakdown_covering",
+            )
+        ]

@@ -3,8 +3,11 @@
 Contract (other modules code against these signatures; the analytics pipeline fills them in):
 every breakdown is a list of {"name": str, "clicks": int} sorted by clicks, descending.
 
-Series and totals read HourlyClick (one row per link and hour), never raw visits; breakdowns and
-distinct visitors over a range read VisitRecord through its (link, visit_time) index. Breakdowns
+Series and totals read HourlyClick (one row per link and hour), never raw visits. Breakdowns read
+the roll-up rows kept with it (DailyBreakdown for whole UTC days, HourlyBreakdown for the hours
+of partial days), and distinct people over a range read HourlyClick.last_visitors (see
+LinkVisitor), so a link's stats cost the same at a thousand visits as at a million; only a range
+that ends before some of its visitors' latest visits counts them from VisitRecord. Breakdowns
 count people only; bots and link-preview fetchers are counted apart (`bot_clicks`, `bots`).
 Hours are UTC hours shown in the current time zone (settings.TIME_ZONE unless activated
 otherwise), as aware datetimes.
@@ -27,7 +30,14 @@ from links.models import UrlLink
 from shorturl_project.redis_conn import redis_client
 
 from . import buffer, spool
-from .models import HourlyClick, VisitRecord, utc_hour
+from .models import (
+    DailyBreakdown,
+    HourlyBreakdown,
+    HourlyClick,
+    LinkVisitor,
+    VisitRecord,
+    utc_hour,
+)
 
 BREAKDOWN_FIELDS = {
     "countries": "country",
@@ -43,6 +53,7 @@ UNKNOWN = "Unknown"
 DIRECT = "Direct"  # the referrers entry for visits that sent no Referer (typed, apps, e-mail)
 DEFAULT_LIMIT = 10
 HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
 
 LinkIds = Iterable[int] | QuerySet | None
 
@@ -50,6 +61,10 @@ LinkIds = Iterable[int] | QuerySet | None
 def _hour_ceil(moment: datetime) -> datetime:
     floor = utc_hour(moment)
     return floor if floor == moment else floor + HOUR
+
+
+def _day(moment: datetime) -> datetime:
+    return utc_hour(moment).replace(hour=0)
 
 
 def _ids(link_ids: LinkIds):
@@ -130,16 +145,68 @@ def _ranked(counts: Counter, limit: int) -> list[dict]:
     return [{"name": name, "clicks": clicks} for name, clicks in ordered[:limit]]
 
 
-def _breakdown(visits: QuerySet, field: str, limit: int) -> list[dict]:
-    if field == "referrer_host":
-        hosts: Counter = Counter()
-        for row in visits.values("referrer").annotate(n=Count("id")).order_by().iterator():
-            hosts[referrer_host(row["referrer"])] += row["n"]
-        return _ranked(hosts, limit)
-    counts: Counter = Counter()
-    for row in visits.values(field).annotate(n=Count("id")).order_by():
-        counts[row[field] or UNKNOWN] += row["n"]
-    return _ranked(counts, limit)
+def _with_links(rows: QuerySet, link_ids: LinkIds) -> QuerySet:
+    return rows if link_ids is None else rows.filter(link_id__in=_ids(link_ids))
+
+
+def _stale_visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
+    """The visits of the (link, hour)s in range whose HourlyClick row the roll-up did not write
+    (made by hand, say): they have no breakdown rows, so they are grouped directly."""
+    stale = _hourly_rows(link_ids, start, end).filter(rolled_up=False)
+    pairs = Q(pk__in=[])
+    for link_id, hour in stale.values_list("link_id", "hour"):
+        pairs |= Q(link_id=link_id, visit_time__gte=hour, visit_time__lt=hour + HOUR)
+    return VisitRecord.objects.filter(pairs)
+
+
+def _visit_sums(visits: QuerySet) -> Counter:
+    """{(dimension, value, code): clicks} of `visits`, as the roll-up's breakdown rows hold them."""
+    sums: Counter = Counter()
+    for dimension, field in [*BREAKDOWN_FIELDS.items(), ("bots", "browser_type")]:
+        source = visits.filter(is_bot=dimension == "bots")
+        group = {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
+            dimension, [field]
+        )
+        for row in source.values(*group).annotate(n=Count("id")).order_by():
+            if dimension == "referrers":
+                value, code = referrer_host(row["referrer"]), ""
+            elif dimension == "countries":
+                value, code = row["country"], row["country_code"]
+            else:
+                value, code = row[field], ""
+            sums[dimension, value[:255], code] += row["n"]
+    return sums
+
+
+def _breakdown_sums(link_ids: LinkIds, start: datetime, end: datetime) -> Counter:
+    """{(dimension, value, code): clicks} over the hours of [start, end): whole UTC days from
+    DailyBreakdown; a partial first or last day from the HourlyBreakdown rows of its hours in
+    the range, or, when those are most of the day, its day row less the rest of its hours (no
+    hours at all when the rest of the day holds no clicks, e.g. today after now)."""
+    first, end = utc_hour(start), _hour_ceil(end)
+    days, plus, minus = [], Q(pk__in=[]), Q(pk__in=[])
+    day = _day(first)
+    while day < end:
+        part_start, part_end = max(first, day), min(end, day + DAY)
+        rest = Q(hour__gte=day, hour__lt=part_start) | Q(hour__gte=part_end, hour__lt=day + DAY)
+        partial = part_start > day or part_end < day + DAY
+        if partial and _with_links(HourlyClick.objects.filter(rest), link_ids).exists():
+            if (part_end - part_start) * 2 <= DAY:
+                plus |= Q(hour__gte=part_start, hour__lt=part_end)
+                day += DAY
+                continue
+            minus |= rest
+        days.append(day)
+        day += DAY
+    sums = _visit_sums(_stale_visits(link_ids, start, end))
+    fields = ("dimension", "value", "code")
+    parts = [(HourlyBreakdown.objects.filter(plus), 1), (HourlyBreakdown.objects.filter(minus), -1)]
+    if days:  # one run of days: only a partial first or last day can be missing
+        parts.append((DailyBreakdown.objects.filter(day__gte=days[0], day__lte=days[-1]), 1))
+    for rows, sign in parts:
+        for row in _with_links(rows, link_ids).values(*fields).annotate(n=Sum("clicks")).order_by():
+            sums[row["dimension"], row["value"], row["code"]] += sign * row["n"]
+    return +sums  # drops what the day had only in the hours left out
 
 
 def breakdowns(
@@ -152,24 +219,62 @@ def breakdowns(
     """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name).
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`.
+    Read from the roll-up rows, which hold what grouping the range's visits would give.
     """
-    visits = _visits(link_ids, start, end)
-    people = visits.filter(is_bot=False)
-    result = {name: _breakdown(people, field, limit) for name, field in BREAKDOWN_FIELDS.items()}
-    codes = dict(people.exclude(country_code="").values_list("country", "country_code").distinct())
+    counts: dict[str, Counter] = {name: Counter() for name in [*BREAKDOWN_FIELDS, "bots"]}
+    codes: dict[str, str] = {}
+    for (dimension, value, code), clicks in _breakdown_sums(link_ids, start, end).items():
+        if dimension in counts:
+            counts[dimension][value or UNKNOWN] += clicks
+            if dimension == "countries" and code:
+                codes[value] = max(codes.get(value, ""), code)
+    result = {name: _ranked(counts[name], limit) for name in BREAKDOWN_FIELDS}
     for entry in result["countries"]:
         entry["code"] = codes.get(entry["name"], "")
-    result["bots"] = _breakdown(visits.filter(is_bot=True), "browser_type", limit)
+    result["bots"] = _ranked(counts["bots"], limit)
     return result
+
+
+def _unique_visitors(link_ids: list[int], start: datetime, end: datetime) -> dict[int, int]:
+    """{link_id: distinct people in [start, end)}, exact. Where nobody's latest visit to the
+    link is at or after the range's end, they are the people whose latest visit is inside it:
+    the sum of the hours' last_visitors. Otherwise (a range in the past of returning visitors)
+    they are counted from the visits."""
+    stale = _hourly_rows(link_ids, start, end).filter(rolled_up=False)
+    end = _hour_ceil(end)
+    later = set(
+        LinkVisitor.objects.filter(link_id__in=link_ids, last_hour__gte=end)
+        .values_list("link_id", flat=True)
+        .distinct()
+    ) | set(stale.values_list("link_id", flat=True).distinct())
+    rolled = [link_id for link_id in link_ids if link_id not in later]
+    rows = (
+        HourlyClick.objects.filter(link_id__in=rolled, hour__gte=utc_hour(start), hour__lt=end)
+        .values("link_id")
+        .annotate(u=Sum("last_visitors"))
+        .order_by()
+    )
+    people = {row["link_id"]: row["u"] or 0 for row in rows} if rolled else {}
+    if later:
+        people |= _distinct_visitors(_visits(sorted(later), start, end))
+    return people
 
 
 def _totals(link_ids: LinkIds, start: datetime, end: datetime) -> dict[str, int]:
     sums = _hourly_rows(link_ids, start, end).aggregate(
         clicks=Sum("clicks"), bots=Sum("bot_clicks")
     )
-    unique = (
-        _visits(link_ids, start, end).filter(is_bot=False).values("client_id").distinct().count()
-    )
+    ids = None if link_ids is None or isinstance(link_ids, QuerySet) else list(link_ids)
+    if ids is not None and len(ids) == 1:
+        unique = _unique_visitors(ids, start, end).get(ids[0], 0)
+    else:  # a person who visited several of the links counts once
+        unique = (
+            _visits(link_ids, start, end)
+            .filter(is_bot=False)
+            .values("client_id")
+            .distinct()
+            .count()
+        )
     return {
         "total_clicks": sums["clicks"] or 0,
         "unique_visitors": unique,
@@ -225,7 +330,7 @@ def top_links(
     )
     top_ids = [row["link_id"] for row in rows]
     links = UrlLink.objects.select_related("owner").in_bulk(top_ids)
-    people = _distinct_visitors(_visits(top_ids, start, end))
+    people = _unique_visitors(top_ids, start, end)
     return [
         {
             "link": links[row["link_id"]],
