@@ -205,7 +205,6 @@ class Bench:
             "SHOW_DEV_WARNING": "0",
             "DEBUG": "0",
             "SECRET_KEY": "bench-only-secret-key-bench-only-secret-key",
-            "STATIC_ROOT": str(self.workdir / "static"),
             "WEB_CONCURRENCY": str(args.processes),
             "WEB_THREADS": str(args.threads),
             "LOG_LEVEL": "WARNING",
@@ -216,6 +215,9 @@ class Bench:
 
     def serve(self, name: str, env: dict) -> None:
         self.ports[name] = free_port()
+        # Each server collects its own static files: two collectstatic runs into one
+        # directory trip over each other's compressed files.
+        env = env | {"STATIC_ROOT": str(self.workdir / f"static-{name}")}
         self.env[name] = env
         self.procs[name] = start(
             ["scripts/serve"], env | {"PORT": str(self.ports[name])}, self.workdir / f"{name}.log"
