@@ -30,7 +30,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,21 +38,16 @@ import threading
 import time
 from pathlib import Path
 
+from processes import HOST, free_port, mariadb, redis_ping, start, stop, wait_until
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
-HOST = "127.0.0.1"
 BULK_GOAL = 5000.0  # links/s through the bulk API (issue #11)
 KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "TERM")
 
 
 class BenchError(RuntimeError):
     pass
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def run(argv: list[str], env: dict, timeout: float = 180) -> str:
@@ -65,55 +59,15 @@ def run(argv: list[str], env: dict, timeout: float = 180) -> str:
     return done.stdout
 
 
-def mariadb(sql: str) -> None:
-    env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
-    run(["mariadb", "-uroot", f"-h{HOST}", "-P3306", "-N", "-e", sql], env, timeout=60)
-
-
 class Proc:
+    """A started process group with its log (processes.start / processes.stop)."""
+
     def __init__(self, argv: list[str], env: dict, log: Path):
         self.log = log
-        with log.open("ab") as out:
-            self.popen = subprocess.Popen(
-                argv,
-                cwd=ROOT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
+        self.popen = start(argv, env, log)
 
     def stop(self) -> None:
-        """SIGTERM the process group, SIGKILL it after 20 s."""
-        for sig, grace in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.popen.wait(timeout=grace)
-                return
-
-
-def wait_until(probe, *, timeout: float, what: str, proc: Proc | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and not proc.alive():
-            tail = proc.log.read_text(errors="replace")[-3000:]
-            raise BenchError(f"{what}: the process exited\n{tail}")
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            if probe():
-                return
-        time.sleep(0.3)
-    raise BenchError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def redis_ping(port: int) -> bool:
-    with socket.create_connection((HOST, port), timeout=1) as sock:
-        sock.sendall(b"PING\r\n")
-        return sock.recv(64).startswith(b"+PONG")
+        stop(self.popen)
 
 
 def healthy(port: int) -> bool:
@@ -305,7 +259,9 @@ def main() -> int:
             base_env,
             workdir / "redis.log",
         )
-        wait_until(lambda: redis_ping(redis_port), timeout=20, what="redis-server", proc=redis)
+        wait_until(
+            lambda: redis_ping(redis_port), timeout=20, what="redis-server", proc=redis.popen
+        )
         mariadb(
             f"DROP DATABASE IF EXISTS `{database}`; CREATE DATABASE `{database}` "
             "CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
@@ -335,7 +291,7 @@ def main() -> int:
                 senv,
                 workdir / f"serve-{strategy}.log",
             )
-            wait_until(lambda: healthy(port), timeout=180, what="make serve", proc=server)
+            wait_until(lambda: healthy(port), timeout=180, what="make serve", proc=server.popen)
             # Enough pool codes for every call (the worker's job in production).
             need = (1 + args.rounds * (1 + args.clients)) * 1000 + args.single + 2000
             manage = [PYTHON, "manage.py", "shell", "-c"]

@@ -21,15 +21,11 @@ process, and stops everything it started.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import http.client
 import json
 import os
 import random
 import re
 import shutil
-import signal
-import socket
 import sqlite3
 import string
 import subprocess
@@ -38,47 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from processes import answers_http, free_port, mariadb, start, stop, wait_until
 from workload import create_links, wrk_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 sys.path.insert(0, str(ROOT))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(port: int, timeout: float = 120) -> None:
-    """Until the server on `port` answers anything (a redirect is not followed)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            conn.getresponse().read()
-            return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"nothing answered on port {port} within {timeout} s")
-
-
-def start(argv: list[str], env: dict, log: Path) -> subprocess.Popen:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-
-
-def stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def wrk(
@@ -116,15 +77,6 @@ def nginx(port: int, workdir: Path) -> subprocess.Popen | None:
         {},
         workdir / "nginx.log",
     )
-
-
-def mariadb(sql: str) -> str:
-    return subprocess.run(
-        ["mariadb", "-uroot", "-h127.0.0.1", "-N", "-e", sql],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 def descendants(pid: int) -> list[int]:
@@ -185,6 +137,10 @@ def unknown_codes(count: int) -> tuple[list[str], list[str]]:
         stem = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(body))
         generated.append(stem + check_character(stem))
     return aliases, generated
+
+
+def wait_for(port: int, proc: subprocess.Popen) -> None:
+    wait_until(lambda: answers_http(port), timeout=120, what=f"a server on port {port}", proc=proc)
 
 
 def median(values: list[float]) -> float:
@@ -261,7 +217,7 @@ class Bench:
         self.redis_port = redis_port
         time.sleep(0.5)
         self.serve("services", env)
-        wait_for(self.ports["services"])  # migrated before the worker starts
+        wait_for(self.ports["services"], self.procs["services"])  # migrated before the worker
         celery = str(Path(PYTHON).with_name("celery"))
         self.procs["worker"] = start(
             [celery, "-A", "shorturl_project", "worker", "--loglevel=warning"],
@@ -354,7 +310,7 @@ def main() -> None:
             name for name in ("nginx return 302", "bare WSGI 302", *modes) if name in bench.procs
         ]
         for name in contenders:
-            wait_for(bench.ports[name])
+            wait_for(bench.ports[name], bench.procs[name])
         scripts = {}
         for mode in modes:
             codes = create_links(args.links, bench.env[mode])
@@ -459,7 +415,7 @@ def cold_cache(bench: Bench, args: argparse.Namespace) -> dict:
         client.delete(*keys)
     stop(bench.procs["services"])
     bench.serve("services", env)
-    wait_for(bench.ports["services"])
+    wait_for(bench.ports["services"], bench.procs["services"])
     random.Random(5).shuffle(codes)
     lua = wrk_script(codes, bench.workdir / "cold.lua")
     url = f"http://127.0.0.1:{bench.ports['services']}"

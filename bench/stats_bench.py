@@ -23,7 +23,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,9 +32,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import requests
+from processes import HOST, free_port, mariadb, start, start_redis, stop, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-HOST = "127.0.0.1"
 DATABASE = f"shorturl_bench_stats_{os.getpid()}"
 PASSWORD = "bench-stats-password-1"  # noqa: S105 (a throw-away user in a throw-away database)
 GOAL = 2.0
@@ -45,59 +44,6 @@ _PRODUCT_PREFIXES += ("API_", "WEB_", "DJANGO_")
 _PRODUCT_NAMES = {"DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "ALLOWED_HOSTS", "PORT", "HOST"}
 _PRODUCT_NAMES |= {"PIDFILE", "VENV", "PYTHON", "STATIC_ROOT", "EMBEDDED_STATE_DIR", "MAKEFLAGS"}
 _PRODUCT_NAMES |= {"MAKELEVEL", "MFLAGS", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def mariadb(sql: str) -> None:
-    subprocess.run(["mariadb", "-uroot", f"-h{HOST}", "-e", sql], check=True, timeout=120)
-
-
-def start(argv: list[str], env: dict, log: Path) -> subprocess.Popen:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-
-
-def wait_until(probe, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = probe()
-        except (OSError, requests.RequestException):
-            value = None
-        if value:
-            return value
-        time.sleep(0.3)
-    raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def redis_ping(port: int) -> bool:
-    with socket.create_connection((HOST, port), timeout=1) as sock:
-        sock.sendall(b"PING\r\n")
-        return sock.recv(64).startswith(b"+PONG")
 
 
 # --- the visits ---------------------------------------------------------------------------------
@@ -426,18 +372,8 @@ def main() -> None:
         f"CREATE DATABASE `{DATABASE}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
     )
     try:
-        redis_port = free_port()
-        procs.append(
-            start(
-                [
-                    *("redis-server", "--port", str(redis_port), "--bind", HOST, "--save", ""),
-                    *("--appendonly", "no", "--dir", str(workdir), "--protected-mode", "yes"),
-                ],
-                {"PATH": os.environ.get("PATH", "")},
-                workdir / "redis.log",
-            )
-        )
-        wait_until(lambda: redis_ping(redis_port), timeout=20, what="redis-server")
+        redis, redis_port = start_redis(workdir)
+        procs.append(redis)
         redis_url = f"redis://{HOST}:{redis_port}/0"
         print(f"database {DATABASE}, redis on port {redis_port}; storing visits...", flush=True)
         data = build_data({"1k": args.small, "1M": args.large}, args.days, redis_url)
