@@ -30,7 +30,12 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import fused_push
-from shorturl_project.node_state import generations, local_entries_trusted, local_redirects
+from shorturl_project.node_state import (
+    generations,
+    local_entries_trusted,
+    local_redirects,
+    state_dir,
+)
 from shorturl_project.redis_conn import (
     live_redis_client,
     redis_client,
@@ -40,6 +45,7 @@ from shorturl_project.redis_conn import (
     uses_redis,
 )
 
+from .codes.shape import is_generated_shape
 from .models import CodeType, UrlLink
 
 logger = logging.getLogger(__name__)
@@ -62,6 +68,15 @@ def version_key(code: str) -> str:
 # set is loaded again from the database before it is trusted.
 ALIAS_SET_KEY = "shorturl:aliases"
 ALIAS_SET_COMPLETE = "*complete*"
+# Every generated code, with the same "complete" marker, so that a made-up code of the generated
+# shape (its check character can be computed by anyone) is a 404 without a query. Loaded whole
+# in the background by one node's runner (ensure_code_set), added to by every create; until it
+# is complete, such codes are looked up in the database as before.
+CODE_SET_KEY = "shorturl:codes"
+CODE_SET_LOCK = "shorturl:codes:loading"
+# Written when a create could not add its codes to the set: the node's runner then marks the set
+# incomplete, so it is loaded again before it is trusted (a missing code would be a false 404).
+CODE_SET_SUSPECT = "code-set.suspect"
 # The generation-table key of the alias set (no code contains "*").
 _ALIASES_GENERATION = "*aliases*"
 # Services mode: every change to a cached code, for the other nodes (see apply_remote_changes).
@@ -225,7 +240,8 @@ def get_entry(code: str) -> LinkEntry | bool | None:
 _FETCH_AND_RECORD = """
 local value = redis.call('GET', KEYS[1])
 if not value then
-  -- An alias-shaped code that the complete alias set does not hold is certainly unknown.
+  -- A code that the complete set of its kind (aliases or generated codes) does not hold is
+  -- certainly unknown.
   if ARGV[3] == '1' and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1
       and redis.call('SISMEMBER', KEYS[3], ARGV[5]) == 0 then
     return '-'
@@ -271,8 +287,8 @@ def fetch_and_record(
     buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[entry_key(code), buffer_key, ALIAS_SET_KEY],
-            args=[repr(now), message_body, "1" if alias_shaped else "0", ALIAS_SET_COMPLETE, code],
+            keys=[entry_key(code), buffer_key, ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY],
+            args=[repr(now), message_body, "1", ALIAS_SET_COMPLETE, code],
             client=client,
         )
     except RedisError as exc:
@@ -319,8 +335,9 @@ def _fetch_on_cluster(
     records the visit (to the node's spool, or one RPUSH)."""
     try:
         entry = _decode(code, client.get(entry_key(code)))
-        if entry is None and alias_shaped:
-            complete, member = _alias_set_lookup(client, code)
+        if entry is None:
+            key = ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY
+            complete, member = _set_lookup(client, key, code)
             if complete and not member:
                 entry = False
     except RedisError as exc:
@@ -465,11 +482,16 @@ def forget_missing_after_commit(codes: list[str]) -> None:
             # No version bumps: a fill racing a code's creation could at worst cache "no such
             # code" for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000
             # counters behind.
+            generated = [code for code in codes if is_generated_shape(code)]
             with client.pipeline(transaction=False) as pipe:
                 _forget(pipe, codes, bump_versions=False)
+                if generated:
+                    pipe.sadd(CODE_SET_KEY, *generated)
                 pipe.execute()
         except RedisError as exc:
             redis_failed(exc, consequence="links are not cached")
+            if any(is_generated_shape(code) for code in codes):
+                (state_dir() / CODE_SET_SUSPECT).touch()
 
     transaction.on_commit(forget)
 
@@ -495,20 +517,21 @@ def alias_may_exist(code: str) -> bool:
     if client is None:
         return True  # the set is out of reach: let the database decide
     try:
-        complete, member = _alias_set_lookup(client, code)
+        complete, member = _set_lookup(client, ALIAS_SET_KEY, code)
         if not complete:
             _load_alias_set(client)
-            complete, member = _alias_set_lookup(client, code)
+            complete, member = _set_lookup(client, ALIAS_SET_KEY, code)
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return True
     return member or not complete
 
 
-def _alias_set_lookup(client, code: str) -> tuple[bool, bool]:
+def _set_lookup(client, key: str, code: str) -> tuple[bool, bool]:
+    """(the set is complete, it holds `code`) for the alias set or the code set."""
     with client.pipeline(transaction=False) as pipe:
-        pipe.sismember(ALIAS_SET_KEY, ALIAS_SET_COMPLETE)
-        pipe.sismember(ALIAS_SET_KEY, code)
+        pipe.sismember(key, ALIAS_SET_COMPLETE)
+        pipe.sismember(key, code)
         complete, member = pipe.execute()
     return bool(complete), bool(member)
 
@@ -530,6 +553,41 @@ _aliases_loaded = {"at": -1e9}
 # With Redis an alias created on any node makes every process of every node reload the set;
 # between two reloads a process asks Redis's alias set instead (see _local_alias_verdict).
 _ALIAS_RELOAD_SECONDS = 1.0
+
+
+def _generated_codes():
+    return (
+        UrlLink.objects.exclude(code_type=CodeType.CUSTOM)
+        .values_list("code", flat=True)
+        .iterator(chunk_size=5000)
+    )
+
+
+def ensure_code_set() -> bool:
+    """Services mode, the node's runner: load the code set whole unless it is complete (one
+    node at a time, under a Redis lock). Returns True when it loaded it. A set that a create on
+    this node could not add to is marked incomplete first."""
+    client = live_redis_client() if uses_redis() else None
+    if client is None:
+        return False
+    suspect = state_dir() / CODE_SET_SUSPECT
+    if suspect.exists():
+        client.srem(CODE_SET_KEY, ALIAS_SET_COMPLETE)
+        suspect.unlink(missing_ok=True)
+    if client.sismember(CODE_SET_KEY, ALIAS_SET_COMPLETE):
+        return False
+    token = uuid.uuid4().hex
+    if not client.set(CODE_SET_LOCK, token, nx=True, ex=600):
+        return False  # another node loads it
+    try:
+        sadd_all(client, CODE_SET_KEY, _generated_codes())
+        client.sadd(CODE_SET_KEY, ALIAS_SET_COMPLETE)
+        # Loaded again daily: bounds how long a code whose add was lost (with its node) hides.
+        client.expire(CODE_SET_KEY, settings.SHORTURL_CACHE_TTL)
+    finally:
+        if client.get(CODE_SET_LOCK) == token.encode():
+            client.delete(CODE_SET_LOCK)
+    return True
 
 
 def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:

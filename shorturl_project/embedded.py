@@ -51,6 +51,7 @@ def _default_jobs() -> list[Job]:
             # Changes first: a long forward (a backlog after an outage) must not hold them up.
             Job("apply other nodes' changes", settings.NODE_SYNC_SECONDS, _apply_remote_changes),
             Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
+            Job("complete the code set", CODE_SET_CHECK_SECONDS, _ensure_code_set),
         ]
     return [
         Job(
@@ -74,6 +75,17 @@ def _apply_remote_changes() -> None:
         # The node's processes stop trusting their entries once the sync is NODE_SYNC_MAX_LAG
         # old, so they ask Redis (or the database) on every redirect until it is back.
         redis_failed(exc, consequence="redirects are not answered from the workers' memory")
+
+
+# How often a node checks that the set of generated codes is loaded (see links.cache).
+CODE_SET_CHECK_SECONDS = 30.0
+
+
+def _ensure_code_set() -> None:
+    try:
+        link_cache.ensure_code_set()
+    except RedisError as exc:
+        redis_failed(exc, consequence="made-up codes are looked up in the database")
 
 
 class Runner(threading.Thread):

@@ -289,3 +289,47 @@ def test_a_fill_that_read_the_row_before_a_revoke_cannot_cache_it_after(requires
     link_cache.store_entry(read_before_the_revoke, version=version)  # the redirect, late
     assert link_cache.get_entry(link.code) is None
     assert link_cache.load_entry(link.code).is_gone()
+
+
+def test_made_up_generated_codes_cost_no_query_once_the_code_set_is_loaded(
+    requires_redis, user, client, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    """Anyone can compute a valid check character, so a flood of made-up codes of the generated
+    shape must not reach the database: once a runner has loaded the set of every generated code,
+    they are answered 404 from Redis. A code created afterwards is found all the same."""
+    existing = [UrlLinkFactory(owner=user) for _ in range(3)]
+    made_up = [shape.with_check(f"zz{n:04d}") for n in range(5)]
+    assert link_cache.ensure_code_set() is True
+    assert link_cache.ensure_code_set() is False  # complete: nothing to do
+    with django_assert_num_queries(0):
+        for code in made_up:
+            assert client.get(f"/{code}").status_code == 404
+    for link in existing:
+        assert client.get(f"/{link.code}").status_code == 302
+    from links.services.create import link_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        later = link_create(user=user, long_url="https://example.com/created-after-the-load").link
+    assert client.get(f"/{later.code}").status_code == 302
+
+
+def test_a_create_that_could_not_add_its_code_makes_the_set_load_again(
+    requires_redis, user, client, monkeypatch, django_capture_on_commit_callbacks
+):
+    """If a create's add to the code set fails, the set must not be trusted (its code would be a
+    false 404): the node's runner marks it incomplete and loads it whole again."""
+    import redis as redis_lib
+
+    assert link_cache.ensure_code_set() is True
+    unreachable = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)
+    monkeypatch.setattr(link_cache, "live_redis_client", lambda: unreachable)
+    from links.services.create import link_create
+
+    with django_capture_on_commit_callbacks(execute=True):
+        link = link_create(user=user, long_url="https://example.com/add-lost").link
+    monkeypatch.undo()
+    reset_redis_state()
+    assert not redis_client().sismember(link_cache.CODE_SET_KEY, link.code)
+    assert link_cache.ensure_code_set() is True  # marked incomplete, loaded again
+    assert redis_client().sismember(link_cache.CODE_SET_KEY, link.code)
+    assert client.get(f"/{link.code}").status_code == 302
