@@ -1,6 +1,7 @@
 """Maintenance commands: rebuild hourly counts, purge old visits, drain the buffer."""
 
 import datetime as dt
+import re
 from io import StringIO
 
 import pytest
@@ -63,7 +64,8 @@ def test_drain_visits_empties_the_buffer_and_counts(requires_redis, make_link):
     redis_client().rpush(buffer.VISITS_KEY, *[visit_message(link) for _ in range(2500)])
     output = _run("drain_visits")
     assert "Stored 2500 visit(s) in " in output
-    assert "recomputed 1 hourly row(s)" in output
+    # At least this link's hour; in the full services run another pending pair may come too.
+    assert re.search(r"recomputed [1-9]\d* hourly row\(s\)", output), output
     assert "0 still buffered, 0 in the dead list" in output
     assert HourlyClick.objects.get(link=link).clicks == 2500
     assert selectors.pipeline_status()["buffered"] == 0
