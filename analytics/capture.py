@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 # Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.
 FORWARD_BATCH = 2000
+# Messages per forwarding run (every NODE_SYNC_SECONDS): a backlog drains in steps, so the
+# runner's other jobs keep their rhythm.
+FORWARD_LIMIT = 50_000
 
 
 def new_event_id() -> str:
@@ -100,7 +103,7 @@ def forward_spooled_visits() -> int:
         client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
 
     try:
-        return spool.drain(push, batch_size=FORWARD_BATCH)
+        return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT)
     except RedisError as exc:
         redis_failed(exc, consequence="visits wait in the node's spool")
         return 0

@@ -156,8 +156,15 @@ def _complete_lines(spool: SpoolFile, start: int, limit: int) -> Iterator[tuple[
             yield batch, position
 
 
-def drain(store: Callable[[list[str]], object], *, batch_size: int | None = None) -> int:
+def drain(
+    store: Callable[[list[str]], object],
+    *,
+    batch_size: int | None = None,
+    limit: int | None = None,
+) -> int:
     """Hand every complete spooled line to `store` in batches; returns how many lines were read.
+
+    `limit`: stop after about that many lines (whole batches); the rest waits for the next call.
 
     `store` must be idempotent per record (it is: event ids), because a batch whose offset was
     not saved before a crash is read again. One drain at a time per node (the runner and the
@@ -176,6 +183,8 @@ def drain(store: Callable[[list[str]], object], *, batch_size: int | None = None
                 spool.save_offset(end)
                 offset = end
                 read += len(lines)
+                if limit is not None and read >= limit:
+                    return read  # this file is not finished: it is not removed
             if abandoned:
                 if spool.path.stat().st_size > offset:
                     logger.warning("Dropping an incomplete last line of %s", spool.path.name)

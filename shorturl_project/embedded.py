@@ -34,6 +34,9 @@ from .redis_conn import redis_failed, uses_redis
 logger = logging.getLogger("shorturl.embedded")
 
 
+RUNNER_LOCK = "runner"
+SYNC_LOCK = "sync"
+
 # --- Background jobs -------------------------------------------------------------------------
 
 
@@ -45,27 +48,35 @@ class Job:
     next_run: float = 0.0
 
 
-def _default_jobs() -> list[Job]:
+def _node_runners() -> dict[str, list[Job]]:
+    """{lock name: its jobs}: one runner thread per entry, each elected on its own lock."""
     if uses_redis():
-        return [
-            # Changes first: a long forward (a backlog after an outage) must not hold them up.
-            Job("apply other nodes' changes", settings.NODE_SYNC_SECONDS, _apply_remote_changes),
-            Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
-            Job("complete the code set", CODE_SET_CHECK_SECONDS, _ensure_code_set),
+        return {
+            # Its own thread: a long forward (a backlog after an outage, or one that cannot keep
+            # up under load) must never hold up the sync that the workers' trust depends on.
+            SYNC_LOCK: [
+                Job("apply other nodes' changes", settings.NODE_SYNC_SECONDS, _apply_remote_changes)
+            ],
+            RUNNER_LOCK: [
+                Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
+                Job("complete the code set", CODE_SET_CHECK_SECONDS, _ensure_code_set),
+            ],
+        }
+    return {
+        RUNNER_LOCK: [
+            Job(
+                "store spooled visits",
+                settings.EMBEDDED_FLUSH_SECONDS,
+                analytics_services.flush_pending,
+            ),
+            Job(
+                "hourly roll-up",
+                settings.EMBEDDED_AGGREGATE_SECONDS,
+                analytics_services.aggregate_hourly,
+            ),
+            Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
         ]
-    return [
-        Job(
-            "store spooled visits",
-            settings.EMBEDDED_FLUSH_SECONDS,
-            analytics_services.flush_pending,
-        ),
-        Job(
-            "hourly roll-up",
-            settings.EMBEDDED_AGGREGATE_SECONDS,
-            analytics_services.aggregate_hourly,
-        ),
-        Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
-    ]
+    }
 
 
 def _apply_remote_changes() -> None:
@@ -93,21 +104,23 @@ class Runner(threading.Thread):
 
     RETRY_LOCK_SECONDS = 2.0
 
-    def __init__(self, jobs: list[Job] | None = None):
-        super().__init__(name="shorturl-node-runner", daemon=True)
+    def __init__(self, jobs: list[Job], *, lock: str = RUNNER_LOCK):
+        super().__init__(name=f"shorturl-node-{lock}", daemon=True)
         self.jobs = jobs
+        self.lock = lock
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        lock_fd = os.open(state_dir() / "runner.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        lock_fd = os.open(state_dir() / f"{self.lock}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         while not self.stopping.is_set():
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 self.stopping.wait(self.RETRY_LOCK_SECONDS)
                 continue
-            logger.info("Process %s runs the node's background jobs", os.getpid())
-            link_cache.forget_sync_position()  # whatever an earlier runner read, start afresh
+            logger.info("Process %s runs the node's %s jobs", os.getpid(), self.lock)
+            if self.lock == SYNC_LOCK:
+                link_cache.forget_sync_position()  # whatever an earlier sync read, start afresh
             try:
                 self._run_jobs()  # returns only when stopping
             except Exception:
@@ -117,7 +130,7 @@ class Runner(threading.Thread):
             self.stopping.wait(self.RETRY_LOCK_SECONDS)
 
     def _run_jobs(self) -> None:
-        jobs = self.jobs if self.jobs is not None else _default_jobs()
+        jobs = self.jobs
         while not self.stopping.is_set():
             now = time.monotonic()
             for job in jobs:
@@ -134,16 +147,18 @@ class Runner(threading.Thread):
             self.stopping.wait(max(wait, 0.05))
 
 
-_runner: dict[str, Runner | None] = {"thread": None}
-_runner_lock = threading.Lock()
+_runners: dict[str, Runner] = {}
+_runners_lock = threading.Lock()
 
 
 def ensure_runner() -> None:
-    """Start this process's runner unless it runs already."""
-    with _runner_lock:
-        if _runner["thread"] is None or not _runner["thread"].is_alive():
-            _runner["thread"] = Runner()
-            _runner["thread"].start()
+    """Start this process's runner threads unless they run already (each waits for its lock)."""
+    with _runners_lock:
+        for lock, jobs in _node_runners().items():
+            runner = _runners.get(lock)
+            if runner is None or not runner.is_alive():
+                _runners[lock] = Runner(jobs, lock=lock)
+                _runners[lock].start()
 
 
 class WithBackgroundJobs:

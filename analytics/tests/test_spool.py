@@ -108,3 +108,19 @@ def test_a_process_moves_to_a_new_file_when_its_file_is_large(make_link, monkeyp
     assert len(spool.spool_files()) == 2
     assert services.flush_pending() == 2
     assert len(spool.spool_files()) == 1, "the left file is deleted, the current one kept"
+
+
+def test_a_limited_drain_takes_a_backlog_in_steps_and_loses_nothing(settings):
+    """The forwarder drains at most `limit` lines per run so that a backlog never holds up the
+    node's runner; what it leaves is read by the next run, from where it stopped."""
+    for n in range(25):
+        spool.append(f'{{"n":{n}}}')
+    seen: list[str] = []
+    runs = []
+    while True:
+        read = spool.drain(seen.extend, batch_size=4, limit=10)
+        if not read:
+            break
+        runs.append(read)
+    assert runs == [12, 12, 1]  # whole batches of 4, stopping once 10 are read
+    assert [line.strip() for line in seen] == [f'{{"n":{n}}}' for n in range(25)]
