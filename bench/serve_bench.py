@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import statistics
 import string
 import subprocess
 import sys
@@ -145,7 +146,15 @@ def wait_for(port: int, proc: subprocess.Popen) -> None:
 
 
 def median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
+    return statistics.median(values)
+
+
+def wait_stored(bench: Bench, mode: str, answered: int, timeout: float = 120) -> float:
+    """Seconds until `mode` has stored as many visits as were answered (at most `timeout`)."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout and bench.stored(mode) < answered:
+        time.sleep(0.5)
+    return round(time.monotonic() - started, 1)
 
 
 class Bench:
@@ -320,6 +329,7 @@ def main() -> None:
             answered[mode] += wrk(url, 2, 8, scripts[mode])["count"]  # warm every worker
 
         raw = {name: {"rps": [], "p99_ms": []} for name in contenders}
+        quiesced: dict[str, list[float]] = {mode: [] for mode in modes}
         for round_no in range(1, args.rounds + 1):
             line = []
             for name in contenders:
@@ -327,12 +337,17 @@ def main() -> None:
                 if name in modes:
                     result = wrk(url, args.seconds, args.connections, scripts[name])
                     answered[name] += result["count"]
+                    # Let this mode store its visits before the next contender runs: a backlog
+                    # being stored in the background would slow whichever is measured next.
+                    quiesced[name].append(wait_stored(bench, name, answered[name]))
                 else:
                     result = wrk(url + "/x", args.seconds, args.connections)
                 raw[name]["rps"].append(result["rps"])
                 raw[name]["p99_ms"].append(result["p99_ms"])
                 line.append(f"{name} {result['rps']:7.0f} (p99 {result['p99_ms']:.1f} ms)")
             print(f"round {round_no}: " + " | ".join(line), flush=True)
+        extra["seconds to store each round's visits"] = quiesced
+        print(f"seconds until each round's visits were stored: {quiesced}", flush=True)
 
         if "services" in modes:
             # The web node's own capacity: the same load with the Celery worker and beat
@@ -349,6 +364,7 @@ def main() -> None:
                     os.killpg(proc.pid, signal.SIGCONT)
             answered["services"] += result["count"]
             extra["services, worker paused"] = result
+            wait_stored(bench, "services", answered["services"])
             print(
                 f"services, worker paused: {result['rps']:.0f} req/s "
                 f"(p99 {result['p99_ms']:.1f} ms)",
