@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from processes import answers_http, free_port, mariadb, start, stop, wait_until
-from workload import create_links, wrk_script
+from workload import create_links, shell_json, wrk_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -433,15 +433,7 @@ def cold_cache(bench: Bench, args: argparse.Namespace) -> dict:
         "print(json.dumps(codes))\n"
     )
     started = time.monotonic()
-    out = subprocess.run(
-        [PYTHON, "manage.py", "shell", "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    codes = json.loads(out.strip().splitlines()[-1])
+    codes = shell_json(script, env)
     created_seconds = time.monotonic() - started
     import redis
 

@@ -17,10 +17,11 @@ _CREATE = (
 )
 
 
-def create_links(count: int, env: dict, python: str = sys.executable) -> list[str]:
-    """Shorten `count` URLs in the database `env` points at; returns their codes."""
+def shell_json(script: str, env: dict, python: str = sys.executable):
+    """Run `script` in `manage.py shell` against the settings in `env`; its last printed line,
+    parsed as JSON."""
     out = subprocess.run(
-        [python, "manage.py", "shell", "-c", _CREATE.format(count=count)],
+        [python, "manage.py", "shell", "-c", script],
         cwd=ROOT,
         env=env,
         check=True,
@@ -28,6 +29,11 @@ def create_links(count: int, env: dict, python: str = sys.executable) -> list[st
         text=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def create_links(count: int, env: dict, python: str = sys.executable) -> list[str]:
+    """Shorten `count` URLs in the database `env` points at; returns their codes."""
+    return shell_json(_CREATE.format(count=count), env, python)
 
 
 def wrk_script(codes: list[str], path: Path) -> Path:
