@@ -7,6 +7,7 @@ cache or the database. Custom aliases carry no check character.
 
 from __future__ import annotations
 
+import functools
 import secrets
 
 from django.conf import settings
@@ -15,6 +16,7 @@ BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {ch: i for i, ch in enumerate(BASE62)}
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, and computed on every redirect of a code
 def check_character(body: str) -> str:
     """Luhn mod N: catches every single-character typo and every swap of two neighbouring
     characters except 0↔z (Luhn's one blind spot, as 09↔90 in the decimal original)."""
@@ -38,7 +40,8 @@ def code_length() -> int:
 
 def is_generated_shape(code: str) -> bool:
     """Right length and characters for a generated code (says nothing about the check)."""
-    return len(code) == code_length() and all(ch in _BASE62_INDEX for ch in code)
+    # BASE62 is exactly the ASCII letters and digits.
+    return len(code) == code_length() and code.isascii() and code.isalnum()
 
 
 def has_valid_check(code: str) -> bool:

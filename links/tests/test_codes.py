@@ -180,3 +180,14 @@ def test_pool_strategy_hands_each_code_out_once():
 def test_unknown_strategy_is_a_clear_error():
     with pytest.raises(ValueError, match="SHORTURL_CODE_STRATEGY"):
         strategies.get_strategy("nope")
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    ["aB3xY9\u00e9", "aB3xY9\u0661", "aB3-Y9k", "aB3 Y9k", "aB3xY9", "aB3xY9kk"],
+    ids=["latin-accent", "arabic-digit", "dash", "space", "short", "long"],
+)
+def test_only_ascii_letters_and_digits_of_the_right_length_look_generated(candidate):
+    """Unicode letters and digits (which str.isalnum accepts) never pass for a generated code."""
+    assert not shape.is_generated_shape(candidate)
+    assert shape.is_generated_shape(shape.random_code())
