@@ -17,6 +17,7 @@ copies only while its node has read the stream within NODE_SYNC_MAX_LAG seconds.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 import uuid
@@ -34,6 +35,7 @@ from shorturl_project.node_state import (
     generations,
     local_entries_trusted,
     local_redirects,
+    node_lock,
     state_dir,
 )
 from shorturl_project.redis_conn import (
@@ -74,9 +76,7 @@ ALIAS_SET_COMPLETE = "*complete*"
 # is complete, such codes are looked up in the database as before.
 CODE_SET_KEY = "shorturl:codes"
 CODE_SET_LOCK = "shorturl:codes:loading"
-# Written when a create could not add its codes to the set: the node's runner then marks the set
-# incomplete, so it is loaded again before it is trusted (a missing code would be a false 404).
-CODE_SET_SUSPECT = "code-set.suspect"
+
 # The generation-table key of the alias set (no code contains "*").
 _ALIASES_GENERATION = "*aliases*"
 # Services mode: every change to a cached code, for the other nodes (see apply_remote_changes).
@@ -184,8 +184,11 @@ class ProcessCache:
 
     def put(self, key: str, value, *, ttl: float, generation: int) -> None:
         if len(self._entries) >= self.MAX_ENTRIES:
-            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
-                del self._entries[next(iter(self._entries))]
+            # The oldest tenth at once: dropping one entry at a time from the front of a dict
+            # gets slow (its iterator skips every slot freed before), up to ms per put.
+            with contextlib.suppress(KeyError, RuntimeError):
+                for oldest in list(itertools.islice(self._entries, self.MAX_ENTRIES // 10)):
+                    self._entries.pop(oldest, None)
         self._entries[key] = (generation, time.monotonic() + ttl, value)
 
     def invalidate(self, key: str) -> None:
@@ -424,19 +427,67 @@ def _publish(pipe, keys: list[str]) -> None:
     pipe.xadd(CHANGES_KEY, {"c": " ".join(keys)}, maxlen=CHANGES_KEPT, approximate=True)
 
 
-def _forget(pipe, codes: list[str], *, bump_versions: bool = True) -> None:
-    """Queue, on a pipeline, the drop of these codes' Redis entries, the bump of their versions
-    (so a fill that read the database before the change is refused) and the notice."""
-    if uses_cluster():  # one key per command: a Cluster pipeline routes each to its slot
-        for code in codes:
-            pipe.delete(entry_key(code))
-    else:
-        pipe.delete(*(entry_key(code) for code in codes))
-    if bump_versions:
-        for code in codes:
-            pipe.incr(version_key(code))
-            pipe.expire(version_key(code), VERSION_KEPT_SECONDS)
-    _publish(pipe, codes)
+def _forget(
+    client, codes: list[str], *, bump_versions: bool = True, also=None, transaction: bool = False
+) -> None:
+    """Drop these codes' Redis entries, bump their versions (so a fill that read the database
+    before the change is refused) and tell the other nodes. `also(pipe)` queues more commands.
+
+    On a single Redis it is one pipeline (one MULTI with `transaction`). On a Cluster the notice
+    goes only once the drops are acknowledged: its pipeline sends to each master on its own, and
+    a node reading the notice first could re-read the old entry under its new tag.
+    """
+    cluster = uses_cluster()
+    with client.pipeline(transaction=transaction and not cluster) as pipe:
+        if cluster:  # one key per command: a Cluster pipeline routes each to its slot
+            for code in codes:
+                pipe.delete(entry_key(code))
+        else:
+            pipe.delete(*(entry_key(code) for code in codes))
+        if bump_versions:
+            for code in codes:
+                pipe.incr(version_key(code))
+                pipe.expire(version_key(code), VERSION_KEPT_SECONDS)
+        if also is not None:
+            also(pipe)
+        if not cluster:
+            _publish(pipe, codes)
+        pipe.execute()
+    if cluster:
+        _publish(client, codes)
+
+
+# --- Changes whose Redis part could not be done (Redis paused or failing) --------------------
+# Kept in the node's state dir and sent by the node's sync before it reads the stream, so that
+# no node (nor Redis's own entries and sets) keeps a changed link, alias or code for a day.
+PENDING_CHANGES = "changes.pending"
+_PENDING_LOCK = "changes-pending"
+
+
+def _remember_pending(keys: list[str]) -> None:
+    with node_lock(_PENDING_LOCK), open(state_dir() / PENDING_CHANGES, "a") as handle:
+        handle.write("".join(key + "\n" for key in keys))
+
+
+def send_pending_changes(client) -> int:
+    """Do the Redis part of the changes noted while Redis was out of reach; returns how many."""
+    path = state_dir() / PENDING_CHANGES
+    if not path.exists():
+        return 0
+    with node_lock(_PENDING_LOCK):
+        keys = sorted(set(path.read_text().split()))
+        codes = [key for key in keys if key != _ALIASES_GENERATION]
+        if _ALIASES_GENERATION in keys:  # reloaded from the database when next needed
+            with client.pipeline(transaction=False) as pipe:
+                pipe.delete(ALIAS_SET_KEY)
+                _publish(pipe, [_ALIASES_GENERATION])
+                pipe.execute()
+        if codes:
+            _forget(client, codes)
+            if any(is_generated_shape(code) for code in codes):
+                client.srem(CODE_SET_KEY, ALIAS_SET_COMPLETE)  # reloaded before it is trusted
+        path.unlink()
+    return len(keys)
 
 
 def _changed_here(keys: list[str]) -> None:
@@ -456,11 +507,9 @@ def drop(code: str) -> None:
     if not uses_redis():
         return
     try:
-        # One MULTI on a single Redis; a Cluster cannot span slots in one (a partial failure
-        # raises all the same, and the change is rolled back).
-        with redis_client().pipeline(transaction=not uses_cluster()) as pipe:
-            _forget(pipe, [code])
-            pipe.execute()
+        # One MULTI on a single Redis (on a Cluster a partial failure raises all the same, and
+        # the change is rolled back).
+        _forget(redis_client(), [code], transaction=True)
     except RedisError as exc:
         logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
         raise CacheUnavailable(
@@ -475,23 +524,26 @@ def forget_missing_after_commit(codes: list[str]) -> None:
 
     def forget() -> None:
         _changed_here(codes)
-        client = live_redis_client() if uses_redis() else None
-        if client is None or not codes:
+        if not uses_redis() or not codes:
             return
+        client = live_redis_client()
+        generated = [code for code in codes if is_generated_shape(code)]
         try:
+            if client is None:
+                raise RedisError("paused after an earlier failure")
             # No version bumps: a fill racing a code's creation could at worst cache "no such
             # code" for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000
             # counters behind.
-            generated = [code for code in codes if is_generated_shape(code)]
-            with client.pipeline(transaction=False) as pipe:
-                _forget(pipe, codes, bump_versions=False)
-                if generated:
-                    pipe.sadd(CODE_SET_KEY, *generated)
-                pipe.execute()
+            _forget(
+                client,
+                codes,
+                bump_versions=False,
+                also=(lambda pipe: pipe.sadd(CODE_SET_KEY, *generated)) if generated else None,
+            )
         except RedisError as exc:
             redis_failed(exc, consequence="links are not cached")
-            if any(is_generated_shape(code) for code in codes):
-                (state_dir() / CODE_SET_SUSPECT).touch()
+            # The code set would say "no such code" for these: the sync marks it incomplete.
+            _remember_pending(codes)
 
     transaction.on_commit(forget)
 
@@ -500,9 +552,12 @@ def drop_after_commit(code: str) -> None:
     """Drop again once the change is committed: a redirect may have re-cached the old row."""
 
     def again() -> None:
-        # Logged by drop; the drop before the commit already succeeded.
-        with contextlib.suppress(CacheUnavailable):
+        try:
             drop(code)
+        except CacheUnavailable:
+            # Logged by drop. A redirect may have re-cached the old row since the first drop:
+            # the node's sync drops it once Redis answers again.
+            _remember_pending([code])
 
     transaction.on_commit(again)
 
@@ -565,15 +620,11 @@ def _generated_codes():
 
 def ensure_code_set() -> bool:
     """Services mode, the node's runner: load the code set whole unless it is complete (one
-    node at a time, under a Redis lock). Returns True when it loaded it. A set that a create on
-    this node could not add to is marked incomplete first."""
+    node at a time, under a Redis lock). Returns True when it loaded it. (A create that could
+    not add its codes leaves them to send_pending_changes, which marks the set incomplete.)"""
     client = live_redis_client() if uses_redis() else None
     if client is None:
         return False
-    suspect = state_dir() / CODE_SET_SUSPECT
-    if suspect.exists():
-        client.srem(CODE_SET_KEY, ALIAS_SET_COMPLETE)
-        suspect.unlink(missing_ok=True)
     if client.sismember(CODE_SET_KEY, ALIAS_SET_COMPLETE):
         return False
     token = uuid.uuid4().hex
@@ -621,18 +672,20 @@ def aliases_added_after_commit(aliases: list[str]) -> None:
 
     def add() -> None:
         _changed_here([_ALIASES_GENERATION])
-        client = live_redis_client() if uses_redis() else None
-        if client is None:
-            return  # the set is re-checked against the database while Redis is paused
+        if not uses_redis():
+            return
+        client = live_redis_client()
         try:
+            if client is None:
+                raise RedisError("paused after an earlier failure")
             with client.pipeline(transaction=False) as pipe:
                 pipe.sadd(ALIAS_SET_KEY, *aliases)
                 _publish(pipe, [_ALIASES_GENERATION])
                 pipe.execute()
         except RedisError as exc:
-            # Redis is paused now, so aliases are checked against the database; should the set
-            # survive without them, its TTL (see _load_alias_set) bounds the miss.
             redis_failed(exc, consequence="aliases are checked against the database")
+            # Other nodes' alias sets and Redis's lack these: the sync drops and tells them.
+            _remember_pending([_ALIASES_GENERATION])
 
     if aliases:
         add()
@@ -642,16 +695,19 @@ def aliases_added_after_commit(aliases: list[str]) -> None:
 def forget_aliases() -> None:
     """Drop the alias set (it is loaded again from the database when next needed)."""
     _changed_here([_ALIASES_GENERATION])
-    client = live_redis_client() if uses_redis() else None
-    if client is None:
+    if not uses_redis():
         return
+    client = live_redis_client()
     try:
+        if client is None:
+            raise RedisError("paused after an earlier failure")
         with client.pipeline(transaction=False) as pipe:
             pipe.delete(ALIAS_SET_KEY)
             _publish(pipe, [_ALIASES_GENERATION])
             pipe.execute()
     except RedisError as exc:
         redis_failed(exc, consequence="the alias set is loaded again from the database")
+        _remember_pending([_ALIASES_GENERATION])
 
 
 # --- Other nodes' changes (services mode; run by the node's runner) --------------------------
@@ -670,6 +726,7 @@ def apply_remote_changes() -> int:
     """
     client = redis_client()
     started = time.monotonic()
+    send_pending_changes(client)
     table = generations()
     epoch = client.get(CHANGES_EPOCH_KEY)
     if epoch is None:

@@ -21,6 +21,7 @@ import fcntl
 import mmap
 import os
 import struct
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -84,6 +85,7 @@ class GenerationTable:
         if os.fstat(self._fd).st_size < _SIZE:
             os.ftruncate(self._fd, _SIZE)
         self._map = mmap.mmap(self._fd, _SIZE, mmap.MAP_SHARED)
+        self._threads = threading.Lock()
         # The map keeps the file; the descriptor is kept only for the bump's lock.
 
     @staticmethod
@@ -93,25 +95,30 @@ class GenerationTable:
     def read(self, key: str) -> int:
         return _COUNTER.unpack_from(self._map, self._offset(key))[0]
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # flock excludes other processes only: this process's threads share the descriptor
+        # (and one thread's unlock would drop another's lock), so they take a thread lock first.
+        with self._threads:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
     def bump(self, key: str) -> None:
         offset = self._offset(key)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        try:
+        with self._locked():
             value = _COUNTER.unpack_from(self._map, offset)[0]
             _COUNTER.pack_into(self._map, offset, value + 1)
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def bump_all(self) -> None:
         """Every cached entry of every process stops counting (changes may have been missed)."""
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        try:
+        with self._locked():
             counters = memoryview(self._map)[: SLOTS * _COUNTER.size].cast("Q")
             for slot in range(SLOTS):
                 counters[slot] += 1
             counters.release()
-        finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     # CLOCK_MONOTONIC is one clock for every process of the machine, so times compare.
     def mark_synced(self, at: float) -> None:

@@ -113,3 +113,28 @@ def test_a_forked_process_writes_its_own_spool_file(settings, tmp_path):
     assert sorted(f.path.read_text() for f in files) == ['{"child": 1}\n', '{"parent": 1}\n']
     assert not next(f for f in files if "parent" in f.path.read_text()).abandoned()
     assert node_state.generations().read("child-code") == 1
+
+
+def test_threads_of_one_process_never_lose_a_bump(settings, tmp_path):
+    """flock excludes other processes but not this process's threads (they share the
+    descriptor): without a thread lock two request threads could both read v and write v+1,
+    and a counter that goes back can make a stale entry valid again."""
+    import sys
+
+    from shorturl_project.node_state import GenerationTable
+
+    table = GenerationTable(tmp_path / "generations")
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [
+            threading.Thread(target=lambda: [table.bump("spring-sale") for _ in range(3000)])
+            for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert table.read("spring-sale") == 12_000

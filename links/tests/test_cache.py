@@ -313,23 +313,47 @@ def test_made_up_generated_codes_cost_no_query_once_the_code_set_is_loaded(
     assert client.get(f"/{later.code}").status_code == 302
 
 
+@pytest.mark.parametrize("outage", ["refused", "paused"])
 def test_a_create_that_could_not_add_its_code_makes_the_set_load_again(
-    requires_redis, user, client, monkeypatch, django_capture_on_commit_callbacks
+    requires_redis, user, client, monkeypatch, django_capture_on_commit_callbacks, outage
 ):
-    """If a create's add to the code set fails, the set must not be trusted (its code would be a
-    false 404): the node's runner marks it incomplete and loads it whole again."""
+    """If a create's add to the code set fails, or is skipped while Redis is paused after an
+    error, the set must not stay trusted (its code would be a false 404 for a day): the node's
+    sync marks it incomplete once Redis answers, and it is loaded whole again."""
     import redis as redis_lib
+
+    from links.services.create import link_create
 
     assert link_cache.ensure_code_set() is True
     unreachable = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)
-    monkeypatch.setattr(link_cache, "live_redis_client", lambda: unreachable)
-    from links.services.create import link_create
-
+    monkeypatch.setattr(
+        link_cache, "live_redis_client", lambda: unreachable if outage == "refused" else None
+    )
     with django_capture_on_commit_callbacks(execute=True):
         link = link_create(user=user, long_url="https://example.com/add-lost").link
     monkeypatch.undo()
     reset_redis_state()
     assert not redis_client().sismember(link_cache.CODE_SET_KEY, link.code)
+    assert link_cache.send_pending_changes(redis_client()) == 1
     assert link_cache.ensure_code_set() is True  # marked incomplete, loaded again
     assert redis_client().sismember(link_cache.CODE_SET_KEY, link.code)
     assert client.get(f"/{link.code}").status_code == 302
+
+
+def test_an_alias_created_while_redis_is_paused_is_announced_once_it_answers(
+    requires_redis, user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Other nodes hold the alias set in memory: an alias whose notice could not be sent would
+    be a 404 there for a day. The notice waits in the node's state until Redis answers."""
+    from links.services.create import link_create
+
+    monkeypatch.setattr(link_cache, "live_redis_client", lambda: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        link_create(user=user, long_url="https://example.com/paused", alias="paused-sale")
+    monkeypatch.undo()
+    client = redis_client()
+    client.delete(link_cache.CHANGES_KEY)
+    assert link_cache.send_pending_changes(client) == 2  # the alias set, and the new code
+    notices = [fields[b"c"] for _, fields in client.xrange(link_cache.CHANGES_KEY)]
+    assert sorted(notices) == [b"*aliases*", b"paused-sale"]
+    assert link_cache.send_pending_changes(client) == 0  # sent once
