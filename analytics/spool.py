@@ -44,25 +44,33 @@ class _Writer:
     def __init__(self, directory: str):
         self.directory = directory
         self.path = state_dir() / f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # Created and locked under a name drains do not list, then renamed: a drain must never
+        # see the file unlocked (it would take it for abandoned and delete it).
+        creating = self.path.with_name(self.path.name + ".creating")
+        self.fd = os.open(creating, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # "a live process writes here"
+        os.rename(creating, self.path)
         self.written = 0
 
     def close(self) -> None:
         os.close(self.fd)  # also drops the lock: the file is the runner's from now on
 
 
-_writer: dict[str, _Writer | None] = {"current": None}
+# "retired": the file before the current one, closed only at the next rotation: another thread
+# may still be in its write() when a rotation happens (closing at once could make that write
+# fail, or land in whatever file reuses the descriptor number).
+_writer: dict[str, _Writer | None] = {"current": None, "retired": None}
 _writer_lock = threading.Lock()
 
 
 def _forget_parents_writer() -> None:
-    """In a forked child: the parent's file stays the parent's (closing this copy of the
+    """In a forked child: the parent's files stay the parent's (closing this copy of the
     descriptor keeps the parent's lock); the child opens its own on its first visit."""
-    writer = _writer["current"]
-    _writer["current"] = None
-    if writer is not None:
-        writer.close()
+    for role in ("current", "retired"):
+        writer = _writer[role]
+        _writer[role] = None
+        if writer is not None:
+            writer.close()
 
 
 os.register_at_fork(after_in_child=_forget_parents_writer)
@@ -77,7 +85,10 @@ def _current_writer() -> _Writer:
             if writer is not None:
                 if writer.directory == directory and writer.written < ROTATE_BYTES:
                     return writer
-                writer.close()
+                retired = _writer["retired"]
+                if retired is not None:
+                    retired.close()  # drops its lock: the runner reads it to the end, deletes it
+                _writer["retired"] = writer
             writer = _writer["current"] = _Writer(directory)
     return writer
 
