@@ -74,8 +74,18 @@ ALIAS_SET_COMPLETE = "*complete*"
 # shape (its check character can be computed by anyone) is a 404 without a query. Loaded whole
 # in the background by one node's runner (ensure_code_set), added to by every create; until it
 # is complete, such codes are looked up in the database as before.
-CODE_SET_KEY = "shorturl:codes"
-CODE_SET_LOCK = "shorturl:codes:loading"
+CODE_SET_KEY = "shorturl:{codes}"
+CODE_SET_LOCK = "shorturl:{codes}:loading"
+# Bumped whenever the set is marked incomplete: a load whose database read began before that
+# may not mark the set complete (it could lack the very code that made it incomplete).
+CODE_SET_EPOCH = "shorturl:{codes}:epoch"
+# KEYS: code set, epoch. ARGV: epoch read before the load, marker, ttl.
+_MARK_CODE_SET_COMPLETE = """
+if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[1] then return 0 end
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
 
 # The generation-table key of the alias set (no code contains "*").
 _ALIASES_GENERATION = "*aliases*"
@@ -485,7 +495,7 @@ def send_pending_changes(client) -> int:
         if codes:
             _forget(client, codes)
             if any(is_generated_shape(code) for code in codes):
-                client.srem(CODE_SET_KEY, ALIAS_SET_COMPLETE)  # reloaded before it is trusted
+                _mark_code_set_incomplete(client)  # reloaded before it is trusted
         path.unlink()
     return len(keys)
 
@@ -631,14 +641,34 @@ def ensure_code_set() -> bool:
     if not client.set(CODE_SET_LOCK, token, nx=True, ex=600):
         return False  # another node loads it
     try:
+        epoch = (client.get(CODE_SET_EPOCH) or b"0").decode()
         sadd_all(client, CODE_SET_KEY, _generated_codes())
-        client.sadd(CODE_SET_KEY, ALIAS_SET_COMPLETE)
         # Loaded again daily: bounds how long a code whose add was lost (with its node) hides.
-        client.expire(CODE_SET_KEY, settings.SHORTURL_CACHE_TTL)
+        return _mark_code_set_complete(client, epoch)
     finally:
         if client.get(CODE_SET_LOCK) == token.encode():
             client.delete(CODE_SET_LOCK)
-    return True
+
+
+def _mark_code_set_incomplete(client) -> None:
+    with client.pipeline(transaction=not uses_cluster()) as pipe:
+        pipe.incr(CODE_SET_EPOCH)
+        pipe.srem(CODE_SET_KEY, ALIAS_SET_COMPLETE)
+        pipe.execute()
+
+
+def _mark_code_set_complete(client, epoch: str) -> bool:
+    """Set the marker unless the set was marked incomplete since `epoch` was read."""
+    done = client.eval(
+        _MARK_CODE_SET_COMPLETE,
+        2,
+        CODE_SET_KEY,
+        CODE_SET_EPOCH,
+        epoch,
+        ALIAS_SET_COMPLETE,
+        settings.SHORTURL_CACHE_TTL,
+    )
+    return bool(done)
 
 
 def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:

@@ -357,3 +357,18 @@ def test_an_alias_created_while_redis_is_paused_is_announced_once_it_answers(
     notices = [fields[b"c"] for _, fields in client.xrange(link_cache.CHANGES_KEY)]
     assert sorted(notices) == [b"*aliases*", b"paused-sale"]
     assert link_cache.send_pending_changes(client) == 0  # sent once
+
+
+def test_a_load_that_began_before_the_set_was_marked_incomplete_does_not_complete_it(
+    requires_redis,
+):
+    """Node A marks the code set incomplete (a create's add was lost) while node B is loading it
+    from a database read that began before that create: B's set may lack the code, so B must
+    not mark it complete."""
+    client = redis_client()
+    epoch_read_by_b = (client.get(link_cache.CODE_SET_EPOCH) or b"0").decode()
+    link_cache._mark_code_set_incomplete(client)  # node A
+    assert link_cache._mark_code_set_complete(client, epoch_read_by_b) is False  # node B
+    assert not client.sismember(link_cache.CODE_SET_KEY, link_cache.ALIAS_SET_COMPLETE)
+    assert link_cache.ensure_code_set() is True  # the next load, after it, completes it
+    assert client.sismember(link_cache.CODE_SET_KEY, link_cache.ALIAS_SET_COMPLETE)
