@@ -20,9 +20,8 @@ from links.hotpath import ShortCodeDispatcher  # noqa: E402
 
 from .embedded import WithBackgroundJobs  # noqa: E402
 from .health import warn_if_static_files_are_not_collected  # noqa: E402
-from .node_state import local_redirects  # noqa: E402
 
 warn_if_static_files_are_not_collected()
-application = ShortCodeDispatcher(django_application)
-if local_redirects():
-    application = WithBackgroundJobs(application)
+# Always, in both modes: with Redis the node's runner also sends the Redis part of changes made
+# while Redis was out of reach and loads the code set, whatever SHORTURL_LOCAL_REDIRECTS says.
+application = WithBackgroundJobs(ShortCodeDispatcher(django_application))

@@ -138,3 +138,12 @@ def test_threads_of_one_process_never_lose_a_bump(settings, tmp_path):
     finally:
         sys.setswitchinterval(before)
     assert table.read("spring-sale") == 12_000
+
+
+def test_every_mode_serves_through_the_node_runner_wrapper():
+    """The node's runner does the Redis part of changes made during an outage and loads the code
+    set in services mode too, also with SHORTURL_LOCAL_REDIRECTS off: the WSGI app must start
+    it in every mode."""
+    from shorturl_project import wsgi
+
+    assert isinstance(wsgi.application, embedded.WithBackgroundJobs)
