@@ -1,7 +1,7 @@
 """The link cache the redirect reads: one entry per code, a short negative entry for unknown ones,
 and the set of custom aliases so that garbage which is not a generated code never reaches the DB.
 
-With Redis, entries are plain strings under raw keys (`shorturl:link:<code>`) rather than
+With Redis, entries are plain strings under raw keys (`shorturl:link:{<code>}`) rather than
 pickles behind the Django cache, so that one Lua call can read an entry and push the visit in a
 single round trip (see `fetch_and_record`).
 
@@ -21,6 +21,7 @@ import itertools
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -93,14 +94,14 @@ _ALIASES_GENERATION = "*aliases*"
 # An epoch value set once per Redis data set tells a node that Redis lost the stream (restart
 # without persistence), after which nothing it cached can be trusted.
 CHANGES_KEY = "shorturl:changes"
-# Per changed code (version_key): a counter bumped with each change, so that a cache fill which
-# read the database before the change cannot store what it read after the change's DEL.
-# Far longer than a fill takes from its database read to its SET; short enough that creating
-# links in bulk leaves few counters behind (~70 bytes each).
-VERSION_KEPT_SECONDS = 300
 CHANGES_EPOCH_KEY = "shorturl:changes:epoch"
 # Entries kept on the stream: far more than a node reads between two syncs.
 CHANGES_KEPT = 100_000
+# Per changed code (version_key): a counter bumped with each change, so that a cache fill which
+# read the database before the change cannot store what it read after the change's DEL. Kept
+# far longer than a fill takes from its database read to its SET; short enough that creating
+# links in bulk leaves few counters behind (~70 bytes each).
+VERSION_KEPT_SECONDS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,20 @@ class ProcessCache:
 process_cache = ProcessCache()
 
 
+def _keep_here(code: str, entry: LinkEntry | bool | None, generation: int | None) -> None:
+    """Keep a looked-up answer (an entry, or False: no such code) in this process, tagged with
+    the generation read before the lookup; nothing without a tag or an answer."""
+    if generation is None or entry is None:
+        return
+    ttl = settings.SHORTURL_CACHE_TTL if entry else settings.SHORTURL_NEGATIVE_CACHE_TTL
+    process_cache.put(code, entry, ttl=ttl, generation=generation)
+
+
+def _set_of_kind(alias_shaped: bool) -> str:
+    """The Redis set that knows every code of this shape: the aliases, or the generated codes."""
+    return ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY
+
+
 def generation_before_read(code: str) -> int | None:
     """The tag for an entry about to be read from Redis or the database, when this process
     keeps its own entries; else None."""
@@ -246,17 +261,16 @@ def get_entry(code: str) -> LinkEntry | bool | None:
 
 
 # Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
-# the whole cached redirect in one round trip. For a miss on an alias-shaped code (ARGV[3] "1")
-# it also asks the alias set, so an unknown alias is a 404 in that same round trip (ARGV[4] the
-# set's "complete" marker, ARGV[5] the code). ARGV[1] is now (epoch seconds), ARGV[2] the
+# the whole redirect in one round trip. On a miss it asks the set of the code's kind (KEYS[3]:
+# the alias set or the code set), so a made-up code is a 404 in that same round trip (ARGV[3]
+# the set's "complete" marker, ARGV[4] the code). ARGV[1] is now (epoch seconds), ARGV[2] the
 # visit message without its opening brace, to which the link id is prefixed.
 _FETCH_AND_RECORD = """
 local value = redis.call('GET', KEYS[1])
 if not value then
-  -- A code that the complete set of its kind (aliases or generated codes) does not hold is
-  -- certainly unknown.
-  if ARGV[3] == '1' and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1
-      and redis.call('SISMEMBER', KEYS[3], ARGV[5]) == 0 then
+  -- A code that the complete set of its kind does not hold is certainly unknown.
+  if redis.call('SISMEMBER', KEYS[3], ARGV[3]) == 1
+      and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 0 then
     return '-'
   end
   return false
@@ -300,17 +314,15 @@ def fetch_and_record(
     buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[entry_key(code), buffer_key, ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY],
-            args=[repr(now), message_body, "1", ALIAS_SET_COMPLETE, code],
+            keys=[entry_key(code), buffer_key, _set_of_kind(alias_shaped)],
+            args=[repr(now), message_body, ALIAS_SET_COMPLETE, code],
             client=client,
         )
     except RedisError as exc:
         redis_failed(exc, consequence="links are read and visits stored in the database")
         return None, False
     entry = _decode(code, value)
-    if generation is not None and entry is not None:
-        ttl = settings.SHORTURL_CACHE_TTL if entry else settings.SHORTURL_NEGATIVE_CACHE_TTL
-        process_cache.put(code, entry, ttl=ttl, generation=generation)
+    _keep_here(code, entry, generation)
     return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
 
 
@@ -349,16 +361,13 @@ def _fetch_on_cluster(
     try:
         entry = _decode(code, client.get(entry_key(code)))
         if entry is None:
-            key = ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY
-            complete, member = _set_lookup(client, key, code)
+            complete, member = _set_lookup(client, _set_of_kind(alias_shaped), code)
             if complete and not member:
                 entry = False
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return None, False
-    if generation is not None and entry is not None:
-        ttl = settings.SHORTURL_CACHE_TTL if entry else settings.SHORTURL_NEGATIVE_CACHE_TTL
-        process_cache.put(code, entry, ttl=ttl, generation=generation)
+    _keep_here(code, entry, generation)
     return entry, False
 
 
@@ -387,17 +396,13 @@ def store_entry(
 ) -> None:
     """Cache `entry`: in this process when `generation` (generation_before_read's tag) is
     given, and in Redis, unless the code changed since `version` (redis_version_before_read)."""
-    if generation is not None:
-        process_cache.put(entry.code, entry, ttl=settings.SHORTURL_CACHE_TTL, generation=generation)
+    _keep_here(entry.code, entry, generation)
     if uses_redis():
         _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL, version)
 
 
 def store_missing(code: str, *, generation: int | None = None, version: str | None = None) -> None:
-    if generation is not None:
-        process_cache.put(
-            code, False, ttl=settings.SHORTURL_NEGATIVE_CACHE_TTL, generation=generation
-        )
+    _keep_here(code, False, generation)
     if uses_redis():
         _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL, version)
 
@@ -487,11 +492,8 @@ def send_pending_changes(client) -> int:
     with node_lock(_PENDING_LOCK):
         keys = sorted(set(path.read_text().split()))
         codes = [key for key in keys if key != _ALIASES_GENERATION]
-        if _ALIASES_GENERATION in keys:  # reloaded from the database when next needed
-            with client.pipeline(transaction=False) as pipe:
-                pipe.delete(ALIAS_SET_KEY)
-                _publish(pipe, [_ALIASES_GENERATION])
-                pipe.execute()
+        if _ALIASES_GENERATION in keys:
+            _drop_alias_set(client)
         if codes:
             _forget(client, codes)
             if any(is_generated_shape(code) for code in codes):
@@ -505,6 +507,24 @@ def _changed_here(keys: list[str]) -> None:
     if local_redirects():
         for key in keys:
             process_cache.invalidate(key)
+
+
+def _announce(keys: list[str], send: Callable[[object], None], *, consequence: str) -> None:
+    """A change to `keys`: this node's processes drop their copies at once; `send(client)` does
+    the Redis part (drops, sets) and tells the other nodes. When Redis is out of reach (failing,
+    or paused after a failure) the change is noted for the node's sync, which does it once Redis
+    answers (send_pending_changes), so no node keeps a changed key for a day."""
+    _changed_here(keys)
+    if not uses_redis():
+        return
+    client = live_redis_client()
+    try:
+        if client is None:
+            raise RedisError("paused after an earlier failure")
+        send(client)
+    except RedisError as exc:
+        redis_failed(exc, consequence=consequence)
+        _remember_pending(keys)
 
 
 def drop(code: str) -> None:
@@ -532,30 +552,20 @@ def forget_missing_after_commit(codes: list[str]) -> None:
     """New links' codes: once committed, drop any "no such code" entry a redirect cached for them
     before they existed (best effort: at worst the entry runs out after its short TTL)."""
 
-    def forget() -> None:
-        _changed_here(codes)
-        if not uses_redis() or not codes:
-            return
-        client = live_redis_client()
-        generated = [code for code in codes if is_generated_shape(code)]
-        try:
-            if client is None:
-                raise RedisError("paused after an earlier failure")
-            # No version bumps: a fill racing a code's creation could at worst cache "no such
-            # code" for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000
-            # counters behind.
-            _forget(
-                client,
-                codes,
-                bump_versions=False,
-                also=(lambda pipe: pipe.sadd(CODE_SET_KEY, *generated)) if generated else None,
-            )
-        except RedisError as exc:
-            redis_failed(exc, consequence="links are not cached")
-            # The code set would say "no such code" for these: the sync marks it incomplete.
-            _remember_pending(codes)
+    generated = [code for code in codes if is_generated_shape(code)]
 
-    transaction.on_commit(forget)
+    def send(client) -> None:
+        # No version bumps: a fill racing a code's creation could at worst cache "no such code"
+        # for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000 counters behind.
+        _forget(
+            client,
+            codes,
+            bump_versions=False,
+            also=(lambda pipe: pipe.sadd(CODE_SET_KEY, *generated)) if generated else None,
+        )
+
+    if codes:
+        transaction.on_commit(lambda: _announce(codes, send, consequence="links are not cached"))
 
 
 def drop_after_commit(code: str) -> None:
@@ -602,6 +612,7 @@ def _set_lookup(client, key: str, code: str) -> tuple[bool, bool]:
 
 
 def _alias_codes():
+    database_reads["count"] += 1  # also on the redirect path (see load_entry)
     return UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
 
 
@@ -612,12 +623,6 @@ def _load_alias_set(client) -> None:
     sadd_all(client, ALIAS_SET_KEY, _alias_codes().iterator(chunk_size=5000))
     client.sadd(ALIAS_SET_KEY, ALIAS_SET_COMPLETE)
     client.expire(ALIAS_SET_KEY, settings.SHORTURL_CACHE_TTL)
-
-
-_aliases_loaded = {"at": -1e9}
-# With Redis an alias created on any node makes every process of every node reload the set;
-# between two reloads a process asks Redis's alias set instead (see _local_alias_verdict).
-_ALIAS_RELOAD_SECONDS = 1.0
 
 
 def _generated_codes():
@@ -671,6 +676,12 @@ def _mark_code_set_complete(client, epoch: str) -> bool:
     return bool(done)
 
 
+_aliases_loaded = {"at": -1e9}
+# With Redis an alias created on any node makes every process of every node reload the set;
+# between two reloads a process asks Redis's alias set instead (see _certainly_no_alias).
+_ALIAS_RELOAD_SECONDS = 1.0
+
+
 def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:
     """This process's copy of every alias, reloaded after any alias change; None when it is
     out of date and `throttled` holds its reload back for now."""
@@ -681,7 +692,6 @@ def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:
             return None
         _aliases_loaded["at"] = now
         generation = generation_before_read(_ALIASES_GENERATION)
-        database_reads["count"] += 1
         aliases = frozenset(_alias_codes())
         process_cache.put(
             _ALIASES_GENERATION, aliases, ttl=settings.SHORTURL_CACHE_TTL, generation=generation
@@ -701,43 +711,37 @@ def aliases_added_after_commit(aliases: list[str]) -> None:
     loaded from the database in between would not hold them yet)."""
 
     def add() -> None:
-        _changed_here([_ALIASES_GENERATION])
-        if not uses_redis():
-            return
-        client = live_redis_client()
-        try:
-            if client is None:
-                raise RedisError("paused after an earlier failure")
+        def send(client) -> None:
             with client.pipeline(transaction=False) as pipe:
                 pipe.sadd(ALIAS_SET_KEY, *aliases)
                 _publish(pipe, [_ALIASES_GENERATION])
                 pipe.execute()
-        except RedisError as exc:
-            redis_failed(exc, consequence="aliases are checked against the database")
-            # Other nodes' alias sets and Redis's lack these: the sync drops and tells them.
-            _remember_pending([_ALIASES_GENERATION])
+
+        _announce(
+            [_ALIASES_GENERATION], send, consequence="aliases are checked against the database"
+        )
 
     if aliases:
         add()
         transaction.on_commit(add)
 
 
+def _drop_alias_set(client) -> None:
+    """Drop Redis's alias set (loaded again from the database when next needed) and tell the
+    other nodes to reload theirs."""
+    with client.pipeline(transaction=False) as pipe:
+        pipe.delete(ALIAS_SET_KEY)
+        _publish(pipe, [_ALIASES_GENERATION])
+        pipe.execute()
+
+
 def forget_aliases() -> None:
-    """Drop the alias set (it is loaded again from the database when next needed)."""
-    _changed_here([_ALIASES_GENERATION])
-    if not uses_redis():
-        return
-    client = live_redis_client()
-    try:
-        if client is None:
-            raise RedisError("paused after an earlier failure")
-        with client.pipeline(transaction=False) as pipe:
-            pipe.delete(ALIAS_SET_KEY)
-            _publish(pipe, [_ALIASES_GENERATION])
-            pipe.execute()
-    except RedisError as exc:
-        redis_failed(exc, consequence="the alias set is loaded again from the database")
-        _remember_pending([_ALIASES_GENERATION])
+    """Drop the alias set everywhere (it is loaded again from the database when next needed)."""
+    _announce(
+        [_ALIASES_GENERATION],
+        _drop_alias_set,
+        consequence="the alias set is loaded again from the database",
+    )
 
 
 # --- Other nodes' changes (services mode; run by the node's runner) --------------------------
@@ -751,8 +755,11 @@ def apply_remote_changes() -> int:
     """Bump this node's counters for every key changed since the last call (on any node), then
     note the sync time. Returns how many changes were read.
 
-    Started (or resumed after a long pause, or after Redis lost the stream) with no safe place
-    to continue from, it bumps every counter instead: every process re-reads once.
+    It goes on from where this process last read, also when its sync thread takes the lock
+    back from another process: the stream still holds what came since (re-reading what the
+    other process applied costs only re-reads). Started with no place to continue from, after
+    a pause longer than the stream is sure to cover, or after Redis lost the stream, it bumps
+    every counter instead: every process re-reads once.
     """
     client = redis_client()
     started = time.monotonic()
@@ -791,5 +798,5 @@ def apply_remote_changes() -> int:
 
 
 def forget_sync_position() -> None:
-    """The next apply_remote_changes starts afresh (a runner taking over, tests)."""
+    """The next apply_remote_changes starts afresh (tests)."""
     _sync.update(last_id=None, epoch=None, at=0.0)
