@@ -1,12 +1,14 @@
-"""The node's background runner: a thread in one web process of each server.
+"""The node's background runners: threads in the web processes of each server.
 
-Whichever process holds `runner.lock` (in the node's state dir, shorturl_project.node_state)
-runs the node's jobs. Without Redis (embedded mode) those are the jobs Celery runs in services
-mode: store spooled visits, roll up hours, refill the code pool. With Redis and
-SHORTURL_LOCAL_REDIRECTS they keep the node in step with the others: forward spooled visits to
-the Redis buffer and apply other nodes' link changes to the generation table, every
-NODE_SYNC_SECONDS. The kernel drops the lock when its process dies, and another process takes
-over within a couple of seconds (meanwhile the node's processes ask Redis on every redirect).
+Each runner thread is elected by a lock file in the node's state dir (shorturl_project.node_state),
+so one process of the node runs each set of jobs. Without Redis (embedded mode) the `runner`
+jobs are the ones Celery runs in services mode: store spooled visits, roll up hours, refill the
+code pool. With Redis, the `runner` forwards spooled visits to the Redis buffer and keeps the
+set of generated codes loaded, and the `sync` applies other nodes' link changes to the
+generation table (and sends the Redis part of changes made while Redis was out of reach) every
+NODE_SYNC_SECONDS, in a thread of its own so that a long forward never holds it up. The kernel
+drops a lock when its process dies, and another process takes over within a couple of seconds
+(meanwhile the node's processes ask Redis on every redirect).
 """
 
 from __future__ import annotations
@@ -55,11 +57,26 @@ def _node_runners() -> dict[str, list[Job]]:
             # Its own thread: a long forward (a backlog after an outage, or one that cannot keep
             # up under load) must never hold up the sync that the workers' trust depends on.
             SYNC_LOCK: [
-                Job("apply other nodes' changes", settings.NODE_SYNC_SECONDS, _apply_remote_changes)
+                Job(
+                    "apply other nodes' changes",
+                    settings.NODE_SYNC_SECONDS,
+                    # Once its sync is NODE_SYNC_MAX_LAG old, the node asks Redis (or the
+                    # database) on every redirect until Redis is back.
+                    _unless_redis_fails(
+                        link_cache.apply_remote_changes,
+                        "redirects are not answered from the workers' memory",
+                    ),
+                )
             ],
             RUNNER_LOCK: [
                 Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
-                Job("complete the code set", CODE_SET_CHECK_SECONDS, _ensure_code_set),
+                Job(
+                    "complete the code set",
+                    CODE_SET_CHECK_SECONDS,
+                    _unless_redis_fails(
+                        link_cache.ensure_code_set, "made-up codes are looked up in the database"
+                    ),
+                ),
             ],
         }
     return {
@@ -79,28 +96,25 @@ def _node_runners() -> dict[str, list[Job]]:
     }
 
 
-def _apply_remote_changes() -> None:
-    try:
-        link_cache.apply_remote_changes()
-    except RedisError as exc:
-        # The node's processes stop trusting their entries once the sync is NODE_SYNC_MAX_LAG
-        # old, so they ask Redis (or the database) on every redirect until it is back.
-        redis_failed(exc, consequence="redirects are not answered from the workers' memory")
-
-
 # How often a node checks that the set of generated codes is loaded (see links.cache).
 CODE_SET_CHECK_SECONDS = 30.0
 
 
-def _ensure_code_set() -> None:
-    try:
-        link_cache.ensure_code_set()
-    except RedisError as exc:
-        redis_failed(exc, consequence="made-up codes are looked up in the database")
+def _unless_redis_fails(job: Callable[[], object], consequence: str) -> Callable[[], None]:
+    """`job`, with a Redis failure noted once (and Redis paused) instead of a logged traceback
+    every NODE_SYNC_SECONDS."""
+
+    def run() -> None:
+        try:
+            job()
+        except RedisError as exc:
+            redis_failed(exc, consequence=consequence)
+
+    return run
 
 
 class Runner(threading.Thread):
-    """Runs the jobs in whichever process holds `runner.lock`; the others wait to take over."""
+    """Runs its jobs in whichever process holds its lock; the others wait to take over."""
 
     RETRY_LOCK_SECONDS = 2.0
 
@@ -119,8 +133,6 @@ class Runner(threading.Thread):
                 self.stopping.wait(self.RETRY_LOCK_SECONDS)
                 continue
             logger.info("Process %s runs the node's %s jobs", os.getpid(), self.lock)
-            if self.lock == SYNC_LOCK:
-                link_cache.forget_sync_position()  # whatever an earlier sync read, start afresh
             try:
                 self._run_jobs()  # returns only when stopping
             except Exception:

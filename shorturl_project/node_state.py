@@ -45,7 +45,12 @@ _flags: dict[str, object] = {}
 
 @receiver(setting_changed)
 def _settings_changed(**kwargs) -> None:
-    _flags.clear()  # tests switch modes; a running server never does
+    # Tests switch modes and state dirs; a running server never does.
+    _flags.clear()
+    table = _table["table"]
+    _table["table"] = None
+    if table is not None:
+        table.close()
 
 
 def local_redirects() -> bool:
@@ -92,6 +97,10 @@ class GenerationTable:
     def _offset(key: str) -> int:
         return (zlib.crc32(key.encode()) % SLOTS) * _COUNTER.size
 
+    def close(self) -> None:
+        self._map.close()
+        os.close(self._fd)
+
     def read(self, key: str) -> int:
         return _COUNTER.unpack_from(self._map, self._offset(key))[0]
 
@@ -129,21 +138,18 @@ class GenerationTable:
         return time.monotonic() - synced_at <= seconds
 
 
-_table: dict[str, object] = {"dir": None, "table": None}
+_table: dict[str, GenerationTable | None] = {"table": None}
 # A forked child opens its own: the parent's descriptor would share the parent's flock.
-os.register_at_fork(after_in_child=lambda: _table.update(dir=None, table=None))
+os.register_at_fork(after_in_child=lambda: _table.update(table=None))
 
 
 def generations() -> GenerationTable:
-    """This process's view of the node's generation table (opened once per process and dir)."""
+    """This process's view of the node's generation table (opened once per process, and again
+    after a settings change)."""
     table = _table["table"]
-    if table is not None and "dir" in _flags:
-        return table  # the directory has not changed since it was opened
-    _flags["dir"] = True
-    if _table["dir"] != settings.NODE_STATE_DIR:
-        _table["table"] = GenerationTable(state_dir() / "generations")
-        _table["dir"] = settings.NODE_STATE_DIR
-    return _table["table"]
+    if table is None:
+        table = _table["table"] = GenerationTable(state_dir() / "generations")
+    return table
 
 
 @contextmanager
