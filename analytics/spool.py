@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from shorturl_project.node_state import node_lock, state_dir
 
@@ -41,8 +43,7 @@ SPOOL_LOCK = "spool"
 class _Writer:
     """The current spool file of this process (reopened after a fork or a rotation)."""
 
-    def __init__(self, directory: str):
-        self.directory = directory
+    def __init__(self):
         self.path = state_dir() / f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
         # Created and locked under a name drains do not list, then renamed: a drain must never
         # see the file unlocked (it would take it for abandoned and delete it).
@@ -63,9 +64,10 @@ _writer: dict[str, _Writer | None] = {"current": None, "retired": None}
 _writer_lock = threading.Lock()
 
 
-def _forget_parents_writer() -> None:
-    """In a forked child: the parent's files stay the parent's (closing this copy of the
-    descriptor keeps the parent's lock); the child opens its own on its first visit."""
+def _let_go_of_files() -> None:
+    """Close this process's spool files; the next visit opens a new one. In a forked child the
+    parent's files stay the parent's (closing this copy of the descriptor keeps the parent's
+    lock); after a settings change (tests) the next file goes to the new state dir."""
     for role in ("current", "retired"):
         writer = _writer[role]
         _writer[role] = None
@@ -73,23 +75,28 @@ def _forget_parents_writer() -> None:
             writer.close()
 
 
-os.register_at_fork(after_in_child=_forget_parents_writer)
+os.register_at_fork(after_in_child=_let_go_of_files)
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs) -> None:
+    if setting == "NODE_STATE_DIR":  # a running server never changes it
+        _let_go_of_files()
 
 
 def _current_writer() -> _Writer:
-    directory = settings.NODE_STATE_DIR
     writer = _writer["current"]
-    if writer is None or writer.directory != directory or writer.written >= ROTATE_BYTES:
+    if writer is None or writer.written >= ROTATE_BYTES:
         with _writer_lock:
             writer = _writer["current"]
             if writer is not None:
-                if writer.directory == directory and writer.written < ROTATE_BYTES:
+                if writer.written < ROTATE_BYTES:
                     return writer
                 retired = _writer["retired"]
                 if retired is not None:
                     retired.close()  # drops its lock: the runner reads it to the end, deletes it
                 _writer["retired"] = writer
-            writer = _writer["current"] = _Writer(directory)
+            writer = _writer["current"] = _Writer()
     return writer
 
 
