@@ -4,8 +4,6 @@ Caches per visitor, per address and per User-Agent, GeoIP read straight from max
 rows written without model instances: each is checked here against the slow way it replaced.
 """
 
-import hashlib
-import hmac
 import ipaddress
 import random
 
@@ -102,13 +100,9 @@ def uncached_fields(client_ip: str, user_agent: str, *, anonymize: bool, key: st
     ip = enrich.normalize_ip(client_ip) if client_ip else ""
     geo = enrich._geo_lookup(ip) if ip else enrich.GeoInfo()
     agent = enrich.parse_user_agent.__wrapped__(user_agent)
-    message = f"{ip}&{user_agent}".encode()
-    if anonymize:
-        client_id = hmac.new(key.encode(), message, hashlib.sha1).hexdigest()
-        stored = enrich.anonymize_ip(ip) if ip else ""
-    else:
-        client_id, stored = hashlib.sha1(message, usedforsecurity=False).hexdigest(), ip
-    return (client_id, stored, *geo, *agent)
+    visitor = enrich.client_id(ip, user_agent, anonymize=anonymize, key=key)
+    stored = (enrich.anonymize_ip(ip) if ip else "") if anonymize else ip
+    return (visitor, stored, *geo, *agent)
 
 
 @pytest.mark.parametrize("anonymize", [False, True])
