@@ -29,6 +29,10 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     # default, which answers cached redirects from the worker's memory.
     settings.SHORTURL_LOCAL_REDIRECTS = False
     settings.SHORTURL_POOL_MIN = 20
+    # A second flush lane runs in its own thread on its own connection, which cannot see what a
+    # test's transaction created; analytics/tests/test_flush_lanes.py tests lanes (committed
+    # data), the e2e layer the default.
+    settings.ANALYTICS_FLUSH_LANES = 1
     # The default hasher costs ~0.2 s per user on purpose; tests need none of that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.SHORTURL_POOL_BATCH = 200

@@ -1,10 +1,15 @@
 """The Redis visit buffer's protocol (services mode): its keys, its Lua scripts, its locks.
 
 The redirect RPUSHes messages onto VISITS_KEY (analytics.capture, or the fused Lua call in
-links.cache). A flush takes a batch into PROCESSING_KEY (taken again if the flush dies), and
-once the batch is committed marks the (link, hour) pairs it touched in HOURS_KEY and drops the
-batch; a roll-up moves those pairs aside into AGGREGATING_KEY while it recounts them. The
-database side of both steps is in analytics.services.
+links.cache). A flush takes a batch into its lane's processing list (taken again if the flush
+dies), and once the batch is committed marks the (link, hour) pairs it touched in HOURS_KEY and
+drops the batch; a roll-up moves those pairs aside into AGGREGATING_KEY while it recounts them.
+The database side of both steps is in analytics.services.
+
+Lanes: several flushes store batches side by side, each under its own lock with its own
+processing list (a Lane), so one worker process can prepare one batch while the database
+inserts another, and several workers can share a backlog. Lane 0 keeps the key names of the
+single-lane releases.
 """
 
 from __future__ import annotations
@@ -12,18 +17,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 # Raw Redis keys (not behind the cache's KEY_PREFIX: the worker and a Lua script read them as
 # is). The scripts below touch several at once, so all share the hash tag {buffer}: one slot on
 # a Redis Cluster.
 VISITS_KEY = "analytics:{buffer}:visits"  # list: visit messages, RPUSHed by redirects
-PROCESSING_KEY = "analytics:{buffer}:processing"  # list: the batch a flush is storing
-ATTEMPTS_KEY = "analytics:{buffer}:attempts"  # int: how often the processing batch was retried
+PROCESSING_KEY = "analytics:{buffer}:processing"  # list: the batch lane 0 is storing
+ATTEMPTS_KEY = "analytics:{buffer}:attempts"  # int: how often lane 0's batch was retried
 DEAD_KEY = "analytics:{buffer}:dead"  # list: messages that could not be stored (for a human)
 HOURS_KEY = "analytics:{buffer}:hours"  # set: "link_id:hour_epoch" pairs waiting for roll-up
 AGGREGATING_KEY = "analytics:{buffer}:aggregating"  # set: the pairs a roll-up is recomputing
-FLUSH_LOCK_KEY = "analytics:{buffer}:lock:flush"
+FLUSH_LOCK_KEY = "analytics:{buffer}:lock:flush"  # lane 0's
 AGGREGATE_LOCK_KEY = "analytics:{buffer}:lock:aggregate"
 
 # The names before the hash tag (until 2026-11-23), on a single Redis: what a flush finds there
@@ -160,21 +166,52 @@ def release(client, key: str, token: str, *, drop: str | None = None) -> None:
 
 # --- Batches of visits -------------------------------------------------------------------------
 
+# Lanes looked at for leftover batches, whatever ANALYTICS_FLUSH_LANES says now: a batch left by
+# a flush that ran with more lanes before a restart is still stored.
+MAX_LANES = 16
 
-def take_batch(client, batch_size: int) -> tuple[int, list[bytes]]:
-    """(attempt, messages): a leftover batch of a failed flush first (attempt > 0), else up to
-    `batch_size` new messages moved into the processing list."""
+
+@dataclass(frozen=True)
+class Lane:
+    """One flush's keys: its lock, the batch it is storing, and how often that was retried."""
+
+    number: int
+    lock: str
+    processing: str
+    attempts: str
+
+
+def lane(number: int) -> Lane:
+    if number == 0:
+        return Lane(0, FLUSH_LOCK_KEY, PROCESSING_KEY, ATTEMPTS_KEY)
+    return Lane(
+        number,
+        f"{FLUSH_LOCK_KEY}:{number}",
+        f"{PROCESSING_KEY}:{number}",
+        f"{ATTEMPTS_KEY}:{number}",
+    )
+
+
+def lanes_with_batches(client) -> list[int]:
+    """The lanes whose processing list holds a batch (left by a flush that failed or died)."""
+    with client.pipeline(transaction=False) as pipe:
+        for number in range(MAX_LANES):
+            pipe.exists(lane(number).processing)
+        return [number for number, held in enumerate(pipe.execute()) if held]
+
+
+def take_batch(client, batch_size: int, into: Lane) -> tuple[int, list[bytes]]:
+    """(attempt, messages): the lane's leftover batch of a failed flush first (attempt > 0),
+    else up to `batch_size` new messages moved into the lane's processing list."""
     attempt, messages = client.eval(
-        _TAKE_BATCH, 3, VISITS_KEY, PROCESSING_KEY, ATTEMPTS_KEY, batch_size
+        _TAKE_BATCH, 3, VISITS_KEY, into.processing, into.attempts, batch_size
     )
     return attempt, messages
 
 
-def finish_batch(client, token: str, members: list[str]) -> None:
+def finish_batch(client, token: str, members: list[str], of: Lane) -> None:
     """After the batch committed: mark its hours and drop it (unless the lock was lost)."""
-    client.eval(
-        _FINISH_BATCH, 4, FLUSH_LOCK_KEY, PROCESSING_KEY, ATTEMPTS_KEY, HOURS_KEY, token, *members
-    )
+    client.eval(_FINISH_BATCH, 4, of.lock, of.processing, of.attempts, HOURS_KEY, token, *members)
 
 
 def bury(client, messages: list) -> None:
@@ -203,14 +240,15 @@ def status(client) -> dict[str, int]:
     aggregation, messages that could not be stored."""
     with client.pipeline(transaction=False) as pipe:
         pipe.llen(VISITS_KEY)
-        pipe.llen(PROCESSING_KEY)
         pipe.scard(HOURS_KEY)
         pipe.scard(AGGREGATING_KEY)
         pipe.llen(DEAD_KEY)
-        buffered, processing, hours, aggregating, dead = pipe.execute()
+        for number in range(MAX_LANES):
+            pipe.llen(lane(number).processing)
+        buffered, hours, aggregating, dead, *processing = pipe.execute()
     return {
         "buffered": buffered,
-        "processing": processing,
+        "processing": sum(processing),
         "pending_hours": hours + aggregating,
         "dead": dead,
     }

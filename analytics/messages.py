@@ -61,15 +61,15 @@ def decode_visit(message: bytes | str | dict) -> dict | None:
     """A message as a dict of VisitRecord field names, or None when it is malformed."""
     try:
         data = json.loads(message) if isinstance(message, bytes | str) else message
-        wire = {name: data.get(key) for name, key in WIRE_KEYS.items()}
+        wire = data.get  # the keys are WIRE_KEYS' (spelt out: a worker decodes ~10,000 a second)
         return {
-            "event_id": str(wire["event_id"])[:32],
-            "link_id": int(wire["link_id"]),
-            "code": str(wire["code"])[:32],
-            "visit_time": datetime.fromtimestamp(float(wire["visit_time"]), tz=UTC),
-            "client_ip": str(wire["client_ip"] or ""),
-            "user_agent": str(wire["user_agent"] or "")[:MAX_USER_AGENT],
-            "referrer": str(wire["referrer"] or "")[:MAX_REFERRER],
+            "event_id": str(wire("e"))[:32],
+            "link_id": int(wire("l")),
+            "code": str(wire("c"))[:32],
+            "visit_time": datetime.fromtimestamp(float(wire("t")), tz=UTC),
+            "client_ip": str(wire("i") or ""),
+            "user_agent": str(wire("u") or "")[:MAX_USER_AGENT],
+            "referrer": str(wire("r") or "")[:MAX_REFERRER],
         }
     except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
         return None

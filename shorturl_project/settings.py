@@ -297,6 +297,8 @@ GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
 GEOIP_LANGUAGE = env.str("GEOIP_LANGUAGE", default="en")
 ANONYMIZE_IP = env.bool("ANONYMIZE_IP", default=False)
 ANALYTICS_BATCH_SIZE = env.int("ANALYTICS_BATCH_SIZE", default=1000)
+# Batches one flush stores side by side (threads of the worker process, see flush_pending).
+ANALYTICS_FLUSH_LANES = env.int("ANALYTICS_FLUSH_LANES", default=2)
 
 # --- Logging -----------------------------------------------------------------------------------
 LOGGING = {

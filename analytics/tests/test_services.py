@@ -264,3 +264,23 @@ def test_hours_marked_during_an_aggregation_wait_for_the_next_one(
     assert selectors.pipeline_status()["pending_hours"] == 1
     services.aggregate_hourly()
     assert hourly_rows(link)[0][2] == 2
+
+
+@pytest.mark.django_db
+def test_odd_event_ids_and_times_are_stored_exactly_as_sent(requires_mysql, make_link):
+    """The MySQL INSERT quotes hex event ids and its own time text without the driver's
+    escaping; anything else must still go through it."""
+    link = make_link()
+    at = dt.datetime(2026, 3, 1, 9, 5, 7, 250000, tzinfo=UTC)
+    odd = "it's\\'); DELETE FROM x; --"
+    services.store_visits(
+        messages=[
+            visit_message(link, at=at, event="0123456789abcdef0123456789abcdef"),
+            visit_message(link, at=at.replace(microsecond=0), event=odd),
+        ]
+    )
+    stored = dict(VisitRecord.objects.values_list("event_id", "visit_time"))
+    assert stored == {
+        "0123456789abcdef0123456789abcdef": at,
+        odd[:32]: at.replace(microsecond=0),
+    }
