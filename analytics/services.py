@@ -161,6 +161,24 @@ def _insert_visits(rows: list[_VisitRow]) -> None:
             cursor.executemany(sql, rows[start : start + _INSERT_BATCH])
 
 
+# Event ids are hex, and visit times our own digits and separators: such text is quoted as it
+# is, which is what the driver's escaping would give (two of its calls a visit saved, ~2 µs);
+# anything else is escaped by the driver.
+_TIME_CHARACTERS = frozenset("0123456789-: .")
+
+
+def _event_id_literal(event_id: str, literal: Callable[[str], bytes]) -> bytes:
+    if event_id.isascii() and event_id.isalnum():
+        return b"'%s'" % event_id.encode()
+    return literal(event_id)
+
+
+def _time_literal(text: str, literal: Callable[[str], bytes]) -> bytes:
+    if _TIME_CHARACTERS.issuperset(text):
+        return b"'%s'" % text.encode()
+    return literal(text)
+
+
 def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
     """The VALUES lists of multi-row INSERTs of at most _MAX_STATEMENT_BYTES each.
 
@@ -193,17 +211,10 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
         referrer = referrers.get(row.referrer)
         if referrer is None:
             referrer = referrers[row.referrer] = literal(row.referrer)
-        event_id = row.event_id
-        # Event ids are hex and times digits and separators: quoted as they are, which is what
-        # escaping would give (two of the driver's calls a visit saved); anything else escaped.
-        if event_id.isascii() and event_id.isalnum():
-            event_id = b"'%s'" % event_id.encode()
-        else:
-            event_id = literal(event_id)
         part = b"(%d,%s,%s,%s,%s,%s)" % (
             row.link_id,
             code,
-            event_id,
+            _event_id_literal(row.event_id, literal),
             _time_literal(row.visit_time, literal),
             referrer,
             fragment,
@@ -215,15 +226,6 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
         size += len(part) + 1
     if parts:
         yield b",".join(parts).decode()
-
-
-_TIME_CHARACTERS = frozenset("0123456789-: .")
-
-
-def _time_literal(text: str, literal: Callable[[str], bytes]) -> bytes:
-    if _TIME_CHARACTERS.issuperset(text):
-        return b"'%s'" % text.encode()
-    return literal(text)
 
 
 def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
@@ -241,17 +243,21 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
     wanted = [visit for visit in by_event.values() if visit["link_id"] in live]
     if not wanted:
         return 0, set()
-    # Plain SQL: the ORM's per-parameter preparation of 1,000 event ids measured ~3 µs a visit.
+    # Plain SQL: the ORM's per-parameter preparation of 1,000 event ids measured ~3 µs a visit;
+    # on MySQL the ids are quoted here like the INSERT's (the driver's per-value escaping ~1.5 µs).
     quote = connection.ops.quote_name
+    head = "SELECT {column} FROM {table} WHERE {column} IN ".format(  # noqa: S608
+        column=quote(VisitRecord._meta.get_field("event_id").column),
+        table=quote(VisitRecord._meta.db_table),
+    )
+    event_ids = [visit["event_id"] for visit in wanted]
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT {column} FROM {table} WHERE {column} IN ({marks})".format(  # noqa: S608
-                column=quote(VisitRecord._meta.get_field("event_id").column),
-                table=quote(VisitRecord._meta.db_table),
-                marks=", ".join(["%s"] * len(wanted)),
-            ),
-            [visit["event_id"] for visit in wanted],
-        )
+        if connection.vendor == "mysql":
+            literal = connection.connection.literal
+            ids = b",".join(_event_id_literal(event_id, literal) for event_id in event_ids)
+            cursor.execute(head + "(" + ids.decode() + ")")
+        else:
+            cursor.execute(head + "({})".format(", ".join(["%s"] * len(event_ids))), event_ids)
         present = {event_id for (event_id,) in cursor.fetchall()}
     enriched = enrich.enricher()
     adapt_time = _time_adapter()
