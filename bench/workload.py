@@ -47,3 +47,40 @@ def wrk_script(codes: list[str], path: Path) -> Path:
         "end\n"
     )
     return path
+
+
+def wrk_fresh_codes_script(body_length: int, path: Path) -> Path:
+    """A wrk Lua script that requests a new made-up code of the generated shape every time,
+    with a valid check character (what an attacker can compute), so that no request repeats a
+    code: a code asked before may be answered from a negative entry kept by the first ask.
+
+    The check character is links.codes.shape.check_character (Luhn mod 62) in Lua; each wrk
+    thread gets its own random seed through setup/init."""
+    path.write_text(
+        "local alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\n"
+        f"local body_length = {body_length}\n"
+        "local threads = 0\n"
+        "function setup(thread)\n"
+        "  threads = threads + 1\n"
+        "  thread:set('thread_no', threads)\n"
+        "end\n"
+        "function init(args)\n"
+        "  math.randomseed(os.time() * 1000 + (thread_no or 0) * 7919)\n"
+        "end\n"
+        "local digits = {}\n"
+        "request = function()\n"
+        "  local total, factor = 0, 2\n"
+        "  for p = body_length, 1, -1 do\n"
+        "    local index = math.random(0, 61)\n"
+        "    digits[p] = alphabet:sub(index + 1, index + 1)\n"
+        "    local addend = factor * index\n"
+        "    total = total + math.floor(addend / 62) + addend % 62\n"
+        "    factor = 3 - factor\n"
+        "  end\n"
+        "  local check = (62 - total % 62) % 62\n"
+        "  local code = table.concat(digits, '', 1, body_length)\n"
+        "    .. alphabet:sub(check + 1, check + 1)\n"
+        "  return wrk.format('GET', '/' .. code)\n"
+        "end\n"
+    )
+    return path
