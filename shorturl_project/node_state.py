@@ -135,7 +135,9 @@ class GenerationTable:
 
     def synced_within(self, seconds: float) -> bool:
         synced_at = _SYNCED_AT.unpack_from(self._map, SLOTS * _COUNTER.size)[0]
-        return time.monotonic() - synced_at <= seconds
+        # A time ahead of the clock was written before the machine restarted (the clock starts
+        # again near zero): no sync of this boot yet, and the file outlives the boot.
+        return 0.0 <= time.monotonic() - synced_at <= seconds
 
 
 _table: dict[str, GenerationTable | None] = {"table": None}
