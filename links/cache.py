@@ -12,6 +12,10 @@ next redirect. Without Redis (embedded mode) that is the only cache. With Redis
 (SHORTURL_LOCAL_REDIRECTS) a change is also published on the `shorturl:changes` stream, which
 every node's runner reads (apply_remote_changes) to bump its own counters; a process uses its
 copies only while its node has read the stream within NODE_SYNC_MAX_LAG seconds.
+
+A made-up code of the generated shape that the node's code filter (links.code_filter, built
+here from the database and added to by every create) certainly lacks is a 404 before any of
+that: no round trip, no query, no negative entry.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import idna
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
@@ -48,6 +52,7 @@ from shorturl_project.redis_conn import (
     uses_redis,
 )
 
+from . import code_filter
 from .codes.shape import is_generated_shape
 from .models import CodeType, UrlLink
 
@@ -74,7 +79,9 @@ ALIAS_SET_COMPLETE = "*complete*"
 # Every generated code, with the same "complete" marker, so that a made-up code of the generated
 # shape (its check character can be computed by anyone) is a 404 without a query. Loaded whole
 # in the background by one node's runner (ensure_code_set), added to by every create; until it
-# is complete, such codes are looked up in the database as before.
+# is complete, such codes are looked up in the database as before. A node whose code filter is
+# complete and trusted asks it no more (see fetch_and_record): it answers processes that do not
+# trust their memory, or have no filter yet.
 CODE_SET_KEY = "shorturl:{codes}"
 CODE_SET_LOCK = "shorturl:{codes}:loading"
 # Bumped whenever the set is marked incomplete: a load whose database read began before that
@@ -248,6 +255,8 @@ def get_entry(code: str) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
     if local_entries_trusted():
         local = process_cache.get(code)
+        if local is None and code_filter.certainly_absent(code):
+            return False
         if local is not None or not uses_redis():
             return local
     client = live_redis_client()
@@ -293,13 +302,21 @@ def fetch_and_record(
     caller must not record it again.
     """
     if not uses_redis():
-        return process_cache.get(code), False
+        local = process_cache.get(code)
+        if local is None and not alias_shaped and code_filter.certainly_absent(code):
+            return False, False  # no query
+        return local, False
     generation = None
     if local_entries_trusted():
         local = process_cache.get(code)
         if local is not None:
             return local, False  # the caller spools the visit: no round trip at all
-        if alias_shaped and _certainly_no_alias(code):
+        if alias_shaped:
+            if _certainly_no_alias(code):
+                return False, False
+        elif code_filter.certainly_absent(code):
+            # No round trip, and no negative entry: a flood of made-up codes would push real
+            # entries out of this process's cache.
             return False, False
         generation = generations().read(code)
     client = live_redis_client()
@@ -503,8 +520,11 @@ def send_pending_changes(client) -> int:
 
 
 def _changed_here(keys: list[str]) -> None:
-    """Every process of this node drops its copies of `keys` on its next redirect."""
+    """Every process of this node drops its copies of `keys` on its next redirect, and the
+    node's code filter holds the generated ones (a new code is found on the very next
+    redirect; an edited one is in it already)."""
     if local_redirects():
+        code_filter.add(keys)
         for key in keys:
             process_cache.invalidate(key)
 
@@ -769,34 +789,109 @@ def apply_remote_changes() -> int:
     if epoch is None:
         client.set(CHANGES_EPOCH_KEY, uuid.uuid4().hex, nx=True)
         epoch = client.get(CHANGES_EPOCH_KEY)
-    last_id = _sync["last_id"]
     read = 0
     if (
-        last_id is None
+        _sync["last_id"] is None
         or epoch != _sync["epoch"]
         or started - float(_sync["at"]) > _RESYNC_AFTER_SECONDS
     ):
         # Read the stream's end before bumping: a change after it is read on the next call.
         newest = client.xrevrange(CHANGES_KEY, count=1)
+        # Codes created between the filter's last add and that end are in no stream read to
+        # come: the filter is unused until the build below has read them from the database.
+        code_filter.mark_incomplete()
         table.bump_all()
         _sync.update(last_id=newest[0][0] if newest else b"0-0", epoch=epoch)
     else:
-        while True:
-            answer = client.xread({CHANGES_KEY: last_id}, count=1000)
-            entries = answer[0][1] if answer else []
-            for entry_id, fields in entries:
-                for key in fields.get(b"c", b"").decode().split():
-                    table.bump(key)
-                last_id = entry_id
-            read += len(entries)
-            if len(entries) < 1000:
-                break
-        _sync["last_id"] = last_id
+        read = _read_changes(client, table)
     _sync["at"] = started
     table.mark_synced(started)
+    if local_redirects() and code_filter.needs_build(max_age=settings.SHORTURL_CACHE_TTL):
+        # Here, after the stream position is set, so that every code is in the build's
+        # database read or read from the stream later (and noted in the build's journal).
+        # The sync goes on reading the stream during a long build, so the node's processes
+        # keep trusting their entries meanwhile.
+        _build_code_filter(meanwhile=lambda: _keep_in_sync(client, table))
     return read
 
 
+def _read_changes(client, table) -> int:
+    """Apply the stream's entries after the sync's position; returns how many were read."""
+    last_id = _sync["last_id"]
+    read = 0
+    while True:
+        answer = client.xread({CHANGES_KEY: last_id}, count=1000)
+        entries = answer[0][1] if answer else []
+        keys = [key for _, fields in entries for key in fields.get(b"c", b"").decode().split()]
+        if keys and local_redirects():
+            # Before the bumps: once a process re-reads a code, the filter holds it.
+            code_filter.add(keys)
+        for key in keys:
+            table.bump(key)
+        if entries:
+            last_id = entries[-1][0]
+        read += len(entries)
+        if len(entries) < 1000:
+            break
+    _sync["last_id"] = last_id
+    return read
+
+
+def _keep_in_sync(client, table) -> None:
+    """During a long build in the sync: read the stream as the sync would have meanwhile."""
+    now = time.monotonic()
+    if now - float(_sync["at"]) >= settings.NODE_SYNC_SECONDS:
+        _read_changes(client, table)
+        _sync["at"] = now
+        table.mark_synced(now)
+
+
+# --- The node's code filter (links.code_filter) ----------------------------------------------
+
+# After a failed build (the database out of reach), the next try waits this long.
+_FILTER_RETRY_SECONDS = 30.0
+_filter_build: dict[str, float | bool] = {"next_try": 0.0, "built_since_start": False}
+
+
+def _generated_code_count() -> int:
+    return UrlLink.objects.exclude(code_type=CodeType.CUSTOM).count()
+
+
+def _build_code_filter(meanwhile: Callable[[], object] | None = None) -> bool:
+    """Build the node's code filter from the database; False when it could not (for now)."""
+    if time.monotonic() < float(_filter_build["next_try"]):
+        return False
+    try:
+        code_filter.build(_generated_codes, expected=_generated_code_count(), meanwhile=meanwhile)
+    except DatabaseError as exc:
+        _filter_build["next_try"] = time.monotonic() + _FILTER_RETRY_SECONDS
+        logger.warning(
+            "The code filter could not be built (%s); made-up codes are looked up as without "
+            "it until it is",
+            exc,
+        )
+        return False
+    return True
+
+
+def ensure_code_filter() -> bool:
+    """Embedded mode, the node's runner: build the node's code filter when the runner starts
+    in this process and again whenever it is incomplete, full or a day old. Returns True when
+    it built it."""
+    if not _filter_build["built_since_start"]:
+        # Rows may have come while no runner ran (a database restored from a backup, links
+        # created with another state dir): the old filter is not used until this build.
+        code_filter.mark_incomplete()
+    elif not code_filter.needs_build(max_age=settings.SHORTURL_CACHE_TTL):
+        return False
+    built = _build_code_filter()
+    if built:
+        _filter_build["built_since_start"] = True
+    return built
+
+
 def forget_sync_position() -> None:
-    """The next apply_remote_changes starts afresh (tests)."""
+    """The next apply_remote_changes starts afresh, and the next ensure_code_filter builds
+    (tests)."""
     _sync.update(last_id=None, epoch=None, at=0.0)
+    _filter_build.update(next_try=0.0, built_since_start=False)

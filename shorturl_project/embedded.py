@@ -3,9 +3,10 @@
 Each runner thread is elected by a lock file in the node's state dir (shorturl_project.node_state),
 so one process of the node runs each set of jobs. Without Redis (embedded mode) the `runner`
 jobs are the ones Celery runs in services mode: store spooled visits, roll up hours, refill the
-code pool. With Redis, the `runner` forwards spooled visits to the Redis buffer and keeps the
-set of generated codes loaded, and the `sync` applies other nodes' link changes to the
-generation table (and sends the Redis part of changes made while Redis was out of reach) every
+code pool; it also builds the node's code filter (links.code_filter) when it starts. With Redis,
+the `runner` forwards spooled visits to the Redis buffer and keeps the set of generated codes
+loaded, and the `sync` applies other nodes' link changes to the generation table and the code
+filter (and sends the Redis part of changes made while Redis was out of reach) every
 NODE_SYNC_SECONDS, in a thread of its own so that a long forward never holds it up. The kernel
 drops a lock when its process dies, and another process takes over within a couple of seconds
 (meanwhile the node's processes ask Redis on every redirect).
@@ -81,6 +82,8 @@ def _node_runners() -> dict[str, list[Job]]:
         }
     return {
         RUNNER_LOCK: [
+            # First, so that a backlog of visits stored at start does not hold it up.
+            Job("build the code filter", CODE_SET_CHECK_SECONDS, link_cache.ensure_code_filter),
             Job(
                 "store spooled visits",
                 settings.EMBEDDED_FLUSH_SECONDS,
@@ -96,7 +99,8 @@ def _node_runners() -> dict[str, list[Job]]:
     }
 
 
-# How often a node checks that the set of generated codes is loaded (see links.cache).
+# How often a node checks that the set of generated codes is loaded, and (embedded mode) that
+# its code filter is complete (see links.cache).
 CODE_SET_CHECK_SECONDS = 30.0
 
 
