@@ -3,8 +3,19 @@
 import pytest
 from django.test import Client
 
+from analytics import enrich, geodata
 from analytics.tests.visits import CHROME_MAC
 from links.services.create import link_create
+
+
+@pytest.fixture(autouse=True)
+def _geoip_2018(monkeypatch):
+    """Places and ISPs here are those of the set-up without make's GeoIP data: the 2018 GeoLite2
+    City file, no ASN file. test_geodata.py checks the data make installs (issue #13)."""
+    monkeypatch.setattr(geodata, "DATA_DIR", geodata.DATA_DIR / "not-in-these-tests")
+    enrich.clear_caches()
+    yield
+    enrich.clear_caches()
 
 
 @pytest.fixture
