@@ -31,9 +31,11 @@ class VisitRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "os_type",
         "device_type",
         "is_bot",
+        "bot_name",
+        "bot_kind",
         "referrer_short",
     )
-    list_filter = ("is_bot", "device_type", "browser_type", "country")
+    list_filter = ("is_bot", "bot_kind", "device_type", "browser_type", "country")
     search_fields = ("=code", "=client_id", "=client_ip")
     date_hierarchy = "visit_time"
     ordering = ("-visit_time", "-id")

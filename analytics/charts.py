@@ -19,6 +19,7 @@ BREAKDOWN_TITLES = [
     ("referrers", "Referrers"),
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),
+    ("bot_kinds", "Bots by kind"),
 ]
 
 

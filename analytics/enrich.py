@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 from django.conf import settings
 
 from . import geodata
+from .bots import detect_bot
+from .messages import MAX_USER_AGENT
 
 if TYPE_CHECKING:
     import maxminddb
@@ -28,56 +30,6 @@ logger = logging.getLogger(__name__)
 PRIVATE_NETWORK = "Private network"
 LOOPBACK = "Loopback"
 
-# Link-preview fetchers, crawlers and HTTP libraries that ua-parser does not (always) call spiders.
-# Matched case-insensitively as substrings; none of them occurs in a browser's User-Agent.
-BOT_TOKENS = (
-    "slackbot",
-    "slack-imgproxy",
-    "twitterbot",
-    "facebookexternalhit",
-    "facebookcatalog",
-    "meta-externalagent",
-    "whatsapp",
-    "telegrambot",
-    "discordbot",
-    "linkedinbot",
-    "skypeuripreview",
-    "pinterestbot",
-    "redditbot",
-    "applebot",
-    "embedly",
-    "iframely",
-    "vkshare",
-    "quora link preview",
-    "bitlybot",
-    "mattermost-bot",
-    "zoominfobot",
-    "google-pagerenderer",
-    "google-inspectiontool",
-    "googleother",
-    "bingpreview",
-    "microsoftpreview",
-    "headlesschrome",
-    "phantomjs",
-    "lighthouse",
-    "curl/",
-    "wget/",
-    "python-requests",
-    "python-urllib",
-    "python-httpx",
-    "aiohttp",
-    "go-http-client",
-    "java/",
-    "apache-httpclient",
-    "okhttp/",
-    "libwww-perl",
-    "node-fetch",
-    "axios/",
-    "httpie",
-    "postmanruntime",
-)
-# "…bot/1.0" and a contact URL ("+https://…") mark crawlers; a bare "bot" does not (CUBOT phones).
-_GENERIC_BOT_RE = re.compile(r"crawler|spider|scraper|bot/|\+https?://", re.IGNORECASE)
 # WeChat's in-app browser looks like Chrome WebView to ua-parser; its own token says who it is.
 _WECHAT_RE = re.compile(r"MicroMessenger/(\d+(?:\.\d+){0,2})")
 
@@ -89,6 +41,8 @@ class UserAgentInfo(NamedTuple):
     os_version: str
     device_type: str  # analytics.models.DeviceType value
     is_bot: bool
+    bot_name: str  # for bots: analytics.bots.Bot's name and kind; "" for people
+    bot_kind: str
 
 
 class GeoInfo(NamedTuple):
@@ -102,14 +56,10 @@ class GeoInfo(NamedTuple):
 # --- User-Agent ------------------------------------------------------------------------------
 
 
-def _looks_like_bot(ua: str) -> bool:
-    lowered = ua.lower()
-    return any(token in lowered for token in BOT_TOKENS) or bool(_GENERIC_BOT_RE.search(ua))
-
-
 @functools.lru_cache(maxsize=4096)
 def parse_user_agent(ua: str) -> UserAgentInfo:
-    """Browser, OS and device of a User-Agent string; link-preview fetchers count as bots."""
+    """Browser, OS and device of a User-Agent string, and which bot sent it, if one did
+    (analytics.bots: maintained crawler lists; link-preview fetchers and HTTP libraries count)."""
     from user_agents import parse  # imported here: loading the regex tables takes ~0.1 s
 
     parsed = parse(ua or "")
@@ -117,7 +67,9 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
     wechat = _WECHAT_RE.search(ua or "")
     if wechat:
         browser, browser_version = "WeChat", wechat.group(1)
-    is_bot = bool(ua) and (parsed.is_bot or _looks_like_bot(ua))
+    # Capped like the stored User-Agent, which bounds the detector's cost (linear in length).
+    bot = detect_bot(ua[:MAX_USER_AGENT]) if ua else None
+    is_bot = bot is not None
     if is_bot:
         device = "Bot"
     elif parsed.is_tablet:
@@ -135,6 +87,8 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
         os_version=parsed.os.version_string[:32],
         device_type=device,
         is_bot=is_bot,
+        bot_name=bot.name if bot else "",
+        bot_kind=bot.kind if bot else "",
     )
 
 

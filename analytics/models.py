@@ -4,6 +4,8 @@ from django.db import models
 
 from links.models import UrlLink
 
+from .bots import BotKind
+
 
 class DeviceType(models.TextChoices):
     PC = "PC", "PC"
@@ -38,6 +40,9 @@ class VisitRecord(models.Model):
         max_length=8, choices=DeviceType.choices, default=DeviceType.OTHER
     )
     is_bot = models.BooleanField(default=False)
+    # Which bot, for bots only (analytics.bots): "Googlebot", "Slackbot", "curl", …
+    bot_name = models.CharField(max_length=64, blank=True, default="")
+    bot_kind = models.CharField(max_length=16, choices=BotKind.choices, blank=True, default="")
 
     class Meta:
         indexes = [
@@ -109,11 +114,12 @@ class LinkVisitor(models.Model):
 
 
 class BreakdownRow(models.Model):
-    """People's clicks (bots: `dimension="bots"`) of one link in one period, by one value of a
-    breakdown: the rows selectors.breakdowns sums instead of grouping the visits."""
+    """People's clicks (bots' in the selectors.BOT_BREAKDOWN_FIELDS dimensions) of one link in
+    one period, by one value of a breakdown: the rows selectors.breakdowns sums instead of
+    grouping the visits."""
 
     link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="+")
-    dimension = models.CharField(max_length=16)  # a selectors.BREAKDOWN_FIELDS name, or "bots"
+    dimension = models.CharField(max_length=16)  # a selectors.ROLLED_UP_DIMENSIONS name
     # The stored value ("" when unknown); for referrers the host, as referrer_host gives it.
     value = models.CharField(max_length=255, blank=True, default="")
     code = models.CharField(max_length=2, blank=True, default="")  # countries: the ISO code

@@ -30,6 +30,7 @@ from links.models import UrlLink
 from shorturl_project.redis_conn import redis_client
 
 from . import buffer, spool
+from .bots import BotKind
 from .models import (
     DailyBreakdown,
     HourlyBreakdown,
@@ -49,6 +50,14 @@ BREAKDOWN_FIELDS = {
     "devices": "device_type",
     "referrers": "referrer_host",
 }
+# Bots are broken down apart from people: by the bot's name and by its kind (analytics.bots).
+BOT_BREAKDOWN_FIELDS = {"bots": "bot_name", "bot_kinds": "bot_kind"}
+# (dimension, VisitRecord field, whether it counts bots instead of people) of every breakdown
+# the roll-up keeps: one list for the roll-up and for visits it has not rolled up.
+ROLLED_UP_DIMENSIONS = [
+    *((dimension, field, False) for dimension, field in BREAKDOWN_FIELDS.items()),
+    *((dimension, field, True) for dimension, field in BOT_BREAKDOWN_FIELDS.items()),
+]
 UNKNOWN = "Unknown"
 DIRECT = "Direct"  # the referrers entry for visits that sent no Referer (typed, apps, e-mail)
 DEFAULT_LIMIT = 10
@@ -162,8 +171,8 @@ def _stale_visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet
 def _visit_sums(visits: QuerySet) -> Counter:
     """{(dimension, value, code): clicks} of `visits`, as the roll-up's breakdown rows hold them."""
     sums: Counter = Counter()
-    for dimension, field in [*BREAKDOWN_FIELDS.items(), ("bots", "browser_type")]:
-        source = visits.filter(is_bot=dimension == "bots")
+    for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
+        source = visits.filter(is_bot=of_bots)
         group = {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
             dimension, [field]
         )
@@ -216,12 +225,13 @@ def breakdowns(
     end: datetime,
     limit: int = DEFAULT_LIMIT,
 ) -> dict[str, list[dict]]:
-    """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name).
+    """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name) and
+    `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its `kind`).
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`.
     Read from the roll-up rows, which hold what grouping the range's visits would give.
     """
-    counts: dict[str, Counter] = {name: Counter() for name in [*BREAKDOWN_FIELDS, "bots"]}
+    counts: dict[str, Counter] = {name: Counter() for name, _, _ in ROLLED_UP_DIMENSIONS}
     codes: dict[str, str] = {}
     for (dimension, value, code), clicks in _breakdown_sums(link_ids, start, end).items():
         if dimension in counts:
@@ -232,6 +242,12 @@ def breakdowns(
     for entry in result["countries"]:
         entry["code"] = codes.get(entry["name"], "")
     result["bots"] = _ranked(counts["bots"], limit)
+    result["bot_kinds"] = [
+        {**entry, "kind": entry["name"], "name": BotKind(entry["name"]).label}
+        if entry["name"] in BotKind.values
+        else {**entry, "kind": ""}
+        for entry in _ranked(counts["bot_kinds"], limit)
+    ]
     return result
 
 

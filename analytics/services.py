@@ -40,7 +40,7 @@ from .models import (
     VisitRecord,
     utc_hour,
 )
-from .selectors import BREAKDOWN_FIELDS, referrer_host
+from .selectors import ROLLED_UP_DIMENSIONS, referrer_host
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class _VisitRow(NamedTuple):
     os_version: str
     device_type: str
     is_bot: bool
+    bot_name: str
+    bot_kind: str
 
 
 _VISITOR_FIELDS = _VisitRow._fields.index("user_agent")
@@ -460,8 +462,8 @@ def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
     slot = TruncHour("visit_time", tzinfo=UTC)
     people, bots = visits.filter(is_bot=False), visits.filter(is_bot=True)
     rows = []
-    for dimension, field in [*BREAKDOWN_FIELDS.items(), ("bots", "browser_type")]:
-        source = bots if dimension == "bots" else people
+    for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
+        source = bots if of_bots else people
         group = {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
             dimension, [field]
         )
@@ -704,6 +706,70 @@ def rebuild_hourly(*, since: datetime, progress: Callable[[int, int], None] | No
     since_start = VisitRecord.objects.filter(visit_time__gte=start).order_by()
     _rebuild_visitors(set(since_start.values_list("link_id", flat=True).distinct()))
     return written
+
+
+@dataclass(frozen=True)
+class ReclassifyResult:
+    examined: int  # visits read
+    changed: int  # visits whose derived fields changed
+    hours: int  # HourlyClick rows recomputed (with their breakdowns)
+
+
+def reclassify_visits(
+    *,
+    since: datetime | None = None,
+    geo: bool = False,
+    batch_size: int = 2000,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReclassifyResult:
+    """Run the User-Agent detectors (bot, browser, OS, device) again over stored visits, and with
+    `geo` the place and network lookups too (from the stored address: with ANONYMIZE_IP that is
+    the visitor's /24 or /48 network); then recompute the hours whose visits changed, and the
+    people of links where someone turned out to be a bot (or the other way round).
+
+    For after a detector or GeoIP database update. The visitor id (client_id) is never touched:
+    it was derived from the full address, which may no longer be stored.
+    """
+    visits = VisitRecord.objects.order_by()
+    if since is not None:
+        visits = visits.filter(visit_time__gte=since)
+    total = visits.count()
+    fields = list(enrich.UserAgentInfo._fields) + (list(enrich.GeoInfo._fields) if geo else [])
+    examined = changed = 0
+    pairs: set[tuple[int, datetime]] = set()
+    people_changed: set[int] = set()
+    last_id = 0
+    while True:
+        chunk = list(
+            visits.filter(pk__gt=last_id)
+            .order_by("pk")
+            .only("link_id", "visit_time", "user_agent", "client_ip", *fields)[:batch_size]
+        )
+        if not chunk:
+            break
+        last_id = chunk[-1].pk
+        updated = []
+        for visit in chunk:
+            derived = enrich.parse_user_agent(visit.user_agent)._asdict()
+            if geo:
+                address = enrich.normalize_ip(visit.client_ip) if visit.client_ip else ""
+                derived |= (enrich.geo_lookup(address) if address else enrich.GeoInfo())._asdict()
+            if all(getattr(visit, name) == value for name, value in derived.items()):
+                continue
+            if derived["is_bot"] != visit.is_bot:
+                people_changed.add(visit.link_id)
+            for name, value in derived.items():
+                setattr(visit, name, value)
+            updated.append(visit)
+            pairs.add((visit.link_id, utc_hour(visit.visit_time)))
+        VisitRecord.objects.bulk_update(updated, fields, batch_size=_CHUNK)
+        examined += len(chunk)
+        changed += len(updated)
+        if progress is not None:
+            progress(examined, total)
+    hours = _recompute_pairs(pairs)
+    _rebuild_visitors(people_changed)
+    return ReclassifyResult(examined=examined, changed=changed, hours=hours)
 
 
 def purge_visits(*, older_than_days: int) -> int:

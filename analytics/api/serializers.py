@@ -10,6 +10,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from analytics import ranges
+from analytics.bots import BotKind
 
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
 # An unencoded "+01:00" in a query string arrives as " 01:00".
@@ -76,6 +77,12 @@ class CountryEntrySerializer(BreakdownEntrySerializer):
     code = serializers.CharField(required=False, help_text="ISO 3166-1 alpha-2, when known.")
 
 
+class BotKindEntrySerializer(BreakdownEntrySerializer):
+    kind = serializers.ChoiceField(
+        choices=BotKind.choices, required=False, help_text="The kind's stable value."
+    )
+
+
 class HourlyPointSerializer(serializers.Serializer):
     hour = serializers.DateTimeField(help_text="Start of the hour.")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
@@ -107,3 +114,9 @@ class LinkStatsSerializer(serializers.Serializer):
     devices = _breakdown("By device type (PC, Mobile, Tablet, Other).")
     referrers = _breakdown("By referring site; Direct when none was sent.")
     bots = _breakdown("Bot clicks by bot name.", required=False)
+    bot_kinds = _breakdown(
+        "Bot clicks by kind: search engine, social preview, monitoring, AI crawler, HTTP library, "
+        "automation, other.",
+        BotKindEntrySerializer,
+        required=False,
+    )

@@ -34,7 +34,8 @@ STATS_EXAMPLE = {
     "os": [{"name": "Android", "clicks": 2}, {"name": "iOS", "clicks": 1}],
     "devices": [{"name": "Mobile", "clicks": 3}],
     "referrers": [{"name": "Direct", "clicks": 2}, {"name": "t.co", "clicks": 1}],
-    "bots": [{"name": "Slackbot-LinkExpanding", "clicks": 1}],
+    "bots": [{"name": "Slackbot", "clicks": 1}],
+    "bot_kinds": [{"name": "Social preview", "clicks": 1, "kind": "social"}],
 }
 
 

@@ -14,7 +14,7 @@ register = template.Library()
 
 @register.inclusion_tag("admin/analytics/link_click_panel.html")
 def link_click_panel(link) -> dict:
-    """The last 7 days of clicks as a chart, and the latest visits."""
+    """The last 7 days of clicks as a chart with its bots by kind, and the latest visits."""
     week = StatsRangeForm(default="7d").time_range()
     series = selectors.hourly_series(link_ids=[link.pk], start=week.start, end=week.end)
     chart = chart_data(series, week)
@@ -22,5 +22,8 @@ def link_click_panel(link) -> dict:
         "chart": chart,
         "week_clicks": sum(chart["clicks"]),
         "week_bots": sum(chart["bot_clicks"]),
+        "bot_kinds": selectors.breakdowns(link_ids=[link.pk], start=week.start, end=week.end)[
+            "bot_kinds"
+        ],
         "latest_visits": selectors.latest_visits(link=link, limit=20),
     }

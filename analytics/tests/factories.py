@@ -23,7 +23,13 @@ class VisitRecordFactory(factory.django.DjangoModelFactory):
         model = VisitRecord
 
     class Params:
-        bot = factory.Trait(is_bot=True, browser_type="Googlebot", device_type="Bot")
+        bot = factory.Trait(
+            is_bot=True,
+            browser_type="Googlebot",
+            device_type="Bot",
+            bot_name="Googlebot",
+            bot_kind="search",
+        )
 
     link = factory.SubFactory(UrlLinkFactory)
     code = factory.SelfAttribute("link.code")

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from analytics import selectors, services
+from analytics.bots import BotKind
 from analytics.models import (
     DailyBreakdown,
     HourlyBreakdown,
@@ -47,6 +48,7 @@ PEOPLE = [
     ("Mobile Safari", "iOS", "Tablet"),
 ]
 BOTS = ["Googlebot", "Slackbot-LinkExpanding", ""]
+BOT_KINDS = ["search", "social", "other", ""]  # "" as stored before bot kinds existed
 
 
 def _visits(rnd: random.Random, links, count: int) -> list[VisitRecord]:
@@ -57,8 +59,10 @@ def _visits(rnd: random.Random, links, count: int) -> list[VisitRecord]:
         bot = client % 9 == 0
         country, code, province, city = PLACES[client % len(PLACES)]
         browser, os_type, device = PEOPLE[client % len(PEOPLE)]
+        bot_name = bot_kind = ""
         if bot:
             browser, os_type, device = BOTS[client % len(BOTS)], "Other", "Bot"
+            bot_name, bot_kind = browser, BOT_KINDS[client % len(BOT_KINDS)]
         visits.append(
             VisitRecord(
                 link=link,
@@ -76,6 +80,8 @@ def _visits(rnd: random.Random, links, count: int) -> list[VisitRecord]:
                 os_type=os_type,
                 device_type=device,
                 is_bot=bot,
+                bot_name=bot_name,
+                bot_kind=bot_kind,
             )
         )
     return visits
@@ -103,7 +109,14 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
     codes = {v.country: v.country_code for v in people if v.country_code}
     for entry in result["countries"]:
         entry["code"] = codes.get(entry["name"], "")
-    result["bots"] = ranked(visits.filter(is_bot=True), "browser_type")
+    bots = visits.filter(is_bot=True)
+    result["bots"] = ranked(bots, "bot_name")
+    result["bot_kinds"] = [
+        {**entry, "kind": entry["name"], "name": BotKind(entry["name"]).label}
+        if entry["name"] in BotKind.values
+        else {**entry, "kind": ""}  # "Unknown": stored before kinds existed
+        for entry in ranked(bots, "bot_kind")
+    ]
     return result
 
 
@@ -231,7 +244,9 @@ def test_rebuild_moves_a_person_back_when_their_latest_visit_stops_counting(make
         )
     services.rebuild_hourly(since=T0)
     assert LinkVisitor.objects.get(link=link).last_hour == T0 + dt.timedelta(hours=5)
-    VisitRecord.objects.filter(user_agent="Now a bot").update(is_bot=True, browser_type="NewBot")
+    VisitRecord.objects.filter(user_agent="Now a bot").update(
+        is_bot=True, bot_name="NewBot", bot_kind="other"
+    )
     services.rebuild_hourly(since=T0)
     assert LinkVisitor.objects.get(link=link).last_hour == T0
     stats = selectors.link_stats(link=link, start=T0, end=T0 + dt.timedelta(days=1))

@@ -1,0 +1,58 @@
+"""Data migrations, run on data shaped as the previous migration left it."""
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("analytics", "0002_stats_rollups")]
+AFTER = [("analytics", "0003_bot_name_and_kind")]
+HOUR = dt.datetime(2026, 3, 1, 9, tzinfo=dt.UTC)
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(target)
+    return executor.loader.project_state(target).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bots_stored_before_kinds_keep_their_name_and_count_as_other():
+    apps = _migrate(BEFORE)
+    user = apps.get_model("auth", "User").objects.create(username="before-kinds")
+    link = apps.get_model("links", "UrlLink").objects.create(
+        owner_id=user.pk,
+        code="abc",
+        long_url="https://example.com/",
+        long_url_hash="h" * 40,
+        code_type="custom",
+    )
+    visits = apps.get_model("analytics", "VisitRecord")
+    for n, (browser, is_bot) in enumerate([("Googlebot", True), ("Chrome", False)]):
+        visits.objects.create(
+            link_id=link.pk, code="abc", event_id=f"e{n}", client_id=f"c{n}",
+            visit_time=HOUR, browser_type=browser, is_bot=is_bot,
+        )  # fmt: skip
+    for model_name, period in (("HourlyBreakdown", "hour"), ("DailyBreakdown", "day")):
+        apps.get_model("analytics", model_name).objects.create(
+            link_id=link.pk, dimension="bots", value="Googlebot", clicks=3, **{period: HOUR}
+        )
+    try:
+        apps = _migrate(AFTER)
+        visits = apps.get_model("analytics", "VisitRecord")
+        assert set(visits.objects.values_list("browser_type", "bot_name", "bot_kind")) == {
+            ("Googlebot", "Googlebot", "other"),
+            ("Chrome", "", ""),
+        }
+        for model_name in ("HourlyBreakdown", "DailyBreakdown"):
+            rows = apps.get_model("analytics", model_name).objects.filter(dimension="bot_kinds")
+            assert list(rows.values_list("value", "clicks")) == [("other", 3)]
+    finally:
+        _migrate(_migrate_latest_targets())
+
+
+def _migrate_latest_targets():
+    executor = MigrationExecutor(connection)
+    return executor.loader.graph.leaf_nodes()
