@@ -1,3 +1,15 @@
+# GeoIP data (docs/analytics.md, "GeoIP data"): what `make` puts in data/geoip/, fetched from
+# the npm registry in a stage of its own, so that the image carries the data but not Node.js.
+# Debian's Python (3.11) and maxminddb are all scripts/geodata.py needs besides npm.
+FROM debian:bookworm-slim AS geodata
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends npm ca-certificates python3 python3-maxminddb \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY analytics/__init__.py analytics/geodata.py analytics/
+COPY scripts/geodata.py scripts/
+RUN python3 scripts/geodata.py
+
 # One image for web, worker and beat. The web container starts like `make serve` does
 # (scripts/serve: migrate, collectstatic, granian with WEB_CONCURRENCY x WEB_THREADS).
 FROM python:3.11-slim-bookworm
@@ -11,6 +23,7 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install -r requirements.txt
 COPY . .
+COPY --from=geodata /app/data/geoip data/geoip
 RUN SECRET_KEY=collectstatic-only DEBUG=0 python manage.py collectstatic --noinput
 
 # The server user may refresh static files at start; /data holds an embedded-mode SQLite file

@@ -55,6 +55,11 @@ def default_city_db() -> str:
     return _default_city_db(str(DATA_DIR))
 
 
+def is_dbip_city(path: str) -> bool:
+    """Whether places come from DB-IP's data (CC BY 4.0), whose pages must credit DB-IP."""
+    return os.path.basename(os.path.normpath(path)) == CITY_DIR and os.path.isdir(path)
+
+
 def default_asn_db() -> str:
     """DATA_DIR's ASN file when make has installed it, else "" (no ISP)."""
     return _default_asn_db(str(DATA_DIR))

@@ -21,8 +21,9 @@ from links.shortcuts import visible_link_or_404
 from links.shortlinks import short_url_for
 from shorturl_project.redis_conn import uses_redis
 
-from . import selectors
+from . import geodata, selectors
 from .charts import breakdown_tables, chart_data
+from .enrich import city_db_path
 from .forms import StatsRangeForm, TimeRange
 
 
@@ -50,6 +51,7 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "breakdowns": breakdown_tables(stats),
             "latest_visits": selectors.latest_visits(link=link, limit=20),
             "status": link.status,
+            "credit_dbip": geodata.is_dbip_city(city_db_path()),
         },
     )
 

@@ -17,8 +17,10 @@ from pathlib import Path
 import geoip2.database
 import geoip2.errors
 import pytest
+from django.urls import reverse
 
 from analytics import enrich, geodata
+from links.services.create import link_create
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = geodata.DATA_DIR  # before any fixture points it elsewhere
@@ -375,3 +377,17 @@ def test_country_names_cover_every_code_db_ip_uses():
     assert names["US"] == "United States" and names["KR"] == "South Korea"
     assert names["TW"] == "Taiwan" and names["XK"] == "Kosovo"
     assert len(names) >= 250
+
+
+@installed
+@pytest.mark.django_db
+def test_the_stats_page_credits_db_ip_only_when_its_data_is_shown(client, user, settings):
+    """DB-IP's licence (CC BY 4.0) asks pages showing its data to say where it comes from."""
+    link = link_create(user=user, long_url="https://example.com/credit").link
+    client.force_login(user)
+    page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert '<a href="https://db-ip.com">IP Geolocation by DB-IP</a>' in page
+
+    settings.GEOIP_CITY_DB = geodata.fallback_city_db()
+    page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert "db-ip.com" not in page
