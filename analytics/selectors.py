@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -228,19 +228,27 @@ def breakdowns(
     """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name) and
     `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its `kind`).
 
-    Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`.
+    Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`, and
+    are counted by it: a country stored under two names (GeoIP data from two sources, e.g.
+    "Russia" and "Russian Federation") is one entry, named by the name with more clicks.
     Read from the roll-up rows, which hold what grouping the range's visits would give.
     """
     counts: dict[str, Counter] = {name: Counter() for name, _, _ in ROLLED_UP_DIMENSIONS}
-    codes: dict[str, str] = {}
+    country_names: dict[str, Counter] = defaultdict(Counter)  # ISO code: {name: clicks}
     for (dimension, value, code), clicks in _breakdown_sums(link_ids, start, end).items():
-        if dimension in counts:
+        if dimension == "countries" and code:
+            country_names[code][value] += clicks
+        elif dimension in counts:
             counts[dimension][value or UNKNOWN] += clicks
-            if dimension == "countries" and code:
-                codes[value] = max(codes.get(value, ""), code)
+    named = {}
+    for code, names in country_names.items():
+        # The name with the most clicks, the alphabetically first on a tie (stable answers).
+        name = min(names, key=lambda value: (-names[value], value)) or UNKNOWN
+        counts["countries"][name] += names.total()
+        named[name] = code
     result = {name: _ranked(counts[name], limit) for name in BREAKDOWN_FIELDS}
     for entry in result["countries"]:
-        entry["code"] = codes.get(entry["name"], "")
+        entry["code"] = named.get(entry["name"], "")
     result["bots"] = _ranked(counts["bots"], limit)
     result["bot_kinds"] = [
         {**entry, "kind": entry["name"], "name": BotKind(entry["name"]).label}

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from analytics import selectors, services
 from analytics.models import VisitRecord
+from analytics.tests.factories import add_visits
 from links.codes import pool
 from links.selectors import link_click_totals
 
@@ -184,3 +185,21 @@ def test_code_pool_usage_counts_links_made_since(make_link):
 )
 def test_referrer_host(referrer, host):
     assert selectors.referrer_host(referrer) == host
+
+
+@pytest.mark.django_db
+def test_a_country_stored_under_two_names_is_one_entry(make_link):
+    """GeoIP data from two sources names some countries differently ("Russia", "Russian
+    Federation"): a range across the switch shows one entry per country code."""
+    link = make_link()
+    add_visits(link, 2, country="Russia", country_code="RU")
+    add_visits(link, 1, country="Russian Federation", country_code="RU")
+    add_visits(link, 1, country="France", country_code="FR")
+    now = timezone.now()
+    countries = selectors.breakdowns(
+        link_ids=[link.pk], start=now - dt.timedelta(hours=2), end=now + dt.timedelta(hours=1)
+    )["countries"]
+    assert [(c["name"], c["code"], c["clicks"]) for c in countries] == [
+        ("Russia", "RU", 3),
+        ("France", "FR", 1),
+    ]
