@@ -62,6 +62,8 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
     (analytics.bots: maintained crawler lists; link-preview fetchers and HTTP libraries count)."""
     from user_agents import parse  # imported here: loading the regex tables takes ~0.1 s
 
+    from .devices import device_type_from_model
+
     parsed = parse(ua or "")
     browser, browser_version = parsed.browser.family, parsed.browser.version_string
     wechat = _WECHAT_RE.search(ua or "")
@@ -70,8 +72,21 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
     # Capped like the stored User-Agent, which bounds the detector's cost (linear in length).
     bot = detect_bot(ua[:MAX_USER_AGENT]) if ua else None
     is_bot = bot is not None
+    # Android User-Agents of many tablets say "Mobile", and some phones' say nothing: the model
+    # they name decides where Matomo's device list knows it (analytics.devices). Other systems'
+    # User-Agents name the device class themselves (iPhone, iPad, a desktop OS).
+    android = not is_bot and parsed.os.family == "Android"
+    by_model = device_type_from_model(ua[:MAX_USER_AGENT]) if android else None
     if is_bot:
         device = "Bot"
+    elif by_model:
+        device = by_model
+    elif android and re.search(r"Android[\d. ]*; Tablet;", ua):
+        device = "Tablet"  # a model the list lacks, or none (Firefox): the browser's own words
+    elif android and parsed.is_tablet and re.search(r"\bMobile\b", ua):
+        # Android phones' browsers say "Mobile"; ua-parser looks for "Mobile Safari" only, so
+        # "Mobile DuckDuckGo/5 Safari" was a tablet.
+        device = "Mobile"
     elif parsed.is_tablet:
         device = "Tablet"
     elif parsed.is_mobile:
