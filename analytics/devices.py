@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -504,10 +505,18 @@ def _save(saved: Path, index: dict) -> None:
 _UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError)
 
 
-@functools.cache
+_opened: list[_Database | None] = []
+_opening = threading.Lock()
+
+
 def _database() -> _Database | None:
-    """The process's list, opened on first use (see `open_database`)."""
-    return open_database()
+    """The process's list, opened on first use (see `open_database`): once, though flush lanes
+    are threads that may ask at the same time."""
+    if not _opened:
+        with _opening:
+            if not _opened:
+                _opened.append(open_database())
+    return _opened[0]
 
 
 def open_database() -> _Database | None:
