@@ -58,7 +58,14 @@ def test_stats_page_empty_state(logged_in, link):
 
 def test_stats_page_shows_totals_chart_breakdowns_and_bots_apart(logged_in, link):
     add_visits(link, referrer="https://news.example.org/story")
-    add_visits(link, os_type="Windows", browser_type="Firefox", country="France", city="Paris")
+    add_visits(
+        link,
+        os_type="Windows",
+        browser_type="Firefox",
+        country="France",
+        country_code="FR",
+        city="Paris",
+    )
     add_visits(link, bot=True)
     response = logged_in.get(reverse("link_stats", args=[link.code]))
     assert response.status_code == 200

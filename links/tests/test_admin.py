@@ -102,7 +102,7 @@ def test_refresh_cache_action_drops_the_cached_entry(admin_client, user, client)
 
 def test_change_page_is_read_only_with_chart_and_latest_visits(admin_client, user):
     link = UrlLinkFactory(owner=user, long_url="https://example.com/detail")
-    add_visits(link, 3, country="Japan")
+    add_visits(link, 3, country="Japan", country_code="JP")
     url = reverse("admin:links_urllink_change", args=[link.pk])
     response = admin_client.get(url)
     assert response.status_code == 200
