@@ -771,9 +771,15 @@ _sync: dict[str, object] = {"last_id": None, "epoch": None, "at": 0.0}
 _RESYNC_AFTER_SECONDS = 60.0
 
 
-def apply_remote_changes() -> int:
+def apply_remote_changes(*, wait: float = 0.0) -> int:
     """Bump this node's counters for every key changed since the last call (on any node), then
     note the sync time. Returns how many changes were read.
+
+    `wait`: when nothing new is there yet, wait up to this many seconds for a change (a
+    blocking read of the stream, which returns as soon as another node writes to it): the node's
+    sync thread calls it in a loop, so a change reaches every node within milliseconds, not at
+    the next poll. A link created through one node is then found on the others at once (their
+    code filters learn it from the stream).
 
     It goes on from where this process last read, also when its sync thread takes the lock
     back from another process: the stream still holds what came since (re-reading what the
@@ -803,7 +809,7 @@ def apply_remote_changes() -> int:
         table.bump_all()
         _sync.update(last_id=newest[0][0] if newest else b"0-0", epoch=epoch)
     else:
-        read = _read_changes(client, table)
+        read = _read_changes(client, table, wait=wait)
     _sync["at"] = started
     table.mark_synced(started)
     if local_redirects() and code_filter.needs_build(max_age=settings.SHORTURL_CACHE_TTL):
@@ -815,12 +821,15 @@ def apply_remote_changes() -> int:
     return read
 
 
-def _read_changes(client, table) -> int:
-    """Apply the stream's entries after the sync's position; returns how many were read."""
+def _read_changes(client, table, *, wait: float = 0.0) -> int:
+    """Apply the stream's entries after the sync's position; returns how many were read. The
+    first read waits up to `wait` seconds for an entry (redis-py's block=0 would wait forever)."""
     last_id = _sync["last_id"]
     read = 0
+    block = max(1, round(wait * 1000)) if wait > 0 else None
     while True:
-        answer = client.xread({CHANGES_KEY: last_id}, count=1000)
+        answer = client.xread({CHANGES_KEY: last_id}, count=1000, block=block)
+        block = None
         entries = answer[0][1] if answer else []
         keys = [key for _, fields in entries for key in fields.get(b"c", b"").decode().split()]
         if keys and local_redirects():

@@ -15,6 +15,7 @@ drops a lock when its process dies, and another process takes over within a coup
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
 import threading
@@ -49,6 +50,8 @@ class Job:
     every: float  # seconds between runs
     run: Callable[[], object]
     next_run: float = 0.0
+    # The job waits by itself (a blocking read) and is run again at once, with no pause.
+    waits_itself: bool = False
 
 
 def _node_runners() -> dict[str, list[Job]]:
@@ -60,13 +63,17 @@ def _node_runners() -> dict[str, list[Job]]:
             SYNC_LOCK: [
                 Job(
                     "apply other nodes' changes",
-                    settings.NODE_SYNC_SECONDS,
-                    # Once its sync is NODE_SYNC_MAX_LAG old, the node asks Redis (or the
-                    # database) on every redirect until Redis is back.
+                    0.0,
+                    # Each run waits up to NODE_SYNC_SECONDS for a change on the stream and
+                    # returns as soon as one comes. Once its sync is NODE_SYNC_MAX_LAG old, the
+                    # node asks Redis (or the database) on every redirect until Redis is back.
                     _unless_redis_fails(
-                        link_cache.apply_remote_changes,
+                        functools.partial(
+                            link_cache.apply_remote_changes, wait=settings.NODE_SYNC_SECONDS
+                        ),
                         "redirects are not answered from the workers' memory",
                     ),
+                    waits_itself=True,
                 )
             ],
             RUNNER_LOCK: [
@@ -104,15 +111,17 @@ def _node_runners() -> dict[str, list[Job]]:
 CODE_SET_CHECK_SECONDS = 30.0
 
 
-def _unless_redis_fails(job: Callable[[], object], consequence: str) -> Callable[[], None]:
+def _unless_redis_fails(job: Callable[[], object], consequence: str) -> Callable[[], bool]:
     """`job`, with a Redis failure noted once (and Redis paused) instead of a logged traceback
     every NODE_SYNC_SECONDS."""
 
-    def run() -> None:
+    def run() -> bool:
         try:
             job()
         except RedisError as exc:
             redis_failed(exc, consequence=consequence)
+            return False  # the runner pauses before a job that waits by itself runs again
+        return True
 
     return run
 
@@ -121,6 +130,7 @@ class Runner(threading.Thread):
     """Runs its jobs in whichever process holds its lock; the others wait to take over."""
 
     RETRY_LOCK_SECONDS = 2.0
+    FAILED_PAUSE_SECONDS = 0.5
 
     def __init__(self, jobs: list[Job], *, lock: str = RUNNER_LOCK):
         super().__init__(name=f"shorturl-node-{lock}", daemon=True)
@@ -153,14 +163,19 @@ class Runner(threading.Thread):
                 if now < job.next_run:
                     continue
                 job.next_run = now + job.every
+                failed = False
                 try:
-                    job.run()
+                    failed = job.run() is False
                 except Exception:
                     logger.exception("Background job %r failed; it runs again shortly", job.name)
+                    failed = True
                 finally:
                     close_old_connections()
+                if failed and job.waits_itself:
+                    # It did not wait: run it again only after a pause, not in a busy loop.
+                    job.next_run = time.monotonic() + self.FAILED_PAUSE_SECONDS
             wait = min(job.next_run for job in jobs) - time.monotonic()
-            self.stopping.wait(max(wait, 0.05))
+            self.stopping.wait(max(wait, 0.0 if any(job.waits_itself for job in jobs) else 0.05))
 
 
 _runners: dict[str, Runner] = {}

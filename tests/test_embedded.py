@@ -147,3 +147,25 @@ def test_every_mode_serves_through_the_node_runner_wrapper():
     from shorturl_project import wsgi
 
     assert isinstance(wsgi.application, embedded.WithBackgroundJobs)
+
+
+def test_a_job_that_waits_by_itself_is_not_run_in_a_busy_loop_when_it_fails(settings, tmp_path):
+    """The sync job runs again at once (its blocking read is its pause), but when it fails
+    without waiting (Redis refusing connections) the runner pauses before the next run."""
+    settings.NODE_STATE_DIR = str(tmp_path)
+    runs: list[float] = []
+
+    def fails_at_once() -> bool:
+        runs.append(time.monotonic())
+        return False
+
+    runner = embedded.Runner([embedded.Job("sync", 0.0, fails_at_once, waits_itself=True)])
+    runner.start()
+    deadline = time.monotonic() + 5
+    while len(runs) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    runner.stopping.set()
+    runner.join(5)
+    assert len(runs) >= 2
+    # A busy loop would have run it thousands of times before the second run's pause ended.
+    assert runs[1] - runs[0] >= embedded.Runner.FAILED_PAUSE_SECONDS * 0.9

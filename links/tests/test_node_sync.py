@@ -8,6 +8,7 @@ only the database and Redis with the node under test.
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -177,3 +178,21 @@ def test_visits_wait_in_the_spool_while_redis_is_down(user, settings):
     while services.flush_pending():
         pass
     assert VisitRecord.objects.filter(link=link).count() == 2
+
+
+def test_a_waiting_sync_applies_a_change_as_soon_as_another_node_writes_it(user):
+    """The sync thread's read waits on the stream: a change made elsewhere while it waits is
+    applied when it is written, not at the end of the wait."""
+    link = link_create(user=user, long_url="https://example.com/waiting").link
+    before = generations().read(link.code)
+    result: dict[str, int] = {}
+    sync = threading.Thread(
+        target=lambda: result.update(read=link_cache.apply_remote_changes(wait=60.0))
+    )
+    sync.start()
+    time.sleep(0.2)  # let it block on the stream
+    redis_client().xadd(link_cache.CHANGES_KEY, {"c": link.code})  # another node's notice
+    sync.join(30)
+    assert not sync.is_alive(), "the sync kept waiting after a change was written"
+    assert result["read"] == 1
+    assert generations().read(link.code) > before
