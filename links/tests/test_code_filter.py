@@ -9,8 +9,6 @@ and Redis.
 """
 
 import os
-import subprocess
-import sys
 
 import pytest
 from django.db import connection
@@ -28,7 +26,7 @@ from links.services.create import link_create
 from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
 from .factories import UrlLinkFactory
-from .test_node_sync import ROOT, _database_url, _on_another_node
+from .test_node_sync import _on_another_node, run_on_another_node
 
 # Made-up codes no test creates: bodies starting "zz" (random codes could, once in 62^2 draws,
 # but no filter built here holds more than a few hundred codes).
@@ -292,28 +290,13 @@ def test_a_filter_past_its_capacity_is_built_again_larger(node, user, monkeypatc
 def test_a_link_created_on_another_node_is_found_once_this_node_syncs(
     requires_redis, node, user, tmp_path, settings
 ):
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "NODE_STATE_DIR": str(tmp_path / "other-node"),
-        "SHOW_DEV_WARNING": "0",
-    }
-    script = (
+    out = run_on_another_node(
+        tmp_path,
         "from django.contrib.auth import get_user_model\n"
         "from links.services.create import link_create\n"
         f"user = get_user_model().objects.get(pk={user.pk})\n"
-        "print(link_create(user=user, long_url='https://example.com/elsewhere').link.code)\n"
+        "print(link_create(user=user, long_url='https://example.com/elsewhere').link.code)\n",
     )
-    out = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
     code = out.strip().splitlines()[-1]
     browser = Client()
     # Not read from the stream yet: refused, as any change is unseen until the next sync.

@@ -49,9 +49,9 @@ def _database_url() -> str:
     return f"mysql://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 3306}/{db['NAME']}"
 
 
-def _on_another_node(tmp_path, code: str) -> None:
-    """Revoke `code` from a separate process with its own node state: only the database and
-    Redis are shared, as between two servers."""
+def run_on_another_node(tmp_path, script: str) -> str:
+    """Run `script` (Django shell code) in a separate process with its own node state: only the
+    database and Redis are shared, as between two servers. Returns what it printed."""
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),
@@ -59,19 +59,25 @@ def _on_another_node(tmp_path, code: str) -> None:
         "NODE_STATE_DIR": str(tmp_path / "other-node"),
         "SHOW_DEV_WARNING": "0",
     }
-    script = (
-        "from links.models import UrlLink\n"
-        "from links.services.change import link_revoke\n"
-        f"link = UrlLink.objects.get(code={code!r})\n"
-        "link_revoke(code=link.code, user=link.owner)\n"
-    )
-    subprocess.run(
+    return subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", script],
         cwd=ROOT,
         env=env,
         check=True,
         capture_output=True,
+        text=True,
         timeout=60,
+    ).stdout
+
+
+def _on_another_node(tmp_path, code: str) -> None:
+    """Revoke `code` through another node."""
+    run_on_another_node(
+        tmp_path,
+        "from links.models import UrlLink\n"
+        "from links.services.change import link_revoke\n"
+        f"link = UrlLink.objects.get(code={code!r})\n"
+        "link_revoke(code=link.code, user=link.owner)\n",
     )
 
 
