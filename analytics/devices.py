@@ -16,10 +16,10 @@ this module, with shortcuts that do not change the answer:
 - Each regex is cut into pieces that together match what it matches (`_alternatives`), and
   each piece is indexed by texts one of which it cannot match without. One Aho-Corasick pass
   over the User-Agent names the few pieces worth searching, of ~10,000.
-- A piece is compiled when first searched (compiling all of them takes ~10 s), and only the
+- A piece is compiled when first searched (compiling all of them would take ~5 s), and only the
   models of brands whose models are not all of one kind are looked at.
 - What is read from the list is kept in NODE_STATE_DIR (see `open_database`): reading it takes
-  ~1 s, loading what was read ~30 ms.
+  ~1 s, loading what was read ~40 ms.
 
 Foldables (Galaxy Z Fold, Pixel Fold…) are phablets in the list, so phones here: they are
 phones that unfold, and the User-Agent does not say whether they were unfolded.
@@ -444,7 +444,7 @@ class _Database:
 # --- The index, built once per version of the data and of this module --------------------------
 # Reading the list's ~17,000 patterns takes ~1 s, so what is read from them is kept as JSON in
 # NODE_STATE_DIR (node-local and writable by every process of the node), named after the data
-# and this module's code: a new worker then loads it in ~30 ms.
+# and this module's code: a new worker then loads it in ~40 ms.
 
 
 def build_index(data: dict) -> dict:
