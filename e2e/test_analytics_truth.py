@@ -1,6 +1,6 @@
 """What the stats say about who clicked, checked over HTTP against the deployed product: bots by
-name and kind apart from people, and the network (ISP) of public addresses on the default
-set-up (GeoIP data installed by make)."""
+name and kind apart from people, a tablet by its model, and the network (ISP) of public
+addresses on the default set-up (GeoIP data installed by make)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ BOTS = {
     "automation": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "HeadlessChrome/131.0.6778.33 Safari/537.36",
 }
+# A Galaxy Tab A7 Lite: its browser says "Mobile"; the device model list knows it is a tablet.
+TABLET_SAYING_MOBILE = (
+    "Mozilla/5.0 (Linux; Android 11; SM-T225) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Mobile Safari/537.36"
+)
 # Public resolvers' addresses: their networks are stable and well known.
 PEOPLE = {"8.8.8.8": "Google", "1.1.1.1": "Cloudflare", "2001:4860:4860::8888": "Google"}
 
@@ -29,18 +34,22 @@ def _visit(dep: harness.Deployment, code: str, ip: str, user_agent: str) -> None
     assert answer.status == 302, f"GET /{code} as {user_agent[:40]!r} → {answer.status}"
 
 
-def test_bots_are_counted_by_kind_and_people_get_their_network(deployment):
+def test_bots_by_kind_tablets_by_model_and_people_get_their_network(deployment):
     code = harness.create_link(deployment, harness.unique_url("analytics-truth"))["code"]
     for ip in PEOPLE:
         _visit(deployment, code, ip, CHROME)
     for user_agent in BOTS.values():
         _visit(deployment, code, "203.0.113.7", user_agent)
-    expected = len(PEOPLE) + len(BOTS)
+    _visit(deployment, code, "9.9.9.9", TABLET_SAYING_MOBILE)
+    people = len(PEOPLE) + 1
+    expected = people + len(BOTS)
     seen = harness.wait_for_visits(deployment, code, expected, timeout=40)
     assert seen.stored == expected, f"stored {seen.stored} of {expected}: {seen.history}"
     stats = harness.stats(deployment, code)
 
-    assert (stats["total_clicks"], stats["bot_clicks"]) == (len(PEOPLE), len(BOTS)), stats
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (people, len(BOTS)), stats
+    devices = {entry["name"]: entry["clicks"] for entry in stats["devices"]}
+    assert devices == {"PC": len(PEOPLE), "Tablet": 1}, f"devices: {devices}"
     kinds = {entry["kind"]: entry["clicks"] for entry in stats["bot_kinds"]}
     assert kinds == dict.fromkeys(BOTS, 1), f"bots by kind: {stats['bot_kinds']}"
     names = " ".join(entry["name"] for entry in stats["bots"]).lower()
