@@ -251,12 +251,23 @@ def _decode(code: str, value) -> LinkEntry | bool | None:
     return LinkEntry.parse(code, value)
 
 
-def get_entry(code: str) -> LinkEntry | bool | None:
+def _answer_here(code: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
+    """What this process can say about `code` without a round trip or a query, once its node's
+    memory is trusted: its own entry; False for a code no link has (not in this process's alias
+    set, or not in the node's code filter, which leaves no negative entry: a flood of made-up
+    codes would push real entries out of the cache); None when Redis or the database must say."""
+    local = process_cache.get(code)
+    if local is not None:
+        return local
+    if alias_shaped:
+        return False if _certainly_no_alias(code) else None
+    return False if code_filter.certainly_absent(code) else None
+
+
+def get_entry(code: str, *, alias_shaped: bool = False) -> LinkEntry | bool | None:
     """The cached entry, False when the code is known not to exist, None when not cached."""
     if local_entries_trusted():
-        local = process_cache.get(code)
-        if local is None and code_filter.certainly_absent(code):
-            return False
+        local = _answer_here(code, alias_shaped=alias_shaped)
         if local is not None or not uses_redis():
             return local
     client = live_redis_client()
@@ -301,23 +312,11 @@ def fetch_and_record(
     Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
     caller must not record it again.
     """
-    if not uses_redis():
-        local = process_cache.get(code)
-        if local is None and not alias_shaped and code_filter.certainly_absent(code):
-            return False, False  # no query
-        return local, False
     generation = None
-    if local_entries_trusted():
-        local = process_cache.get(code)
-        if local is not None:
-            return local, False  # the caller spools the visit: no round trip at all
-        if alias_shaped:
-            if _certainly_no_alias(code):
-                return False, False
-        elif code_filter.certainly_absent(code):
-            # No round trip, and no negative entry: a flood of made-up codes would push real
-            # entries out of this process's cache.
-            return False, False
+    if local_entries_trusted():  # always without Redis
+        local = _answer_here(code, alias_shaped=alias_shaped)
+        if local is not None or not uses_redis():
+            return local, False  # a hit: the caller spools the visit, no round trip at all
         generation = generations().read(code)
     client = live_redis_client()
     if client is None:
@@ -720,8 +719,8 @@ def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:
 
 
 def _certainly_no_alias(code: str) -> bool:
-    """Services mode, trusted local entries: True when this process's alias set is current and
-    lacks `code`, so an unknown alias-shaped code costs no round trip."""
+    """With trusted local entries: True when this process's alias set is current and lacks
+    `code`, so an unknown alias-shaped code costs no round trip and no query."""
     aliases = _process_aliases(throttled=True)
     return aliases is not None and code not in aliases
 

@@ -51,7 +51,7 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
             code, meta, event_id, alias_shaped=not generated
         )
     else:
-        entry, recorded = link_cache.get_entry(code), True
+        entry, recorded = link_cache.get_entry(code, alias_shaped=not generated), True
     if entry is False:
         return NOT_FOUND, None
     if entry is None:
