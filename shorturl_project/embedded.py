@@ -137,6 +137,8 @@ class Runner(threading.Thread):
         self.jobs = jobs
         self.lock = lock
         self.stopping = threading.Event()
+        # Between passes: none when a job waits by itself (its blocking read is the pause).
+        self.least_pause = 0.0 if any(job.waits_itself for job in jobs) else 0.05
 
     def run(self) -> None:
         lock_fd = os.open(state_dir() / f"{self.lock}.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -175,7 +177,7 @@ class Runner(threading.Thread):
                     # It did not wait: run it again only after a pause, not in a busy loop.
                     job.next_run = time.monotonic() + self.FAILED_PAUSE_SECONDS
             wait = min(job.next_run for job in jobs) - time.monotonic()
-            self.stopping.wait(max(wait, 0.0 if any(job.waits_itself for job in jobs) else 0.05))
+            self.stopping.wait(max(wait, self.least_pause))
 
 
 _runners: dict[str, Runner] = {}
