@@ -14,16 +14,13 @@ import ipaddress
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import NamedTuple, cast
 
 from django.conf import settings
 
 from . import geodata
 from .bots import detect_bot
 from .messages import MAX_USER_AGENT
-
-if TYPE_CHECKING:
-    import maxminddb
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +29,9 @@ LOOPBACK = "Loopback"
 
 # WeChat's in-app browser looks like Chrome WebView to ua-parser; its own token says who it is.
 _WECHAT_RE = re.compile(r"MicroMessenger/(\d+(?:\.\d+){0,2})")
+# An Android browser's own words for its device, where the device model list knows no model.
+_SAYS_TABLET = re.compile(r"Android[\d. ]*; Tablet;")
+_SAYS_MOBILE = re.compile(r"\bMobile\b")
 
 
 class UserAgentInfo(NamedTuple):
@@ -81,9 +81,9 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
         device = "Bot"
     elif by_model:
         device = by_model
-    elif android and re.search(r"Android[\d. ]*; Tablet;", ua):
+    elif android and _SAYS_TABLET.search(ua):
         device = "Tablet"  # a model the list lacks, or none (Firefox): the browser's own words
-    elif android and parsed.is_tablet and re.search(r"\bMobile\b", ua):
+    elif android and parsed.is_tablet and _SAYS_MOBILE.search(ua):
         # Android phones' browsers say "Mobile"; ua-parser looks for "Mobile Safari" only, so
         # "Mobile DuckDuckGo/5 Safari" was a tablet.
         device = "Mobile"
@@ -154,82 +154,29 @@ def asn_db_path() -> str:
     return settings.GEOIP_ASN_DB or geodata.default_asn_db()
 
 
-def _locales(language: str) -> list[str]:
-    return [language, "en"] if language and language != "en" else ["en"]
-
-
 @functools.cache
 def _open_reader(path: str, kind: str) -> geodata.CityDb | geodata.NetworkDb | None:
-    """One reader per file per process; None (logged once) when it cannot be opened.
-
-    kind "city": a geodata.FlatCity (DB-IP's flat schema), else maxminddb's reader of a
-    GeoLite2/GeoIP2 City file (its plain dicts, read directly, cost about a fifth of the geoip2
-    model objects built from them; _place_name() reads names as geoip2 does, and a test checks
-    the two agree address by address). kind "asn": geodata's reader of the ASN file or of a
-    GeoLite2-ASN / GeoIP2-ISP mmdb.
-    """
+    """One reader per file per process: geodata's reader of a City database (kind "city") or of
+    a network database ("asn"), of either schema; None (logged once) when it cannot be opened."""
     import maxminddb
 
     try:
-        if kind == "asn":
-            return geodata.open_network_db(path)
-        flat = geodata.open_flat_city(path)
-        if flat is not None:
-            return flat
-        db = maxminddb.open_database(path)
+        db = geodata.open_network_db(path) if kind == "asn" else geodata.open_city_db(path)
     except (OSError, ValueError, maxminddb.InvalidDatabaseError) as exc:
         logger.warning("GeoIP database %s cannot be opened (%s): no %s data", path, exc, kind)
         return None
-    if "City" not in db.metadata().database_type:
+    if db is None:
         logger.warning("GeoIP database %s is not a City database: no places", path)
-        return None
     return db
 
 
 def city_reader() -> geodata.CityDb | None:
-    return _city_db(city_db_path())
+    return cast("geodata.CityDb | None", _open_reader(city_db_path(), "city"))
 
 
 def asn_reader() -> geodata.NetworkDb | None:
     path = asn_db_path()
     return cast("geodata.NetworkDb | None", _open_reader(path, "asn")) if path else None
-
-
-@functools.cache
-def _city_db(path: str) -> geodata.CityDb | None:
-    return cast("geodata.CityDb | None", _open_reader(path, "city"))
-
-
-def _place_name(place: dict | None, locales: list[str]) -> str | None:
-    # geoip2's PlaceRecord.name: the name in the first of `locales` that the record has.
-    names = place.get("names") if place else None
-    if not names:
-        return None
-    return next((names.get(locale) for locale in locales if locale in names), None)
-
-
-def _maxmind_places(
-    db: maxminddb.Reader, address: geodata.Address, language: str
-) -> tuple[str, str, str, str]:
-    try:
-        found = db.get(address)  # the parsed address: 2 µs less than maxminddb parsing the text
-    except ValueError:  # an IPv6 address in an IPv4-only database
-        found = None
-    if not isinstance(found, dict):
-        return "", "", "", ""
-    # A name is the first of GEOIP_LANGUAGE, English that the database has.
-    locales = _locales(language)
-    place, registered = found.get("country"), found.get("registered_country")
-    country = _place_name(place, locales) or _place_name(registered, locales) or ""
-    country_code = (place or {}).get("iso_code") or (registered or {}).get("iso_code") or ""
-    subdivisions = found.get("subdivisions") or [{}]
-    province = _place_name(subdivisions[-1], locales) or ""  # the most specific one
-    city = _place_name(found.get("city"), locales) or ""
-    return country, country_code, province, city
-
-
-def _network_name(reader: geodata.NetworkDb | None, address: geodata.Address) -> str:
-    return reader.network(address) if reader is not None else ""
 
 
 def _geo_lookup(ip: str) -> GeoInfo:
@@ -248,16 +195,14 @@ def _geo_lookup(ip: str) -> GeoInfo:
     if address.is_private or address.is_link_local or address.is_reserved:
         label = PRIVATE_NETWORK
         return GeoInfo(country=label, province=label, city=label, isp=label)
-    country = country_code = province = city = ""
-    db = _city_db(city_db_path())  # opened once per process, a failure logged once
-    if isinstance(db, geodata.FlatCity):
-        # DB-IP's names are English only: GEOIP_LANGUAGE names the country alone.
-        country, country_code, province, city = db.places(address, settings.GEOIP_LANGUAGE)
-    elif db is not None:
-        country, country_code, province, city = _maxmind_places(
-            db, address, settings.GEOIP_LANGUAGE
-        )
-    isp = _network_name(asn_reader(), address)
+    # Readers are opened once per process, a failure logged once. (DB-IP's names are English
+    # only: there GEOIP_LANGUAGE names the country alone.)
+    places = city_reader()
+    country, country_code, province, city = (
+        places.places(address, settings.GEOIP_LANGUAGE) if places else ("", "", "", "")
+    )
+    networks = asn_reader()
+    isp = networks.network(address) if networks else ""
     return GeoInfo(
         country=country[:64],
         country_code=country_code[:2],
@@ -353,5 +298,4 @@ def clear_caches() -> None:
     _address_fields.cache_clear()
     parse_user_agent.cache_clear()
     _cached_geo.cache_clear()
-    _city_db.cache_clear()
     _open_reader.cache_clear()

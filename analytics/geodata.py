@@ -182,6 +182,64 @@ def open_flat_city(path: str) -> FlatCity | None:
     return FlatCity(reader, reader if meta.ip_version == 6 else None)
 
 
+# --- City: MaxMind's schema (GEOIP_CITY_DB, and the 2018 fallback) -----------------------------
+
+
+def maxmind_locales(language: str) -> list[str]:
+    """The locales geoip2 would be given for GEOIP_LANGUAGE: that language, then English."""
+    return [language, "en"] if language and language != "en" else ["en"]
+
+
+def _place_name(place: dict | None, locales: list[str]) -> str | None:
+    # geoip2's PlaceRecord.name: the name in the first of `locales` that the record has.
+    names = place.get("names") if place else None
+    if not names:
+        return None
+    return next((names.get(locale) for locale in locales if locale in names), None)
+
+
+class MaxMindCity:
+    """A GeoLite2 / GeoIP2 City mmdb, read like FlatCity. maxminddb's plain dicts, read directly,
+    cost about a fifth of the geoip2 model objects built from them; names are picked as geoip2
+    picks them (a test checks the two agree address by address)."""
+
+    def __init__(self, reader: maxminddb.Reader) -> None:
+        self._reader = reader
+
+    def places(self, address: Address, language: str) -> tuple[str, str, str, str]:
+        """(country, ISO code, province, city) of an address, named in `language` where the
+        database has it, else in English; empty strings where unknown."""
+        try:
+            found = self._reader.get(address)  # parsed: 2 µs less than maxminddb parsing text
+        except ValueError:  # an IPv6 address in an IPv4-only database
+            found = None
+        if not isinstance(found, dict):
+            return "", "", "", ""
+        locales = maxmind_locales(language)
+        place, registered = found.get("country"), found.get("registered_country")
+        country = _place_name(place, locales) or _place_name(registered, locales) or ""
+        code = (place or {}).get("iso_code") or (registered or {}).get("iso_code") or ""
+        subdivisions = found.get("subdivisions") or [{}]
+        province = _place_name(subdivisions[-1], locales) or ""  # the most specific one
+        return country, code, province, _place_name(found.get("city"), locales) or ""
+
+
+def open_city_db(path: str) -> FlatCity | MaxMindCity | None:
+    """The reader of a City database of either schema; None when `path` is another kind of
+    mmdb. maxminddb's errors (OSError, ValueError, InvalidDatabaseError) when it cannot be
+    read."""
+    flat = open_flat_city(path)
+    if flat is not None:
+        return flat
+    import maxminddb
+
+    reader = maxminddb.open_database(path)
+    if "City" not in reader.metadata().database_type:
+        reader.close()
+        return None
+    return MaxMindCity(reader)
+
+
 # --- ASN: sorted ranges -----------------------------------------------------------------------
 
 # magic, version, byte-order probe, IPv4 boundaries, IPv6 boundaries, names, bytes of names
@@ -354,5 +412,5 @@ def open_network_db(path: str) -> AsnRanges | MaxMindNetwork:
 
 
 # What analytics.enrich opens: a City database of either schema, a network database of either.
-CityDb: TypeAlias = "FlatCity | maxminddb.Reader"
+CityDb: TypeAlias = "FlatCity | MaxMindCity"
 NetworkDb: TypeAlias = "AsnRanges | MaxMindNetwork"

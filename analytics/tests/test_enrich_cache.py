@@ -12,7 +12,7 @@ import geoip2.errors
 import pytest
 import user_agents
 
-from analytics import enrich, services
+from analytics import enrich, geodata, services
 from analytics.messages import decode_visit
 from analytics.models import VisitRecord
 
@@ -56,7 +56,9 @@ def addresses(count: int, seed: int = 7) -> list[str]:
 
 def geoip2_places(ip: str, language: str) -> tuple[str, str, str, str]:
     """Country, ISO code, province, city the way enrich read them before: geoip2's City model."""
-    reader = geoip2.database.Reader(enrich.city_db_path(), locales=enrich._locales(language))
+    reader = geoip2.database.Reader(
+        enrich.city_db_path(), locales=geodata.maxmind_locales(language)
+    )
     try:
         found = reader.city(ip)
     except (geoip2.errors.AddressNotFoundError, ValueError, TypeError):
