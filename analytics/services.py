@@ -750,10 +750,11 @@ def reclassify_visits(
         last_id = chunk[-1].pk
         updated = []
         for visit in chunk:
-            derived = enrich.parse_user_agent(visit.user_agent)._asdict()
             if geo:
-                address = enrich.normalize_ip(visit.client_ip) if visit.client_ip else ""
-                derived |= (enrich.geo_lookup(address) if address else enrich.GeoInfo())._asdict()
+                everything = enrich.enrich(client_ip=visit.client_ip, user_agent=visit.user_agent)
+                derived = {name: everything[name] for name in fields}
+            else:
+                derived = enrich.parse_user_agent(visit.user_agent)._asdict()
             if all(getattr(visit, name) == value for name, value in derived.items()):
                 continue
             if derived["is_bot"] != visit.is_bot:
