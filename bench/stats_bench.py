@@ -17,6 +17,7 @@ dropped at the end. Loopback only.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -151,7 +152,8 @@ REFERRER_HOSTS = [
 COLUMNS = [
     *("link_id", "code", "event_id", "client_id", "client_ip", "visit_time", "user_agent"),
     *("referrer", "country", "country_code", "province", "city", "isp", "browser_type"),
-    *("browser_version", "os_type", "os_version", "device_type", "is_bot"),
+    *("browser_version", "os_type", "os_version", "device_type", "is_bot", "bot_name"),
+    "bot_kind",
 ]
 
 
@@ -198,9 +200,11 @@ class Visitors:
             i = int(rnd.paretovariate(1.2) * 7919) % self.pool  # some visitors come back often
             ip = self.ip(i)
             when = now - timedelta(seconds=age)  # busier lately
+            bot = None
             if self.bot[i]:
                 name = self.bot_name[i]
                 ua = f"{name}/1.0 (+https://example.com/bot)"
+                bot = detected_bot(ua)
                 browser, version, os_type, os_version, device = name, "", "Other", "", "Bot"
                 referrer = ""
             else:
@@ -235,7 +239,17 @@ class Visitors:
                 os_version,
                 device,
                 self.bot[i],
+                bot.name if bot else "",
+                bot.kind if bot else "",
             )
+
+
+@functools.cache
+def detected_bot(user_agent: str):
+    """The bot's name and kind as a flush would store them (analytics.bots)."""
+    from analytics.bots import detect_bot
+
+    return detect_bot(user_agent)
 
 
 def insert_visits(connection, rows, batch: int = 5000) -> int:
