@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring as _json_string
 
 from shorturl_project.client_ip import client_ip
 
@@ -27,19 +28,20 @@ WIRE_KEYS = {
     "user_agent": "u",
     "referrer": "r",
 }
-# One encoder for every message: json.dumps with options builds a new one per call (~3x slower).
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def _wire_fields(meta: Mapping[str, str], code: str, event_id: str) -> dict:
-    return {
-        WIRE_KEYS["event_id"]: event_id,
-        WIRE_KEYS["code"]: code,
-        WIRE_KEYS["visit_time"]: round(time.time(), 3),
-        WIRE_KEYS["client_ip"]: client_ip(meta),
-        WIRE_KEYS["user_agent"]: meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT],
-        WIRE_KEYS["referrer"]: meta.get("HTTP_REFERER", "")[:MAX_REFERRER],
-    }
+def _wire_body(meta: Mapping[str, str], code: str, event_id: str) -> str:
+    """The message after its link id: `"e":…,"c":…,"t":…,"i":…,"u":…,"r":…}`.
+
+    Written out field by field with the json module's own string escaping: the same text as
+    json.dumps of the dict (a test holds them equal) in ~2 µs instead of ~5 on the redirect.
+    """
+    return (
+        f'"e":{_json_string(event_id)},"c":{_json_string(code)},'
+        f'"t":{round(time.time(), 3)!r},"i":{_json_string(client_ip(meta))},'
+        f'"u":{_json_string(meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT])},'
+        f'"r":{_json_string(meta.get("HTTP_REFERER", "")[:MAX_REFERRER])}}}'
+    )
 
 
 def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
@@ -47,21 +49,46 @@ def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
 
     `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
     """
-    fields = _wire_fields(meta, entry.code, event_id)
-    return _ENCODER.encode({WIRE_KEYS["link_id"]: entry.link_id, **fields})
+    return f'{{"l":{int(entry.link_id)},' + _wire_body(meta, entry.code, event_id)
 
 
 def encode_visit_without_link(meta: Mapping[str, str], code: str, event_id: str) -> str:
     """encode_visit without its opening `{"l":<id>,`: for the redirect's Lua call, which learns
     the link id only when it reads the cache entry, and prefixes it there."""
-    return _ENCODER.encode(_wire_fields(meta, code, event_id))[1:]
+    return _wire_body(meta, code, event_id)
 
 
 def decode_visit(message: bytes | str | dict) -> dict | None:
     """A message as a dict of VisitRecord field names, or None when it is malformed."""
     try:
         data = json.loads(message) if isinstance(message, bytes | str) else message
-        wire = data.get  # the keys are WIRE_KEYS' (spelt out: a worker decodes ~10,000 a second)
+    except (ValueError, TypeError):
+        return None
+    return _visit_fields(data)
+
+
+def decode_visits(messages: Sequence[bytes | str | dict]) -> list[dict | None]:
+    """decode_visit of each message in a batch, in order.
+
+    One json.loads of the whole batch as an array (~1 µs a visit against ~3 µs for a call per
+    message, a twentieth of a flush's work); a batch that does not parse as exactly one value
+    per message, which a malformed message causes, is decoded one message at a time instead.
+    """
+    kind = type(messages[0]) if messages else None
+    if kind in (bytes, str) and all(type(message) is kind for message in messages):
+        comma, brackets = (b",", b"[]") if kind is bytes else (",", "[]")
+        try:
+            values = json.loads(brackets[:1] + comma.join(messages) + brackets[1:])
+        except ValueError:
+            values = None
+        if isinstance(values, list) and len(values) == len(messages):
+            return [_visit_fields(data) for data in values]
+    return [decode_visit(message) for message in messages]
+
+
+def _visit_fields(data) -> dict | None:
+    try:
+        wire = data.get  # the keys are WIRE_KEYS' (spelt out: a worker decodes ~15,000 a second)
         return {
             "event_id": str(wire("e"))[:32],
             "link_id": int(wire("l")),

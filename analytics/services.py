@@ -31,7 +31,7 @@ from shorturl_project.node_state import node_lock
 from shorturl_project.redis_conn import redis_client, uses_cluster
 
 from . import buffer, enrich, spool
-from .messages import decode_visit
+from .messages import decode_visits
 from .models import (
     DailyBreakdown,
     HourlyBreakdown,
@@ -278,7 +278,7 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
 
 def store_visits(*, messages: Iterable[str | bytes | dict]) -> int:
     """Store visits and update their hours right away, without Redis or a worker."""
-    visits = [visit for visit in map(decode_visit, messages) if visit is not None]
+    visits = [visit for visit in decode_visits(list(messages)) if visit is not None]
     if not visits:
         return 0
     with transaction.atomic():
@@ -298,7 +298,7 @@ def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
         return FlushResult(busy=True)
     try:
         attempt, messages = buffer.take_batch(client, batch_size, into=lane)
-        decoded = [(message, decode_visit(message)) for message in messages]
+        decoded = list(zip(messages, decode_visits(messages), strict=True))
         dead = [message for message, visit in decoded if visit is None]
         if attempt >= MAX_ATTEMPTS:
             logger.warning("Visit batch failed %s times: storing it one visit at a time", attempt)
@@ -332,7 +332,7 @@ def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
 
 
 def _store_spooled(messages: list[str], stored: list[int]) -> None:
-    visits = [visit for visit in map(decode_visit, messages) if visit is not None]
+    visits = [visit for visit in decode_visits(messages) if visit is not None]
     if len(visits) < len(messages):
         logger.error("%d malformed spooled visit message(s) skipped", len(messages) - len(visits))
     spool.mark_hours(

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import RequestFactory
 
 from analytics import buffer, capture, enrich, services
-from analytics.messages import decode_visit, encode_visit
+from analytics.messages import decode_visit, decode_visits, encode_visit
 from analytics.models import HourlyClick, VisitRecord
 from links.cache import LinkEntry
 from links.selectors import link_click_totals
@@ -83,6 +83,35 @@ def test_a_message_decodes_to_the_models_fields_with_headers_truncated():
     assert len(visit["referrer"]) == VisitRecord._meta.get_field("referrer").max_length
     assert {field.attname for field in VisitRecord._meta.fields} >= set(visit), "one vocabulary"
     assert capture.new_event_id() != visit["event_id"]
+
+
+@pytest.mark.parametrize(
+    "agent",
+    ['quote " backslash \\ tab \t newline \n', "Ünïcödé 浏览器 \u2028 \x00 \x7f", "é" * 600],
+)
+def test_a_message_is_the_json_of_its_fields_whatever_the_headers_hold(agent):
+    entry = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
+    meta = _request(REMOTE_ADDR="2001:db8::1", HTTP_USER_AGENT=agent, HTTP_REFERER=agent).META
+    message = encode_visit(meta, entry, event_id="0123abcd" * 4)
+    fields = json.loads(message)
+    assert message == json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+    assert list(fields) == ["l", "e", "c", "t", "i", "u", "r"]
+    assert fields["u"] == agent[:512] and fields["r"] == agent[:1024]
+    assert "\n" not in message, "one line per message in the spool"
+
+
+@pytest.mark.parametrize("kind", [bytes, str])
+def test_a_batch_decodes_as_its_messages_do_one_by_one_even_with_bad_ones_among_them(kind):
+    entry = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
+    meta = _request(REMOTE_ADDR="198.51.100.7", HTTP_USER_AGENT="UA").META
+    good = [encode_visit(meta, entry, event_id=capture.new_event_id()) for _ in range(3)]
+    # A stray comma inside a message would shift every later one in a joined array.
+    batches = [good, [good[0], "1,2", good[1]], [good[0], "{not json", good[2]], [good[0], "[]"]]
+    for batch in batches:
+        messages = [kind(m, "utf-8") if kind is bytes else m for m in batch]
+        decoded = decode_visits(messages)
+        assert decoded == [decode_visit(m) for m in messages]
+        assert [v is None for v in decoded] == [m not in good for m in batch]
 
 
 def test_the_fused_message_is_the_same_message_once_the_link_id_is_prefixed():
