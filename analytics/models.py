@@ -22,7 +22,10 @@ class VisitRecord(models.Model):
     code = models.CharField(max_length=32)
     # Chosen by the redirect that saw the click; makes a re-delivered batch harmless.
     event_id = models.CharField(max_length=32, unique=True)
-    client_id = models.CharField(max_length=40, db_index=True)
+    # Not indexed: a random SHA-1 per visitor made every insert a random B-tree write, and no
+    # read used the index (unique visitors are counted within a link's (link, visit_time) range;
+    # the admin's search ORs unindexed columns, a table scan either way). docs/performance.md.
+    client_id = models.CharField(max_length=40)
     client_ip = models.CharField(max_length=45, blank=True, default="")
     visit_time = models.DateTimeField()
     user_agent = models.CharField(max_length=512, blank=True, default="")
