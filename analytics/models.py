@@ -156,9 +156,17 @@ class DailyBreakdown(BreakdownRow):
     day = models.DateTimeField()  # 00:00 UTC
 
     class Meta:
+        # Both covering. By day: a short range of a long-lived link reads its days only. By
+        # value: the rows arrive grouped, so a range over most of a link's life is summed as it
+        # streams, with no temporary table (~0.35 against ~1.3 µs a row: 30 days of a
+        # million-visit link 37 → 11 ms). MariaDB picks by range length (docs/performance.md).
         indexes = [
             models.Index(
                 fields=["link", "day", "dimension", "value", "code", "clicks"],
                 name="dailybreakdown_covering",
-            )
+            ),
+            models.Index(
+                fields=["link", "dimension", "value", "code", "day", "clicks"],
+                name="dailybreakdown_by_value",
+            ),
         ]
