@@ -12,7 +12,7 @@ MANAGE := $(BIN)/python manage.py
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-prod run serve test e2e lint format worker beat bench schemathesis clean
+.PHONY: install install-prod run serve test e2e lint format worker beat bench soak schemathesis clean
 .PHONY: geodata
 
 $(PROD_STAMP): requirements.txt
@@ -73,6 +73,10 @@ beat: install-prod
 
 bench: install
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+# 60 s of redirects, unknown codes and creates against services mode: no 5xx, no visit lost.
+soak: install
+	$(BIN)/python bench/soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) staticfiles test-artifacts .e2e

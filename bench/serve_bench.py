@@ -238,8 +238,11 @@ class Bench:
         if mode == "embedded":
             with sqlite3.connect(self.workdir / "embedded.sqlite3", timeout=30) as db:
                 return db.execute("SELECT COUNT(*) FROM analytics_visitrecord").fetchone()[0]
-        # The database name is the bench's own (shorturl_bench_serve_<pid>).
-        return int(mariadb(f"SELECT COUNT(*) FROM {self.database}.analytics_visitrecord"))  # noqa: S608
+        return self.count("analytics_visitrecord")
+
+    def count(self, table: str) -> int:
+        """Rows in a table of the bench's own services database."""
+        return int(mariadb(f"SELECT COUNT(*) FROM {self.database}.{table}"))  # noqa: S608
 
     def stop_all(self) -> None:
         for proc in reversed(list(self.procs.values())):
