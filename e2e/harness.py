@@ -326,9 +326,10 @@ def redis_ping(port: int) -> bool:
         return sock.recv(64).startswith(b"+PONG")
 
 
-def start_redis(workdir: Path, log_path: Path) -> tuple[Proc, int]:
-    """A private redis-server on a spare loopback port, AOF on (the visit buffer needs it)."""
-    port = free_port()
+def start_redis(workdir: Path, log_path: Path, port: int | None = None) -> tuple[Proc, int]:
+    """A private redis-server on a spare loopback port, AOF on (the visit buffer needs it); with
+    `port` and the same `workdir`, the same server started again (its AOF read back)."""
+    port = port or free_port()
     proc = start_process(
         "redis",
         [

@@ -177,7 +177,12 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
-CELERY_TASK_ACKS_LATE = True
+# Tasks are acknowledged when they start, not when they end. Every task here is periodic and
+# keeps its own state where a crash cannot lose it (a flush's batch waits in its lane's Redis
+# list), so a late ack bought nothing; and with a task unacknowledged when the broker went away,
+# kombu's Redis transport died restoring it ("Unrecoverable error: AttributeError ... hostname"),
+# so the worker never came back after a Redis restart (e2e/test_faults.py).
+CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
