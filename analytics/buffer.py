@@ -209,6 +209,12 @@ def take_batch(client, batch_size: int, into: Lane) -> tuple[int, list[bytes]]:
     return attempt, messages
 
 
+def forgive_attempt(client, of: Lane) -> None:
+    """Take back the attempt counted when the lane's batch was taken (its failure was not the
+    batch's fault): the next take counts the same attempt again."""
+    client.decr(of.attempts)
+
+
 def finish_batch(client, token: str, members: list[str], of: Lane) -> None:
     """After the batch committed: mark its hours and drop it (unless the lock was lost)."""
     client.eval(_FINISH_BATCH, 4, of.lock, of.processing, of.attempts, HOURS_KEY, token, *members)

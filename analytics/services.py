@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Max, Min, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
@@ -292,7 +292,31 @@ def store_visits(*, messages: Iterable[str | bytes | dict]) -> int:
 # --- Buffered path (Redis + worker) ----------------------------------------------------------
 
 
+def _database_answers() -> bool:
+    """Whether the database takes a query now; a connection lost to a restart is opened again."""
+    for _ in range(2):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+        except DatabaseError:
+            connection.close()
+        else:
+            return True
+    return False
+
+
+_outage_warned = {"at": 0.0}
+
+
 def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
+    # A database that cannot be reached is an outage, not a bad batch: the visits wait in Redis
+    # until it answers. Counted as failed attempts, they went to the dead list after three
+    # flushes (six seconds), one traceback each (e2e/test_faults.py).
+    if not _database_answers():
+        if time.monotonic() - _outage_warned["at"] > 60:
+            _outage_warned["at"] = time.monotonic()
+            logger.warning("The database does not answer: visits wait in Redis until it does")
+        return FlushResult()
     token = buffer.acquire(client, lane.lock)
     if token is None:
         return FlushResult(busy=True)
@@ -309,6 +333,8 @@ def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
                 try:
                     one_stored, one_pairs = _store([visit])
                 except Exception:
+                    if not _database_answers():
+                        raise  # the database went away, not this visit: the batch waits
                     logger.exception("Visit %r cannot be stored", message)
                     dead.append(message)
                     continue
@@ -323,6 +349,10 @@ def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
     except Exception:
         # The batch stays in the processing list and is taken again by the next flush (a worker
         # that died outright leaves its lock behind, which expires after buffer.LOCK_SECONDS).
+        # An attempt that failed because the database went away does not count toward
+        # MAX_ATTEMPTS: the batch is not at fault.
+        if not _database_answers():
+            buffer.forgive_attempt(client, lane)
         buffer.release(client, lane.lock, token)
         raise
     return FlushResult(taken=len(messages), stored=stored, retry=attempt > 0)
