@@ -364,17 +364,75 @@ def start_redis(workdir: Path, log_path: Path, port: int | None = None) -> tuple
     return proc, port
 
 
-def mariadb(sql: str) -> str:
-    return run(["mariadb", "-uroot", f"-h{HOST}", "-N", "-e", sql], env=clean_env(), timeout=60)
+def mariadb(sql: str, port: int = 3306) -> str:
+    argv = ["mariadb", "-uroot", f"-h{HOST}", f"-P{port}", "-N", "-e", sql]
+    return run(argv, env=clean_env(), timeout=60)
 
 
-def fresh_mariadb_database(name: str) -> None:
+def fresh_mariadb_database(name: str, port: int = 3306) -> None:
     if not re.fullmatch(r"shorturl_e2e\w*", name):
         raise HarnessError(f"refusing to touch database {name!r}: e2e databases are shorturl_e2e*")
     mariadb(
         f"DROP DATABASE IF EXISTS `{name}`; "
-        f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"
+        f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+        port=port,
     )
+
+
+def _mariadb_answers(port: int) -> bool:
+    try:
+        mariadb("SELECT 1", port=port)
+    except HarnessError:
+        return False
+    return True
+
+
+def start_mariadb(workdir: Path, log_path: Path, port: int | None = None) -> tuple[Proc, int]:
+    """A private MariaDB server with its own data directory on a spare loopback port, for the
+    cases that stop the database (never the shared one); with `port` and the same `workdir`,
+    the same server started again."""
+    datadir = workdir / "data"
+    if not datadir.exists():
+        run(
+            [
+                shutil.which("mariadb-install-db") or "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={datadir}",
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ],
+            env=clean_env(),
+            timeout=120,
+        )
+    port = port or free_port()
+    proc = start_process(
+        "mariadb",
+        [
+            shutil.which("mariadbd") or "/usr/sbin/mariadbd",
+            "--no-defaults",
+            f"--datadir={datadir}",
+            f"--port={port}",
+            f"--bind-address={HOST}",
+            f"--socket={workdir / 'mariadb.sock'}",
+            f"--pid-file={workdir / 'mariadb.pid'}",
+            "--user=root",
+            "--skip-log-bin",
+            "--innodb-buffer-pool-size=64M",
+        ],
+        env=clean_env(),
+        log_path=log_path,
+    )
+    try:
+        wait_until(
+            lambda: proc.exited() is None and _mariadb_answers(port),
+            timeout=60,
+            what=f"a private MariaDB on port {port}",
+        )
+    except HarnessError:
+        proc.stop()
+        raise
+    return proc, port
 
 
 def drop_mariadb_database(name: str) -> None:
@@ -396,6 +454,7 @@ class Deployment:
     procs: dict[str, Proc] = field(default_factory=dict)
     token: str = ""
     health: dict = field(default_factory=dict)
+    db_port: int = 3306  # services mode: the MariaDB server it runs on
     cleanups: list[Callable[[], Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:
@@ -535,9 +594,14 @@ def make_command(target: str) -> list[str]:
     return ["make", "--no-print-directory", target, f"VENV={VENV}"]
 
 
-def start_deployment(mode: str) -> Deployment:
-    """Start one deployment; on any failure stop what was started and raise with the logs."""
-    log_dir = ARTIFACTS / mode
+def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -> Deployment:
+    """Start one deployment; on any failure stop what was started and raise with the logs.
+
+    `name` (the mode by default) names its log directory, for a second deployment beside the
+    session's; `own_database` (services mode) runs it on a private MariaDB server
+    (procs["mariadb"], port in db_port) that a case may stop.
+    """
+    log_dir = ARTIFACTS / (name or mode)
     shutil.rmtree(log_dir, ignore_errors=True)
     log_dir.mkdir(parents=True)
     workdir = Path(tempfile.mkdtemp(prefix=f"shorturl-e2e-{mode}-"))
@@ -561,9 +625,14 @@ def start_deployment(mode: str) -> Deployment:
             redis_dir.mkdir()
             dep.procs["redis"], redis_port = start_redis(redis_dir, log_dir / "redis.log")
             database = f"shorturl_e2e_{os.getpid()}"
-            fresh_mariadb_database(database)
-            dep.cleanups.append(lambda: drop_mariadb_database(database))
-            dep.env["DATABASE_URL"] = f"mysql://root@{HOST}:3306/{database}"
+            if own_database:
+                db_dir = workdir / "mariadb"
+                db_dir.mkdir()
+                dep.procs["mariadb"], dep.db_port = start_mariadb(db_dir, log_dir / "mariadb.log")
+            fresh_mariadb_database(database, port=dep.db_port)
+            if not own_database:
+                dep.cleanups.append(lambda: drop_mariadb_database(database))
+            dep.env["DATABASE_URL"] = f"mysql://root@{HOST}:{dep.db_port}/{database}"
             dep.env["REDIS_URL"] = f"redis://{HOST}:{redis_port}/0"
             dep.env["CELERY_BROKER_URL"] = f"redis://{HOST}:{redis_port}/1"
             # This node's own state (spool, generation table), not the checkout's var/.

@@ -1,4 +1,5 @@
-"""Faults while visitors click, services mode: Redis stopped and started again, Redis hung.
+"""Faults while visitors click, services mode: Redis stopped and started again, Redis hung,
+the database stopped and started again.
 
 The deployment's own redis-server (AOF on, as docs/operations.md says to run it) is stopped or
 frozen while 16 clients follow a short link. Every click must still be answered with its
@@ -15,6 +16,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
@@ -126,3 +128,71 @@ def test_redis_hung_loses_and_doubles_no_click(services):
     answered, errors, other = _click_through(services, code, long_url, freeze_redis)
     _check_counted(services, "Redis frozen (SIGSTOP) 3 s", code, answered, errors, other)
     services.check_alive()
+
+
+@pytest.fixture(scope="module")
+def own_database(production_venv):
+    """A services deployment of its own on a private MariaDB server that the case stops (the
+    session's deployments and the machine's MariaDB are never touched)."""
+    try:
+        dep = harness.start_deployment("services", name="services-own-db", own_database=True)
+    except harness.HarnessError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield dep
+    finally:
+        dep.stop()
+
+
+def _burst(dep: harness.Deployment, code: str, count: int = 200) -> list[harness.Answer]:
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        return list(
+            pool.map(lambda i: get_fresh(dep.port, f"/{code}", visitor_headers(i)), range(count))
+        )
+
+
+def test_database_down_cached_links_redirect_writes_503_and_no_click_is_lost(own_database):
+    """The database stops for a while: links already in use keep redirecting, creating a link
+    or reading the API answers 503 with Retry-After (JSON), a page a person opens answers a
+    friendly 503 page; once the database is back every click made meanwhile is counted once."""
+    dep = own_database
+    long_url = harness.unique_url("db-down")
+    code = harness.create_link(dep, long_url)["code"]
+    person = harness.login(dep, "demo", "demo")
+    warm = _burst(dep, code)  # every web worker process has the link in memory now
+    assert {(a.status, a.location) for a in warm} == {(302, long_url)}
+
+    database_dir = dep.workdir / "mariadb"
+    dep.procs["mariadb"].stop()
+    try:
+        during = _burst(dep, code)
+        with dep.api() as api:
+            create = api.post(
+                dep.url("/api/v1/links/"), json={"long_url": harness.unique_url("x")}, timeout=30
+            )
+            listing = api.get(dep.url("/api/v1/links/"), timeout=30)
+        page = person.get(dep.url("/dashboard/"), timeout=30)
+        time.sleep(8)  # several flushes fail meanwhile: their visits must wait, not be dropped
+    finally:
+        dep.procs["mariadb"], _ = harness.start_mariadb(
+            database_dir, dep.log_dir / "mariadb.log", port=dep.db_port
+        )
+    assert {(a.status, a.location) for a in during} == {(302, long_url)}, Counter(
+        (a.status, a.location) for a in during
+    )
+    seen = harness.wait_for_visits(dep, code, len(warm) + len(during), timeout=STATS_POLL_SECONDS)
+    harness.note(
+        dep,
+        "database down",
+        f"clicks before {len(warm)}, while down {len(during)}; stats show {seen.stored} after "
+        f"{seen.seconds:.1f} s; progress {seen.history}",
+    )
+    assert seen.stored == len(warm) + len(during), seen.history
+    for answer in (create, listing):
+        assert answer.status_code == 503, (answer.status_code, answer.text[:300])
+        assert answer.headers["Content-Type"].startswith("application/json")
+        assert "detail" in answer.json()
+        assert int(answer.headers["Retry-After"]) > 0
+    assert page.status_code == 503, page.text[:300]
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert "Traceback" not in page.text and "<title>" in page.text
