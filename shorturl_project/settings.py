@@ -291,6 +291,9 @@ SHORTURL_BLOCKED_DOMAINS = env.list("SHORTURL_BLOCKED_DOMAINS", default=[])
 SHORTURL_ALLOWED_DOMAINS = env.list("SHORTURL_ALLOWED_DOMAINS", default=[])
 SHORTURL_CACHE_TTL = env.int("SHORTURL_CACHE_TTL", default=24 * 3600)
 SHORTURL_NEGATIVE_CACHE_TTL = env.int("SHORTURL_NEGATIVE_CACHE_TTL", default=60)
+# 404s one client (IP, IPv6 /64) is answered per worker process before it gets 429 instead, per
+# s/min/hour/day like the API rates; "" turns it off (links/not_found_limit.py).
+SHORTURL_NOT_FOUND_RATE = env.str("SHORTURL_NOT_FOUND_RATE", default="300/min")
 
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
