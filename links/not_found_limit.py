@@ -116,3 +116,7 @@ def reset() -> None:
     with _window.lock:
         _window.counts.clear()
         _window.started, _window.seconds = 0.0, 0
+
+
+# A mistyped rate stops the process at start (wsgi.py imports this), not every 404 later.
+parse_rate(settings.SHORTURL_NOT_FOUND_RATE)

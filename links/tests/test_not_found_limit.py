@@ -8,6 +8,7 @@ import io
 from wsgiref.util import setup_testing_defaults
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from links import not_found_limit
 
@@ -104,3 +105,16 @@ def test_the_counter_holds_a_bounded_number_of_clients(settings, monkeypatch):
     assert not_found_limit.clients_counted() == 3
     assert _call(_unknown(0), remote="198.51.100.0")[0] == 429  # counted before the bound
     assert _call(_unknown(0), remote="198.51.100.9")[0] == 404  # past it
+
+
+@pytest.mark.parametrize("rate", ["300", "many/min", "300/fortnight"])
+def test_a_mistyped_rate_is_refused_with_what_to_write(rate):
+    with pytest.raises(ImproperlyConfigured, match="300/min"):
+        not_found_limit.parse_rate(rate)
+
+
+def test_rates_read_like_the_apis():
+    assert not_found_limit.parse_rate("300/min") == (300, 60)
+    assert not_found_limit.parse_rate("5/s") == (5, 1)
+    assert not_found_limit.parse_rate("1000/hour") == (1000, 3600)
+    assert not_found_limit.parse_rate("") is None
