@@ -38,10 +38,12 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     settings.SHORTURL_POOL_BATCH = 200
     from django.core.cache import cache
 
+    from links import not_found_limit
     from links.cache import process_cache
     from links.codes import sequence
 
     cache.clear()
+    not_found_limit.reset()  # 404s counted per client IP, and every test client is 127.0.0.1
     process_cache.clear()  # Redis mode: the dedicated test database number is flushed
     sequence.sequence_resync()
     reset_redis_state()

@@ -85,6 +85,8 @@ _PRODUCT_NAMES = {
     "CACHE_KEY_PREFIX",
     "SESSION_COOKIE_SECURE",
     "CSRF_COOKIE_SECURE",
+    "LOGIN_FAILURE_LIMIT",
+    "LOGIN_LOCKOUT_MINUTES",
     # the outer `make e2e` must not hand its own variables to the inner `make serve`
     "MAKEFLAGS",
     "MFLAGS",

@@ -12,16 +12,26 @@ from http import HTTPStatus
 
 from django.db import close_old_connections
 
+from . import not_found_limit
 from .cache import database_reads
 from .codes.aliases import RESERVED_ALIASES
-from .redirect import NO_BROWSER_CACHE, error_page, resolve
+from .redirect import (
+    NO_BROWSER_CACHE,
+    SECURITY_HEADERS,
+    TOO_MANY_REQUESTS,
+    error_page,
+    resolve,
+)
 
 logger = logging.getLogger(__name__)
 
 _SHORT_CODE_PATH = re.compile(r"^/[A-Za-z0-9_-]{1,64}$")
 _STATUS_LINES = {
-    status: f"{status} {HTTPStatus(status).phrase}" for status in (301, 302, 307, 308, 404, 410)
+    status: f"{status} {HTTPStatus(status).phrase}"
+    for status in (301, 302, 307, 308, 404, 410, 429)
 }
+# Everything but the Location, built once: the same for every redirect.
+_REDIRECT_HEADERS = [NO_BROWSER_CACHE, ("Content-Length", "0"), *SECURITY_HEADERS]
 
 
 def is_short_code_request(environ: dict) -> bool:
@@ -56,13 +66,16 @@ class ShortCodeDispatcher:
                 close_old_connections()
         if entry is not None:
             start_response(
-                _STATUS_LINES[status],
-                [("Location", entry.location), NO_BROWSER_CACHE, ("Content-Length", "0")],
+                _STATUS_LINES[status], [("Location", entry.location), *_REDIRECT_HEADERS]
             )
             return [b""]
         body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(status, code).encode()
-        start_response(
-            _STATUS_LINES[status],
-            [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))],
-        )
+        headers = [
+            ("Content-Type", "text/html; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+            *SECURITY_HEADERS,
+        ]
+        if status == TOO_MANY_REQUESTS:
+            headers.append(("Retry-After", not_found_limit.retry_after()))
+        start_response(_STATUS_LINES[status], headers)
         return [body]

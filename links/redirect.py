@@ -3,7 +3,8 @@
 1. shape + check character (no I/O) → 404 for garbage;
 2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
-3. revoked or expired → 410, unknown → 404 (real HTML pages);
+3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
+   answered too many 404s (links/not_found_limit.py; only 404s are counted);
 4. the redirect (302 unless the link says otherwise), never cached by browsers;
 5. the visit handed to analytics (already done in step 2 when Redis took it): nothing parsed or
    written to the database here.
@@ -14,6 +15,7 @@ and the WSGI fast path in links/hotpath.py, which answers without Django's reque
 
 from collections.abc import Mapping
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.html import escape
@@ -21,16 +23,47 @@ from django.utils.html import escape
 from analytics.capture import new_event_id, record_visit
 
 from . import cache as link_cache
+from . import not_found_limit
 from .codes.aliases import ALIAS_RE
 from .codes.shape import check_character, is_generated_shape
 
-NOT_FOUND, GONE = 404, 410
-PAGES = {NOT_FOUND: "links/not_found.html", GONE: "links/gone.html"}
+NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
+PAGES = {
+    NOT_FOUND: "links/not_found.html",
+    GONE: "links/gone.html",
+    TOO_MANY_REQUESTS: "links/too_many_requests.html",
+}
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
 
 
+def _security_headers() -> tuple[tuple[str, str], ...]:
+    """What Django's SecurityMiddleware and XFrameOptionsMiddleware add to every other answer,
+    from the same settings. The fast path skips the middleware, so it sends these itself; read
+    once per process, they cost a redirect nothing but their bytes."""
+    headers = []
+    if settings.X_FRAME_OPTIONS:
+        headers.append(("X-Frame-Options", settings.X_FRAME_OPTIONS.upper()))
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        headers.append(("X-Content-Type-Options", "nosniff"))
+    policy = settings.SECURE_REFERRER_POLICY
+    if policy:
+        values = policy.split(",") if isinstance(policy, str) else policy
+        headers.append(("Referrer-Policy", ",".join(value.strip() for value in values)))
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
+        headers.append(("Cross-Origin-Opener-Policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY))
+    return tuple(headers)
+
+
+SECURITY_HEADERS = _security_headers()
+
+
+def _not_found(meta: Mapping[str, str]) -> tuple[int, None]:
+    """404, or 429 once this client has had too many of them (not_found_limit says why)."""
+    return (TOO_MANY_REQUESTS if not_found_limit.count_not_found(meta) else NOT_FOUND), None
+
+
 def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None]:
-    """(status, link): a redirect status with its link, or 404/410 with None.
+    """(status, link): a redirect status with its link, or 404/410/429 with None.
 
     `meta` is the WSGI environ (or request.META): the visit is built from its headers.
     """
@@ -38,9 +71,9 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     generated = is_generated_shape(code)
     if generated:
         if check_character(code[:-1]) != code[-1]:
-            return NOT_FOUND, None
+            return _not_found(meta)
     elif not ALIAS_RE.match(code):
-        return NOT_FOUND, None
+        return _not_found(meta)
 
     # 2. Cache (and, with Redis, the visit in the same round trip), then the database.
     #    HEAD is answered like GET but never counted: link checkers and mail scanners send it.
@@ -53,13 +86,13 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     else:
         entry, recorded = link_cache.get_entry(code, alias_shaped=not generated), True
     if entry is False:
-        return NOT_FOUND, None
+        return _not_found(meta)
     if entry is None:
         if not generated and not link_cache.alias_may_exist(code):
-            return NOT_FOUND, None
+            return _not_found(meta)
         entry = link_cache.load_entry(code)
         if entry is None:
-            return NOT_FOUND, None
+            return _not_found(meta)
 
     # 3. Stopped links.
     if entry.is_gone():
@@ -79,7 +112,7 @@ _page_parts: dict[int, list[str]] = {}
 
 
 def error_page(status: int, code: str) -> str:
-    """The 404 or 410 page for `code` (escaped)."""
+    """The 404, 410 or 429 page for `code` (escaped)."""
     parts = _page_parts.get(status)
     if parts is None:
         # No request context: context processors would reach for the session and the user.
@@ -91,7 +124,10 @@ def error_page(status: int, code: str) -> str:
 def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     status, entry = resolve(code, request.META)
     if entry is None:
-        return HttpResponse(error_page(status, code), status=status)
+        response = HttpResponse(error_page(status, code), status=status)
+        if status == TOO_MANY_REQUESTS:
+            response["Retry-After"] = not_found_limit.retry_after()
+        return response
     # 4. The redirect.
     response = HttpResponse(status=status)
     response["Location"] = entry.location

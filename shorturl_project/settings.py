@@ -5,6 +5,7 @@ eagerly in-process, DEBUG on). DATABASE_URL / REDIS_URL switch to the services m
 """
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "links",
     "analytics",
 ]
@@ -61,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "shorturl_project.urls"
@@ -215,6 +219,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Password guessing (django-axes): failures counted per username + client IP in the database
+# (shared by every process and node, both modes); past LOGIN_FAILURE_LIMIT the sign-in form and
+# the admin's answer 429 for LOGIN_LOCKOUT_MINUTES, even to the right password, and each try
+# meanwhile starts the wait again. Staff lift a lock in the admin (Access attempts) or with
+# `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_LOCKOUT_MINUTES = env.int("LOGIN_LOCKOUT_MINUTES", default=15)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "shorturl_project.login_attempts.client_address"
+AXES_USERNAME_CALLABLE = "shorturl_project.login_attempts.attempted_username"
+AXES_LOCKOUT_CALLABLE = "shorturl_project.login_attempts.locked_out_response"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -300,6 +322,9 @@ SHORTURL_BLOCKED_DOMAINS = env.list("SHORTURL_BLOCKED_DOMAINS", default=[])
 SHORTURL_ALLOWED_DOMAINS = env.list("SHORTURL_ALLOWED_DOMAINS", default=[])
 SHORTURL_CACHE_TTL = env.int("SHORTURL_CACHE_TTL", default=24 * 3600)
 SHORTURL_NEGATIVE_CACHE_TTL = env.int("SHORTURL_NEGATIVE_CACHE_TTL", default=60)
+# 404s one client (IP, IPv6 /64) is answered per worker process before it gets 429 instead, per
+# s/min/hour/day like the API rates; "" turns it off (links/not_found_limit.py).
+SHORTURL_NOT_FOUND_RATE = env.str("SHORTURL_NOT_FOUND_RATE", default="300/min")
 
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
@@ -316,7 +341,11 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Failures and lockouts are warnings; every sign-in's bookkeeping line is not news.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 if DEBUG and "pytest" not in sys.modules and env.bool("SHOW_DEV_WARNING", default=True):

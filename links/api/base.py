@@ -90,7 +90,23 @@ class JsonErrorsMixin:
         return response
 
 
-class ApiView(JsonErrorsMixin, GenericAPIView):
+class WrongCredentialsThrottledMixin:
+    """A wrong or stale token counts against the caller's IP like no token at all.
+
+    DRF refuses failed credentials (401) before it reaches the throttles, so guessing tokens
+    was never limited; counted here, the guesser meets the anonymous rate's 429 + Retry-After.
+    """
+
+    def perform_authentication(self, request) -> None:
+        try:
+            super().perform_authentication(request)
+        except exceptions.AuthenticationFailed:
+            # request.user is anonymous now: of the API's throttles only AnonThrottle counts.
+            self.check_throttles(request)
+            raise
+
+
+class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
     """Base for the API's views: JSON in, JSON out (the Swagger UI is the browsable version)."""
 
     parser_classes = [JSONParser]
@@ -125,9 +141,9 @@ def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
     return JsonResponse({"detail": detail}, status=404)
 
 
-class SchemaView(JsonErrorsMixin, SpectacularAPIView):
+class SchemaView(WrongCredentialsThrottledMixin, JsonErrorsMixin, SpectacularAPIView):
     throttle_classes = [AnonThrottle]
 
 
-class SwaggerView(JsonErrorsMixin, SpectacularSwaggerView):
+class SwaggerView(WrongCredentialsThrottledMixin, JsonErrorsMixin, SpectacularSwaggerView):
     throttle_classes = [AnonThrottle]

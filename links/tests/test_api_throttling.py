@@ -92,3 +92,31 @@ def test_x_forwarded_for_names_the_client_behind_a_trusted_proxy(rates, settings
     assert proxy.get("/api/v1/links/", HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 401
     assert proxy.get("/api/v1/links/", HTTP_X_FORWARDED_FOR="203.0.113.6").status_code == 401
     assert_throttled(proxy.get("/api/v1/links/", HTTP_X_FORWARDED_FOR="spoofed, 203.0.113.6"))
+
+
+def test_wrong_tokens_are_limited_per_ip_like_callers_without_one(rates):
+    """Guessing tokens must not be cheaper than calling anonymously: a wrong token counts
+    against the caller's IP and meets the same 429 + Retry-After."""
+    rates(anon="2/min")
+    guesser = APIClient(REMOTE_ADDR="10.0.0.1")
+    guesser.credentials(HTTP_AUTHORIZATION="Token 0123456789abcdef0123456789abcdef01234567")
+
+    assert [guesser.get("/api/v1/links/").status_code for _ in range(2)] == [401, 401]
+    assert_throttled(guesser.get("/api/v1/links/"))
+    assert_throttled(guesser.post("/api/v1/links/", {"long_url": "https://e.com/"}, format="json"))
+    assert_throttled(guesser.get("/api/v1/schema/"))
+    # The same budget as a caller without credentials from that address.
+    assert_throttled(APIClient(REMOTE_ADDR="10.0.0.1").get("/api/v1/links/"))
+    elsewhere = APIClient(REMOTE_ADDR="10.0.0.2")
+    elsewhere.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert elsewhere.get("/api/v1/links/").status_code == 401
+
+
+def test_a_valid_token_is_not_held_back_by_wrong_ones_from_its_address(user, rates):
+    rates(anon="1/min")
+    wrong = APIClient(REMOTE_ADDR="10.0.0.1")
+    wrong.credentials(HTTP_AUTHORIZATION="Token wrong")
+    wrong.get("/api/v1/links/")
+    assert_throttled(wrong.get("/api/v1/links/"))
+
+    assert client_for(user, REMOTE_ADDR="10.0.0.1").get("/api/v1/links/").status_code == 200

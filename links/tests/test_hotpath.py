@@ -50,8 +50,7 @@ def test_the_wsgi_application_redirects_short_codes_without_django(user):
     status, headers, _ = _call(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/wsgi"
-    # The full stack would have added these; the fast path has no reason to.
-    assert "X-Frame-Options" not in headers
+    # No session was loaded: the full stack's cookies are not there.
     assert "Set-Cookie" not in headers
 
 
@@ -89,3 +88,32 @@ def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
     status, headers, _ = _call(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/fallback"
+
+
+# What Django's SecurityMiddleware and XFrameOptionsMiddleware put on every other page.
+SECURITY_HEADERS = ("X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy")
+
+
+def _security_headers(headers) -> dict[str, str | None]:
+    return {name: headers.get(name) for name in SECURITY_HEADERS}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_fast_paths_answers_carry_the_sites_security_headers(client, user):
+    """A redirect, a 404 and a 410 from the fast path may not be framed or sniffed and leak no
+    referrer beyond what the rest of the site allows: the same values as Django's pages."""
+    site = _security_headers(client.get("/accounts/login/").headers)
+    assert site == {
+        "X-Frame-Options": "DENY",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+    }
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/headers")
+    gone = UrlLinkFactory(owner=user)
+    link_revoke(code=gone.code, user=user)
+
+    for path, expected in ((f"/{link.code}", "302"), ("/zzzzzzz", "404"), (f"/{gone.code}", "410")):
+        for method in ("GET", "HEAD"):
+            status, headers, _ = _call(path, method)
+            assert status.startswith(expected), (path, method, status)
+            assert _security_headers(headers) == site, (path, method)

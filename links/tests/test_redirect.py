@@ -219,3 +219,12 @@ def test_error_pages_name_the_code_asked_for_escaped_each_time():
     assert "<script>alert" not in hostile
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in hostile
     assert "<html" in hostile.lower() and "expired or was switched off" in hostile
+
+
+def test_the_redirect_views_answers_carry_the_sites_security_headers(client, link):
+    """The Django view (runserver, the fast path's fallback) gets them from the middleware."""
+    for path in (f"/{link.code}", "/zzzzzzz"):
+        response = client.get(path)
+        assert response["X-Frame-Options"] == "DENY"
+        assert response["X-Content-Type-Options"] == "nosniff"
+        assert response["Referrer-Policy"] == "same-origin"
