@@ -9,11 +9,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 
-from analytics import buffer, capture, services
+from analytics import buffer, capture, messages, services
 from analytics.messages import decode_visit, encode_visit
 from analytics.models import VisitRecord
 from links.cache import LinkEntry
-from shorturl_project.client_ip import client_ip
+from shorturl_project.client_ip import MAX_IP_LENGTH, client_ip
 from shorturl_project.redis_conn import redis_client
 
 from .visits import visit_message
@@ -50,6 +50,15 @@ def test_an_unusable_socket_address_is_not_passed_on(settings):
     settings.NUM_PROXIES = 0
     assert client_ip(_meta(REMOTE_ADDR="fe80::2%" + "q" * 100)) == "fe80::2"
     assert client_ip(_meta(REMOTE_ADDR="not an address")) == ""
+
+
+def test_the_decoders_limits_are_the_columns():
+    def column(name: str) -> int:
+        return VisitRecord._meta.get_field(name).max_length
+
+    assert column("event_id") == messages.MAX_EVENT_ID
+    assert column("code") == messages.MAX_CODE
+    assert column("client_ip") == MAX_IP_LENGTH
 
 
 def _forged(link, **wire) -> str:
