@@ -12,7 +12,8 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.core.exceptions import ValidationError
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from links.codes.aliases import RESERVED_ALIASES
@@ -22,7 +23,7 @@ from links.services.create import link_create
 
 from .factories import UrlLinkFactory
 
-FUZZ = settings(
+FUZZ = hypothesis_settings(
     max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
