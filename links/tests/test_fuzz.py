@@ -12,7 +12,7 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.core.exceptions import ValidationError
-from hypothesis import HealthCheck, event, given
+from hypothesis import HealthCheck, event, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -70,6 +70,7 @@ expiries = st.one_of(
         lambda ahead: dt.datetime.now(dt.UTC) + ahead
     ),
 )
+NO_OPTIONS = {"alias": None, "title": None, "expires_at": None, "redirect_type": None}
 redirect_types = st.one_of(st.none(), st.sampled_from([301, 302, 307, 308]), st.integers())
 
 
@@ -82,6 +83,11 @@ redirect_types = st.one_of(st.none(), st.sampled_from([301, 302, 307, 308]), st.
     expires_at=expiries,
     redirect_type=redirect_types,
 )
+# Found by this test: a lone surrogate (a JSON "\ud800" escape) passed the URL and title rules
+# and failed on encoding with a UnicodeEncodeError. (DRF's fields refuse it before the API calls
+# the service.)
+@example(long_url="https://www.example.com/\ud800", **NO_OPTIONS)
+@example(long_url="https://www.example.com/", **{**NO_OPTIONS, "title": "\udfff"})
 def test_link_create_either_creates_or_refuses_with_a_reason(
     user, long_url, alias, title, expires_at, redirect_type
 ):
