@@ -14,11 +14,17 @@ single-lane releases.
 
 from __future__ import annotations
 
+import logging
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
 
 # Raw Redis keys (not behind the cache's KEY_PREFIX: the worker and a Lua script read them as
 # is). The scripts below touch several at once, so all share the hash tag {buffer}: one slot on
@@ -55,9 +61,15 @@ redis.call('DEL', KEYS[1])
 return #items
 """
 
-# A lock is held this long at most; a batch of 1,000 takes well under a second, and a flush that
-# outlives its lock cannot double-count (event ids), only repeat work.
-LOCK_SECONDS = 60
+# A lock lives this long unless its holder renews it (kept_alive, every RENEW_SECONDS while it
+# works): how long a holder that died without letting go (a worker SIGKILLed mid-flush) holds up
+# its lane or the roll-up. A live holder keeps it however long its batch takes; one stalled past
+# it (a frozen process) loses it, and a flush that outlives its lock cannot double-count (event
+# ids), only repeat work.
+LOCK_SECONDS = 5
+RENEW_SECONDS = 1.0
+# How long a flush or roll-up told to wait (drain_visits) waits for a lock another one holds.
+BUSY_WAIT_SECONDS = 60
 
 # KEYS: buffer, processing, attempts. ARGV: batch size. Returns {attempt, records}.
 # A batch left in the processing list by a flush that crashed is taken again first.
@@ -101,6 +113,29 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
 end
 return redis.call('SMEMBERS', KEYS[2])
+"""
+
+# KEYS: lock. ARGV: token, milliseconds. Extends the lock only while it is still the caller's.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+# KEYS: dead list, buffer. ARGV: how many messages to drop from the dead list's head, then the
+# messages to move into the buffer, then those to put back at the dead list's tail (their counts
+# first: ARGV[2], ARGV[3]).
+_REQUEUE_DEAD = """
+local n, good, bad = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('LTRIM', KEYS[1], n, -1)
+for i = 4, 3 + good, 500 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 499, 3 + good)))
+end
+for i = 4 + good, 3 + good + bad, 500 do
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 499, 3 + good + bad)))
+end
+return n
 """
 
 # KEYS: lock, extra key to drop. ARGV: token.
@@ -156,6 +191,29 @@ class LockBusy(Exception):
 def acquire(client, key: str) -> str | None:
     token = uuid.uuid4().hex
     return token if client.set(key, token, nx=True, ex=LOCK_SECONDS) else None
+
+
+@contextmanager
+def kept_alive(client, key: str, token: str) -> Iterator[None]:
+    """Renew the lock `key` (ours, `token`) every RENEW_SECONDS while the block runs, from a
+    thread: if this process dies, renewals stop and the lock is free LOCK_SECONDS later."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(RENEW_SECONDS):
+            try:
+                if not client.eval(_RENEW, 1, key, token, int(LOCK_SECONDS * 1000)):
+                    return  # let go, or taken over after a stall: no longer ours to keep
+            except (RedisError, OSError) as exc:
+                logger.warning("Could not renew the lock %s (%s); trying again", key, exc)
+
+    keeper = threading.Thread(target=renew, name=f"lock keeper {key}", daemon=True)
+    keeper.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        keeper.join()
 
 
 def release(client, key: str, token: str, *, drop: str | None = None) -> None:
@@ -223,6 +281,31 @@ def finish_batch(client, token: str, members: list[str], of: Lane) -> None:
 def bury(client, messages: list) -> None:
     """Keep messages that cannot be stored where a human can look at them."""
     client.rpush(DEAD_KEY, *messages)
+
+
+REPLAY_LOCK_KEY = "analytics:{buffer}:lock:replay"
+
+
+def dead_messages(client, start: int, count: int) -> list[bytes]:
+    """`count` messages of the dead list from position `start` on."""
+    return client.lrange(DEAD_KEY, start, start + count - 1)
+
+
+def requeue_dead(client, taken: int, replayable: list, unreadable: list) -> None:
+    """Drop the dead list's first `taken` messages, in one step move `replayable` (of those)
+    into the buffer and put `unreadable` back at the dead list's tail. The caller holds
+    REPLAY_LOCK_KEY (flushes only ever append to the dead list)."""
+    client.eval(
+        _REQUEUE_DEAD,
+        2,
+        DEAD_KEY,
+        VISITS_KEY,
+        taken,
+        len(replayable),
+        len(unreadable),
+        *replayable,
+        *unreadable,
+    )
 
 
 # --- Hours waiting for their roll-up -----------------------------------------------------------

@@ -18,6 +18,8 @@ from typing import NamedTuple, cast
 
 from django.conf import settings
 
+from shorturl_project.client_ip import canonical_ip
+
 from . import geodata
 from .bots import detect_bot
 from .messages import MAX_USER_AGENT
@@ -111,11 +113,8 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
 
 
 def normalize_ip(value: str) -> str:
-    """The canonical text of an IP address, or "" when `value` is not one."""
-    try:
-        return str(ipaddress.ip_address(value.strip()))
-    except ValueError:
-        return ""
+    """The canonical text of an IP address (without a zone id), or "" when `value` is not one."""
+    return canonical_ip(value)
 
 
 def anonymize_ip(ip: str) -> str:

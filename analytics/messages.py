@@ -13,9 +13,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring as _json_string
 
-from shorturl_project.client_ip import client_ip
+from shorturl_project.client_ip import canonical_ip, client_ip
 
-# VisitRecord.user_agent / .referrer max_length; a test keeps them in step with the model.
+# VisitRecord's max_lengths (client_ip's is client_ip.MAX_IP_LENGTH); a test keeps them in step
+# with the model.
+MAX_EVENT_ID = 32
+MAX_CODE = 32
 MAX_USER_AGENT = 512
 MAX_REFERRER = 1024
 
@@ -86,17 +89,45 @@ def decode_visits(messages: Sequence[bytes | str | dict]) -> list[dict | None]:
     return [decode_visit(message) for message in messages]
 
 
+# What every column and the roll-up's hour arithmetic take on each supported database (BIGINT
+# link ids; MySQL's DATETIME ends at 9999): anything else in a message is no visit.
+MAX_LINK_ID = 2**63 - 1
+EARLIEST_VISIT = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_VISIT = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+def _text(value, limit: int) -> str:
+    """`value` as text its column takes: at most `limit` characters (the columns count
+    characters), no lone surrogates (a JSON escape like "\\ud800" decodes to one, and no
+    database encoding takes it)."""
+    text = str(value)[:limit]
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def _visit_fields(data) -> dict | None:
+    """The visit's fields, each checked or cut to what its VisitRecord column takes, so that
+    one forged or garbled message can never fail the INSERT of its whole batch; None when a
+    field cannot be made to fit (no link id, no event id, an impossible time)."""
     try:
         wire = data.get  # the keys are WIRE_KEYS' (spelt out: a worker decodes ~15,000 a second)
-        return {
-            "event_id": str(wire("e"))[:32],
-            "link_id": int(wire("l")),
-            "code": str(wire("c"))[:32],
-            "visit_time": datetime.fromtimestamp(float(wire("t")), tz=UTC),
-            "client_ip": str(wire("i") or ""),
-            "user_agent": str(wire("u") or "")[:MAX_USER_AGENT],
-            "referrer": str(wire("r") or "")[:MAX_REFERRER],
-        }
-    except (ValueError, KeyError, TypeError, OverflowError, AttributeError):
+        event_id, link_id = wire("e"), int(wire("l"))
+        visit_time = datetime.fromtimestamp(float(wire("t")), tz=UTC)
+    except (ValueError, KeyError, TypeError, OverflowError, AttributeError, OSError):
         return None
+    if (
+        not event_id
+        or not 0 < link_id <= MAX_LINK_ID
+        or not EARLIEST_VISIT <= visit_time < LATEST_VISIT
+    ):
+        return None
+    return {
+        "event_id": _text(event_id, MAX_EVENT_ID),
+        "link_id": link_id,
+        "code": _text(wire("c"), MAX_CODE),
+        "visit_time": visit_time,
+        "client_ip": canonical_ip(str(wire("i") or "")),
+        "user_agent": _text(wire("u") or "", MAX_USER_AGENT),
+        "referrer": _text(wire("r") or "", MAX_REFERRER),
+    }

@@ -11,6 +11,7 @@ visit that cannot wait (Redis down).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -21,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, DataError, connection, transaction
 from django.db.models import Count, Max, Min, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
@@ -273,6 +274,30 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
     return len(rows), {(visit["link_id"], utc_hour(visit["visit_time"])) for visit in wanted}
 
 
+# Errors that say a visit's values do not fit a column (not that the database is unwell): the
+# batch is split in halves until the visit is found, so the others are stored in the same flush
+# instead of the batch failing MAX_ATTEMPTS times. messages.decode_visits already fits every field
+# to its column; this is for whatever it may not foresee.
+_REFUSED_VALUES = (DataError, UnicodeError)
+
+
+def _store_isolating(
+    decoded: list[tuple[bytes | str, dict]],
+) -> tuple[int, set[tuple[int, datetime]], list[bytes | str]]:
+    """_store of (message, visit) pairs; returns (new rows, touched pairs, refused messages)."""
+    try:
+        stored, pairs = _store([visit for _, visit in decoded])
+    except _REFUSED_VALUES:
+        if len(decoded) == 1:
+            logger.exception("Visit %r cannot be stored", decoded[0][0])
+            return 0, set(), [decoded[0][0]]
+    else:
+        return stored, pairs, []
+    half = len(decoded) // 2
+    first, second = _store_isolating(decoded[:half]), _store_isolating(decoded[half:])
+    return first[0] + second[0], first[1] | second[1], first[2] + second[2]
+
+
 # --- Direct path (embedded default, Redis down) ----------------------------------------------
 
 
@@ -320,55 +345,140 @@ def _flush_batch(client, batch_size: int, lane: buffer.Lane) -> FlushResult:
     token = buffer.acquire(client, lane.lock)
     if token is None:
         return FlushResult(busy=True)
-    try:
-        attempt, messages = buffer.take_batch(client, batch_size, into=lane)
-        decoded = list(zip(messages, decode_visits(messages), strict=True))
-        dead = [message for message, visit in decoded if visit is None]
-        if attempt >= MAX_ATTEMPTS:
-            logger.warning("Visit batch failed %s times: storing it one visit at a time", attempt)
-            stored, pairs = 0, set()
-            for message, visit in decoded:
-                if visit is None:
-                    continue
-                try:
-                    one_stored, one_pairs = _store([visit])
-                except Exception:
-                    if not _database_answers():
-                        raise  # the database went away, not this visit: the batch waits
-                    logger.exception("Visit %r cannot be stored", message)
-                    dead.append(message)
-                    continue
-                stored += one_stored
-                pairs |= one_pairs
-        else:
-            stored, pairs = _store([visit for _, visit in decoded if visit is not None])
-        if dead:
-            logger.error("%d visit message(s) moved to %s", len(dead), buffer.DEAD_KEY)
-            buffer.bury(client, dead)
-        buffer.finish_batch(client, token, [buffer.hour_member(*p) for p in pairs], of=lane)
-    except Exception:
-        # The batch stays in the processing list and is taken again by the next flush (a worker
-        # that died outright leaves its lock behind, which expires after buffer.LOCK_SECONDS).
-        # An attempt that failed because the database went away does not count toward
-        # MAX_ATTEMPTS: the batch is not at fault.
-        if not _database_answers():
-            buffer.forgive_attempt(client, lane)
-        buffer.release(client, lane.lock, token)
-        raise
+    with buffer.kept_alive(client, lane.lock, token):
+        try:
+            attempt, messages = buffer.take_batch(client, batch_size, into=lane)
+            stored, pairs, dead = _store_batch(messages, attempt)
+            if dead:
+                logger.error("%d visit message(s) moved to %s", len(dead), buffer.DEAD_KEY)
+                buffer.bury(client, dead)
+            buffer.finish_batch(client, token, [buffer.hour_member(*p) for p in pairs], of=lane)
+        except Exception:
+            # The batch stays in the processing list and is taken again by the next flush (a
+            # worker that died outright stops renewing its lock, which then lapses within
+            # buffer.LOCK_SECONDS). An attempt that failed because the database went away does
+            # not count toward MAX_ATTEMPTS: the batch is not at fault.
+            if not _database_answers():
+                buffer.forgive_attempt(client, lane)
+            buffer.release(client, lane.lock, token)
+            raise
     return FlushResult(taken=len(messages), stored=stored, retry=attempt > 0)
+
+
+def _store_batch(
+    messages: list[bytes], attempt: int
+) -> tuple[int, set[tuple[int, datetime]], list[bytes]]:
+    """Store a batch; returns (new rows, touched pairs, messages for the dead list)."""
+    decoded = list(zip(messages, decode_visits(messages), strict=True))
+    dead = [message for message, visit in decoded if visit is None]
+    readable = [(message, visit) for message, visit in decoded if visit is not None]
+    if attempt < MAX_ATTEMPTS:
+        stored, pairs, refused = _store_isolating(readable)
+        return stored, pairs, dead + refused
+    # Failed for other reasons than its values MAX_ATTEMPTS times: one visit at a time, so one
+    # that keeps failing cannot stop the pipeline.
+    logger.warning("Visit batch failed %s times: storing it one visit at a time", attempt)
+    stored, pairs = 0, set()
+    for message, visit in readable:
+        try:
+            one_stored, one_pairs = _store([visit])
+        except Exception:
+            if not _database_answers():
+                raise  # the database went away, not this visit: the batch waits
+            logger.exception("Visit %r cannot be stored", message)
+            dead.append(message)
+            continue
+        stored += one_stored
+        pairs |= one_pairs
+    return stored, pairs, dead
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    examined: int  # messages of the dead list looked at
+    replayable: int  # of those, messages that decode now: moved back into the buffer
+    unreadable: int  # messages that still do not decode: left in the dead list
+    stored: int = 0  # replayed visits in the database after the flush (new or stored before)
+    new: int = 0  # of those, stored by this replay
+
+
+class NoVisitBuffer(Exception):
+    """There is no Redis, so no buffer and no dead list (the embedded mode logs what it cannot
+    store instead)."""
+
+
+_REPLAY_CHUNK = 1000
+
+
+def replay_dead_visits(
+    *, dry_run: bool = False, progress: Callable[[int, int], None] | None = None
+) -> ReplayResult:
+    """Move the dead list's messages that decode now (after a fix) back into the buffer, leave
+    the others there, then flush: every replayed visit is stored once (event ids), and what is
+    refused again goes back to the dead list. `dry_run`: only count what would be replayed."""
+    client = redis_client()
+    if client is None:
+        raise NoVisitBuffer
+    token = buffer.acquire(client, buffer.REPLAY_LOCK_KEY)
+    if token is None:
+        raise buffer.LockBusy("another replay is running")
+    with buffer.kept_alive(client, buffer.REPLAY_LOCK_KEY, token):
+        try:
+            total = client.llen(buffer.DEAD_KEY)
+            examined, event_ids, unreadable = 0, [], 0
+            while examined < total:
+                # Flushes only append: the first `total` messages are the ones to look at.
+                start = examined if dry_run else 0
+                chunk = buffer.dead_messages(client, start, min(_REPLAY_CHUNK, total - examined))
+                if not chunk:
+                    break
+                decoded = list(zip(chunk, decode_visits(chunk), strict=True))
+                good = [message for message, visit in decoded if visit is not None]
+                bad = [message for message, visit in decoded if visit is None]
+                if not dry_run:
+                    buffer.requeue_dead(client, len(chunk), good, bad)
+                event_ids += [visit["event_id"] for _, visit in decoded if visit is not None]
+                unreadable += len(bad)
+                examined += len(chunk)
+                if progress is not None:
+                    progress(examined, total)
+        finally:
+            buffer.release(client, buffer.REPLAY_LOCK_KEY, token)
+    result = ReplayResult(examined=examined, replayable=len(event_ids), unreadable=unreadable)
+    if dry_run or not event_ids:
+        return result
+    before = _stored_event_ids(event_ids)
+    flush_pending(wait=True)
+    after = _stored_event_ids(event_ids)
+    return dataclasses.replace(result, stored=after, new=after - before)
+
+
+def _stored_event_ids(event_ids: list[str]) -> int:
+    """How many of these event ids have a VisitRecord."""
+    unique = sorted(set(event_ids))
+    return sum(
+        VisitRecord.objects.filter(event_id__in=unique[i : i + _CHUNK]).count()
+        for i in range(0, len(unique), _CHUNK)
+    )
 
 
 # --- Spooled path (embedded mode: no Redis, the node's runner) --------------------------------
 
 
 def _store_spooled(messages: list[str], stored: list[int]) -> None:
-    visits = [visit for visit in decode_visits(messages) if visit is not None]
-    if len(visits) < len(messages):
-        logger.error("%d malformed spooled visit message(s) skipped", len(messages) - len(visits))
+    readable = [
+        (message, visit)
+        for message, visit in zip(messages, decode_visits(messages), strict=True)
+        if visit is not None
+    ]
+    if len(readable) < len(messages):
+        logger.error("%d malformed spooled visit message(s) skipped", len(messages) - len(readable))
     spool.mark_hours(
-        sorted({buffer.hour_member(v["link_id"], utc_hour(v["visit_time"])) for v in visits})
+        sorted({buffer.hour_member(v["link_id"], utc_hour(v["visit_time"])) for _, v in readable})
     )
-    new_rows, _ = _store(visits)
+    # A visit the database refuses is logged with its message (there is no dead list without
+    # Redis) rather than holding up the spool behind it.
+    new_rows, _, _ = _store_isolating(readable)
     stored.append(new_rows)
 
 
@@ -451,7 +561,7 @@ def _flush_lane(
     client, lane: buffer.Lane, batch_size: int, deadline: float | None, wait: bool
 ) -> int:
     """One lane's loop: batches until the buffer is empty, the deadline, or a busy lock."""
-    waited_until = time.monotonic() + buffer.LOCK_SECONDS
+    waited_until = time.monotonic() + buffer.BUSY_WAIT_SECONDS
     stored = 0
     while True:
         result = _flush_batch(client, batch_size, lane)
@@ -707,13 +817,16 @@ def aggregate_hourly(
     if client is None:
         return _aggregate_spooled_hours()
     token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
-    deadline = time.monotonic() + buffer.LOCK_SECONDS
+    deadline = time.monotonic() + buffer.BUSY_WAIT_SECONDS
     while token is None and wait and time.monotonic() < deadline:
         time.sleep(0.05)
         token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
     if token is None:
         return 0
-    with buffer.hours_to_aggregate(client, token=token) as pending:
+    with (
+        buffer.kept_alive(client, buffer.AGGREGATE_LOCK_KEY, token),
+        buffer.hours_to_aggregate(client, token=token) as pending,
+    ):
         return _recompute_pairs(pending)
 
 

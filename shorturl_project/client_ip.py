@@ -2,10 +2,45 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Mapping
 
 from django.conf import settings
+
+# VisitRecord.client_ip's length, and the longest text of an address: IPv6 with an IPv4 tail
+# written out in full, "0000:0000:0000:0000:0000:ffff:255.255.255.255" (the canonical text of
+# any address is at most 39 characters).
+MAX_IP_LENGTH = 45
+
+
+def canonical_ip(text: str) -> str:
+    """The canonical text of the IP address `text` ("" when it is not one), without a zone id.
+
+    An IPv6 zone id ("fe80::1%eth0") names an interface of the host that wrote it: it means
+    nothing here, and it may be of any length (X-Forwarded-For is written by the client).
+    """
+    if len(text) > MAX_IP_LENGTH:
+        # Only blanks or a zone id make an address this long: cut them before the cache, so
+        # that its keys stay short whatever a client sends.
+        address, zoned, _zone = text.strip().partition("%")
+        if len(address) > MAX_IP_LENGTH:
+            return ""
+        text = address + zoned
+    return _canonical(text)
+
+
+@functools.lru_cache(maxsize=32768)  # keys of at most 46 characters: a few MB at most
+def _canonical(text: str) -> str:
+    # Visitors come back: the cache spares the redirect the parsing (~1.5 µs) of a known address.
+    address, zoned, _zone = text.strip().partition("%")
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return ""
+    if zoned and parsed.version == 4:
+        return ""  # zone ids are IPv6's only
+    return str(parsed)
 
 
 def client_ip(meta: Mapping[str, str]) -> str:
@@ -13,16 +48,16 @@ def client_ip(meta: Mapping[str, str]) -> str:
 
     `meta` is the WSGI environ (request.META). Each trusted proxy appends the address it saw,
     so the client is the NUM_PROXIES-th entry from the right; anything left of it may have been
-    written by the client and is ignored.
+    written by the client and is ignored. Always a canonical address that fits
+    VisitRecord.client_ip, or "" when even the socket's is none.
     """
-    remote = meta.get("REMOTE_ADDR", "")
     proxies = settings.NUM_PROXIES
     if proxies > 0:
         forwarded = meta.get("HTTP_X_FORWARDED_FOR", "")
-        entries = [entry.strip() for entry in forwarded.split(",")] if forwarded else []
+        entries = forwarded.split(",") if forwarded else []
         if len(entries) >= proxies:
-            try:
-                return str(ipaddress.ip_address(entries[-proxies]))
-            except ValueError:
-                pass  # a proxy that writes something else: fall back to the socket
-    return remote[:45]
+            address = canonical_ip(entries[-proxies])
+            if address:
+                return address
+            # A proxy that writes something else: fall back to the socket.
+    return canonical_ip(meta.get("REMOTE_ADDR", ""))
