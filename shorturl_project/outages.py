@@ -3,7 +3,9 @@
 Connection failures (the server down, refused, gone away; a SQLite file that cannot be opened)
 are an outage, not a bug: people get a friendly page, API callers JSON, both with Retry-After,
 and the log gets one line with the cause instead of a 500 and its traceback logged twice.
-Other database errors (constraint violations, bad SQL) stay 500s: they are bugs.
+Other database errors (constraint violations, bad SQL) stay 500s: they are bugs. Lock wait
+timeouts and deadlocks are OperationalErrors too; they are transient as well, so "try again"
+is the right answer for them.
 """
 
 from __future__ import annotations
