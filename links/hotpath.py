@@ -56,8 +56,8 @@ class ShortCodeDispatcher:
             status, entry = resolve(code, environ)
         except Exception:
             # Nothing was recorded yet (the visit is the last step): let Django answer and log
-            # it the usual way, e.g. with its 500 page while the database is down.
-            logger.exception("Redirect for %s failed; handing it to Django", code)
+            # what still fails there, once (503 while the database is down, else its 500 page).
+            logger.debug("Redirect for %s failed; handing it to Django", code, exc_info=True)
             return self.application(environ, start_response)
         finally:
             # What Django's request_finished would do: recycle a database connection a cache

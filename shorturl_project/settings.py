@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -56,7 +57,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "shorturl_project.outages.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -267,13 +270,48 @@ STORAGES = {
 }
 
 # --- Security (production) ---------------------------------------------------------------------
-if not DEBUG:
+# Off by default so that the embedded set-up answers on plain http://localhost; behind TLS set the
+# values docs/operations.md lists ("Production settings"), with which `check --deploy` is clean.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# Load balancers probe /healthz over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+if NUM_PROXIES > 0:
+    # Only a proxy of ours may say the request came over HTTPS: with none in front, anyone
+    # could send the header and be taken for a secure request.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
-    SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp): scripts, styles, images and fonts from this site only, no
+# inline scripts. Inline style attributes stay allowed (style-src-attr): templates size bars and
+# cards with them, and they cannot run code. data: images are Swagger UI's icons.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+# Checks an operator has decided against (e.g. security.W005 without HSTS on subdomains).
+SILENCED_SYSTEM_CHECKS = env.list("SILENCED_SYSTEM_CHECKS", default=[])
+# The largest request body read into memory; bigger API bodies answer 413. The default (2.5 MiB,
+# Django's) admits the largest bulk call: 1,000 items with every field at its longest.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 
 # --- REST framework ----------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -298,13 +336,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No badge fetched from the public validator (the page works offline, and the CSP says so).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # --- shorturl ----------------------------------------------------------------------------------
 SHORT_URL_BASE = env.str("SHORT_URL_BASE", default="")
-NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 SHORTURL_CODE_STRATEGY = env.str("SHORTURL_CODE_STRATEGY", default="pool")
 SHORTURL_CODE_LENGTH = env.int("SHORTURL_CODE_LENGTH", default=6)
 # A permutation of the 62 alphanumerics; changing it changes every sequence code, so keep it secret.

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.signals import got_request_exception
 from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, resolve
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from django.utils.log import log_response
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework import exceptions, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import JSONParser
@@ -26,6 +30,11 @@ from links.codes.base import CodeGenerationError
 from links.models import UrlLink
 from links.selectors import LinkNotFound, link_get_visible
 from links.services.policy import LinkRevoked
+from shorturl_project.outages import (
+    DATABASE_UNAVAILABLE_MESSAGE,
+    RETRY_AFTER_SECONDS,
+    is_database_unavailable,
+)
 
 from .throttles import API_THROTTLES, AnonThrottle
 
@@ -46,6 +55,31 @@ class ServiceUnavailable(exceptions.APIException):
     default_code = "service_unavailable"
 
 
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+
+    def __init__(self):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        super().__init__(f"The request body is too large: at most {limit:,} bytes are accepted.")
+
+
+class JsonBodyParser(JSONParser):
+    """DRF's JSON parser, with JSON nested deeper than Python's decoder goes refused as 400.
+
+    The decoder recurses once per level and gives up with RecursionError (`[` × 100,000),
+    which DRF does not expect and would answer 500 with a traceback.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError as error:
+            raise exceptions.ParseError(
+                "JSON parse error - the document is nested too deeply."
+            ) from error
+
+
 def field_errors(exc: DjangoValidationError) -> dict[str, list[str]]:
     """A Django ValidationError as DRF's {"field": ["message"]} shape."""
     if hasattr(exc, "error_dict"):
@@ -63,18 +97,47 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
         exc = Conflict(str(exc))
     elif isinstance(exc, CodeGenerationError | CacheUnavailable):
         exc = ServiceUnavailable(str(exc))
+    elif isinstance(exc, RequestDataTooBig):
+        # Django refuses to read a body over DATA_UPLOAD_MAX_MEMORY_SIZE before reading it.
+        exc = PayloadTooLarge()
+    request = context.get("request")
+    django_request = getattr(request, "_request", request)
+    if is_database_unavailable(exc):
+        set_rollback()
+        response = Response({"detail": DATABASE_UNAVAILABLE_MESSAGE}, status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        # One line with the cause; Django then leaves the response alone (no second line).
+        log_response(
+            "Database unavailable: %s (%s)",
+            django_request.path,
+            exc,
+            response=response,
+            request=django_request,
+            logger=logger,
+        )
+        return response
     response = exception_handler(exc, context)
     if response is not None:
+        if response.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
+            response.setdefault("Retry-After", str(RETRY_AFTER_SECONDS))
         return response
     set_rollback()
-    request = context.get("request")
-    logger.error("Unhandled error in the API", exc_info=exc)
     # Error reporting (and the test client) learn about it as they would from Django itself.
-    got_request_exception.send(sender=None, request=getattr(request, "_request", request))
-    return Response(
+    got_request_exception.send(sender=None, request=django_request)
+    response = Response(
         {"detail": "Something went wrong on our side; it has been logged. Please try again."},
         status=status.HTTP_500_INTERNAL_SERVER_ERROR,
     )
+    # Logged once, with the traceback (Django would add a second line without it).
+    log_response(
+        "Unhandled error in the API: %s",
+        django_request.path,
+        response=response,
+        request=django_request,
+        logger=logger,
+        exception=exc,
+    )
+    return response
 
 
 class JsonErrorsMixin:
@@ -109,7 +172,7 @@ class WrongCredentialsThrottledMixin:
 class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
     """Base for the API's views: JSON in, JSON out (the Swagger UI is the browsable version)."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [JsonBodyParser]
     renderer_classes = [JSONRenderer]
     throttle_classes = API_THROTTLES
 
@@ -128,8 +191,13 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
         return link_get_visible(code=code, user=self.request.user)
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
-    """Unknown paths under /api/v1/ answer JSON, not the site's HTML 404 page."""
+    """Unknown paths under /api/ answer JSON, not the site's HTML 404 page.
+
+    Whatever the method: CSRF protects views that change something, and this one only says
+    "not found" (without the exemption a POST got Django's HTML CSRF page instead).
+    """
     detail = "Not found."
     if not request.path.endswith("/"):
         try:
@@ -145,5 +213,9 @@ class SchemaView(WrongCredentialsThrottledMixin, JsonErrorsMixin, SpectacularAPI
     throttle_classes = [AnonThrottle]
 
 
-class SwaggerView(WrongCredentialsThrottledMixin, JsonErrorsMixin, SpectacularSwaggerView):
+class SwaggerView(WrongCredentialsThrottledMixin, JsonErrorsMixin, SpectacularSwaggerSplitView):
+    """Swagger UI under the site's Content-Security-Policy: its start-up script comes from this
+    view (`?script`) instead of inline, and its page has no inline <style>."""
+
     throttle_classes = [AnonThrottle]
+    template_name = "api/swagger_ui.html"

@@ -84,7 +84,10 @@ _ERRORS = {
     ),
     503: OpenApiResponse(
         DetailSerializer,
-        description="No free short code could be found right now; retry shortly.",
+        description=(
+            "No free short code could be found right now, or the database is unreachable; "
+            "retry after the Retry-After header's seconds."
+        ),
         examples=[
             OpenApiExample(
                 "No free code",
