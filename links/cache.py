@@ -158,16 +158,21 @@ class LinkEntry:
         )
 
 
-def redirect_location(long_url: str) -> str:
-    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query.
+def host_to_ascii(host: str) -> str:
+    """A host name's ASCII (IDNA) form; raises idna.IDNAError for a name IDNA refuses.
 
-    The host goes through UTS #46 without transitional mapping (what browsers do), so `faß.de`
-    stays `xn--fa-hia.de` rather than turning into the different domain `fass.de`.
+    UTS #46 without transitional mapping (what browsers do), so `faß.de` stays `xn--fa-hia.de`
+    rather than turning into the different domain `fass.de`.
     """
+    return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+
+
+def redirect_location(long_url: str) -> str:
+    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query."""
     parts = urlsplit(long_url)
-    host = parts.hostname or ""
+    host = parts.hostname or ""  # lowercase: an ASCII host is its own ASCII form
     try:
-        ascii_host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+        ascii_host = host if host.isascii() else host_to_ascii(host)
     except idna.IDNAError:
         ascii_host = host
     netloc = ascii_host if ":" not in ascii_host else f"[{ascii_host}]"

@@ -16,7 +16,11 @@ import pytest
 from django.conf import settings
 
 CHROMIUM = "/usr/bin/chromium"
+# The landing page is served on loopback, which a long URL may not name (it would point back at
+# the server itself); Chromium resolves this name to it without asking any DNS server.
+TARGET_HOST = "landing.test"
 LAUNCH_ARGS = [
+    f"--host-resolver-rules=MAP {TARGET_HOST} 127.0.0.1",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
@@ -53,7 +57,7 @@ def target_url():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TargetPage)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/spring-sale?utm_source=test"
+    yield f"http://{TARGET_HOST}:{server.server_address[1]}/spring-sale?utm_source=test"
     server.shutdown()
     server.server_close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from functools import partial
 
 from celery import current_app
 from django.conf import settings
@@ -47,14 +48,21 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
             ignore_conflicts=True,
         )
         if client is not None and fresh:
-            try:
-                client.sadd(POOL_SET_KEY, *fresh)
-            except RedisError as exc:
-                redis_failed(exc, consequence="new pool codes are served from the database")
+            # Only committed rows may be handed out: a create that claims a code whose row is
+            # still being inserted waits on the inserting transaction, which may itself be
+            # waiting for that create (both hold one owner's lock or row, see hold_owner).
+            transaction.on_commit(partial(_publish, client, fresh))
         stored += len(fresh)
         if progress:
             progress(stored, batch)
     return stored
+
+
+def _publish(client, codes: list[str]) -> None:
+    try:
+        client.sadd(POOL_SET_KEY, *codes)
+    except RedisError as exc:
+        redis_failed(exc, consequence="new pool codes are served from the database")
 
 
 def pool_status() -> dict[str, int | None]:

@@ -20,6 +20,7 @@ from .create import (
     alias_taken_error,
     create_with_alias,
     create_with_strategy,
+    hold_owner,
     prepare_link,
 )
 from .policy import LongUrlRules
@@ -276,6 +277,7 @@ def link_create_many(
         except ValidationError as exc:
             errors[index] = exc.message_dict
     with transaction.atomic():
+        hold_owner(user)  # first, before reading reusable links or claiming codes
         to_create, reused = _bulk_reuse_existing(user, prepared)
         to_create = _bulk_refuse_taken_aliases(to_create, errors)
         _bulk_assign_codes(to_create, errors)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -33,6 +34,28 @@ def alias_taken_error(alias: str) -> ValidationError:
     return ValidationError(
         {"alias": [f"The alias “{alias}” is already taken; please choose another."]}
     )
+
+
+def hold_owner(user: AbstractBaseUser) -> None:
+    """Lock the owner's user row until the transaction ends: one owner's creates take turns, so
+    a plain create looks for a reusable link only once the one before it has committed its own.
+
+    Every create takes it first, before any code or row: inserting a link takes a shared lock
+    on the owner's row (the foreign key), and a create that took that after claiming a pool
+    code could wait for a plain create that waits for the code (a deadlock).
+
+    MariaDB/MySQL: SELECT … FOR UPDATE, and READ COMMITTED (settings) lets the read after the
+    wait see the link just committed. SQLite ignores FOR UPDATE, but every transaction there
+    begins IMMEDIATE (settings), which already holds the database's single write lock.
+
+    A row lock rather than a unique index on (owner, long_url_hash): "plain and active" changes
+    with revokes, expiries and edits, and MariaDB has no partial unique index, so such an index
+    would need a key column kept right by every write path (and old duplicates removed first);
+    the lock needs no schema, covers link_create and link_create_many alike, and holds another
+    create of the same owner back for one insert only.
+    """
+    manager = get_user_model()._default_manager  # `user` may be request.user, a lazy object
+    list(manager.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
 
 
 def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
@@ -164,18 +187,22 @@ def link_create(
         redirect_type=redirect_type,
         request_host=request_host,
     )
-    if prepared.plain:
-        existing = (
-            UrlLink.objects.reusable_plain(user=user, long_url_hashes=[prepared.link.long_url_hash])
-            .filter(long_url=prepared.link.long_url)
-            .first()
+    with transaction.atomic():
+        hold_owner(user)
+        if prepared.plain:
+            existing = (
+                UrlLink.objects.reusable_plain(
+                    user=user, long_url_hashes=[prepared.link.long_url_hash]
+                )
+                .filter(long_url=prepared.link.long_url)
+                .first()
+            )
+            if existing is not None:
+                return LinkCreateResult(link=existing, created=False)
+        link = (
+            create_with_alias(prepared.link, prepared.alias)
+            if prepared.alias
+            else create_with_strategy(prepared.link)
         )
-        if existing is not None:
-            return LinkCreateResult(link=existing, created=False)
-    link = (
-        create_with_alias(prepared.link, prepared.alias)
-        if prepared.alias
-        else create_with_strategy(prepared.link)
-    )
     link_cache.forget_missing_after_commit([link.code])
     return LinkCreateResult(link=link, created=True)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 from datetime import datetime
 from urllib.parse import urlsplit
 
+import idna
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.http.request import split_domain_port
 from django.utils import timezone
 
+from ..cache import host_to_ascii, redirect_location
 from ..models import RedirectType, UrlLink
 
 _url_validator = URLValidator(schemes=["http", "https"])
@@ -48,13 +52,79 @@ def _host_matches(host: str, domains: list[str]) -> bool:
     return False
 
 
+def _ip_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    if not (host[-1:].isdigit() or ":" in host):  # a name: skip the costly failed parse
+        return None
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _comparable_host(host: str) -> str:
+    """A host as hosts are compared: an IP address in its standard form, a name in lowercase
+    ASCII (IDNA) without the final dot, so that every spelling of one host is one string."""
+    host = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    if not host.isascii():
+        try:
+            return host_to_ascii(host)
+        except idna.IDNAError:
+            return host
+    address = _ip_address(host)
+    return host if address is None else str(address)
+
+
+def _is_this_machine(host: str) -> bool:
+    """localhost (and every *.localhost, RFC 6761), loopback and unspecified addresses; `host`
+    as _comparable_host gives it."""
+    address = _ip_address(host)
+    if address is None:
+        return host == "localhost" or host.endswith(".localhost")
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_unspecified
+
+
 def own_hosts(request_host: str | None = None) -> set[str]:
-    hosts = set()
-    if settings.SHORT_URL_BASE:
-        hosts.add((urlsplit(settings.SHORT_URL_BASE).hostname or "").lower())
+    """The names this service answers to, comparable (_comparable_host); an entry starting with
+    a dot stands for that domain and all its subdomains, as in ALLOWED_HOSTS.
+
+    SHORT_URL_BASE's host, the host the request came to and the ALLOWED_HOSTS entries (but
+    "*", which would make every host ours), each on any port.
+    """
+    names = [urlsplit(settings.SHORT_URL_BASE).hostname or ""] if settings.SHORT_URL_BASE else []
     if request_host:
-        hosts.add(request_host.split(":")[0].lower())
-    return {h for h in hosts if h}
+        names.append(split_domain_port(request_host)[0])
+    names += [entry for entry in settings.ALLOWED_HOSTS if entry != "*"]
+    hosts = set()
+    for name in names:
+        if name.startswith("."):
+            hosts.add("." + _comparable_host(name[1:]))
+        elif name:
+            hosts.add(_comparable_host(name))
+    return hosts - {"", "."}
+
+
+def points_back_here(host: str, own: set[str]) -> bool:
+    """Whether a link to `host` would lead back to this service: any spelling of one of its
+    own hosts (own_hosts), or this machine itself. Every short link of ours is on one of those,
+    so two links can never point at each other."""
+    host = _comparable_host(host)
+    if host in own or _is_this_machine(host):
+        return True
+    return any(
+        entry.startswith(".") and (host == entry[1:] or host.endswith(entry)) for entry in own
+    )
+
+
+def _needs_idna(host: str) -> bool:
+    """Non-ASCII names and `xn--` labels: the ones IDNA turns into, or checks as, A-labels.
+
+    Other ASCII names go into the Location header as they are, and stay allowed even where
+    IDNA's registration rules would not (`r3---sn-abc.googlevideo.com` has hyphens in the 3rd
+    and 4th place, which browsers accept too).
+    """
+    return not host.isascii() or any(label.startswith("xn--") for label in host.split("."))
 
 
 class LongUrlRules:
@@ -93,16 +163,35 @@ class LongUrlRules:
         if not host:
             raise refuse("The URL needs a host name, e.g. https://example.com/page.")
         host = host.lower()
-        if host in self.own_hosts:
-            raise refuse("This is already a short link; it cannot be shortened again.")
+        if points_back_here(host, self.own_hosts):
+            raise refuse(
+                "This URL points back at this short-link service; "
+                "shortening it would make a redirect loop."
+            )
         try:
             _url_validator(long_url)
         except ValidationError:
             raise refuse("This is not a valid URL.") from None
+        if _needs_idna(host):
+            try:
+                host_to_ascii(host)
+            except idna.IDNAError as error:
+                raise refuse(
+                    f"The host name “{host}” is not a valid internationalised domain name "
+                    f"({error})."
+                ) from None
         if self.blocked and _host_matches(host, self.blocked):
             raise refuse(f"Links to {host} are not allowed.")
         if self.allowed and not _host_matches(host, self.allowed):
             raise refuse(f"Only links to {', '.join(self.allowed)} are allowed.")
+        # What the redirect sends (and proxies limit) is the encoded Location, not the text: an
+        # emoji is one character here and twelve there.
+        location_length = len(redirect_location(long_url))
+        if location_length > self.max_length:
+            raise refuse(
+                f"URLs can be at most {self.max_length} characters (this one has "
+                f"{location_length:,} once its non-ASCII characters are percent-encoded)."
+            )
         return long_url
 
 

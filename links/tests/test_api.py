@@ -177,7 +177,8 @@ def test_short_url_uses_short_url_base_when_set(api, settings):
         (
             {"long_url": "http://testserver/abc1234"},
             "long_url",
-            "This is already a short link; it cannot be shortened again.",
+            "This URL points back at this short-link service; "
+            "shortening it would make a redirect loop.",
         ),
         ({"long_url": 42}, "long_url", "Enter text (a JSON string)."),
         (

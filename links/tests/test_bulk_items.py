@@ -106,7 +106,10 @@ def test_a_link_to_this_site_is_refused_per_item_by_the_host_the_call_came_to(us
 
     assert [r["status"] for r in body["results"]] == [400, 201]
     assert body["results"][0]["errors"] == {
-        "long_url": ["This is already a short link; it cannot be shortened again."]
+        "long_url": [
+            "This URL points back at this short-link service; "
+            "shortening it would make a redirect loop."
+        ]
     }
 
 

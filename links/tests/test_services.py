@@ -137,9 +137,9 @@ def test_bad_urls_are_refused_with_a_reason(user, long_url, message):
 
 def test_our_own_short_links_cannot_be_shortened(settings, user):
     settings.SHORT_URL_BASE = "https://s.example.com/"
-    with pytest.raises(ValidationError, match="already a short link"):
+    with pytest.raises(ValidationError, match="points back at this short-link service"):
         link_create(user=user, long_url="https://s.example.com/abc1234")
-    with pytest.raises(ValidationError, match="already a short link"):
+    with pytest.raises(ValidationError, match="points back at this short-link service"):
         link_create(user=user, long_url="http://testserver/x", request_host="testserver")
 
 

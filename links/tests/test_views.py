@@ -142,7 +142,7 @@ def test_same_plain_url_twice_hands_back_the_existing_link(logged_in, user):
         ({"long_url": ""}, "long_url", "Enter the long URL to shorten."),
         ({"long_url": "ftp://example.com/file"}, "long_url", "Only http and https"),
         ({"long_url": "https://"}, "long_url", "host name"),
-        ({"long_url": "http://testserver/abc"}, "long_url", "already a short link"),
+        ({"long_url": "http://testserver/abc"}, "long_url", "points back at this short-link"),
         ({"alias": "a!"}, "alias", "3 to 32 characters"),
         ({"alias": "admin"}, "alias", "reserved"),
         ({"alias": "x" * 40}, "alias", "at most 32"),
