@@ -23,8 +23,10 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -354,16 +356,17 @@ def start_redis(workdir: Path, log_path: Path, port: int | None = None) -> tuple
         env=clean_env(),
         log_path=log_path,
     )
+    _wait_answering(proc, lambda: redis_ping(port), 20, f"redis-server on port {port}")
+    return proc, port
+
+
+def _wait_answering(proc: Proc, answers: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait until a store just started answers; stop it and raise if it does not."""
     try:
-        wait_until(
-            lambda: proc.exited() is None and redis_ping(port),
-            timeout=20,
-            what=f"redis-server on port {port}",
-        )
+        wait_until(lambda: proc.exited() is None and answers(), timeout=timeout, what=what)
     except HarnessError:
         proc.stop()
         raise
-    return proc, port
 
 
 def mariadb(sql: str, port: int = 3306) -> str:
@@ -425,15 +428,7 @@ def start_mariadb(workdir: Path, log_path: Path, port: int | None = None) -> tup
         env=clean_env(),
         log_path=log_path,
     )
-    try:
-        wait_until(
-            lambda: proc.exited() is None and _mariadb_answers(port),
-            timeout=60,
-            what=f"a private MariaDB on port {port}",
-        )
-    except HarnessError:
-        proc.stop()
-        raise
+    _wait_answering(proc, lambda: _mariadb_answers(port), 60, f"a private MariaDB on port {port}")
     return proc, port
 
 
@@ -762,6 +757,52 @@ def visitor_headers(index: int) -> dict[str, str]:
         "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
         "Accept-Language": "en-US,en;q=0.9",
     }
+
+
+def burst(dep: Deployment, code: str, count: int = 200, clients: int = 16) -> list[Answer]:
+    """`count` redirects of /<code> from `clients` at once: every server worker process serves
+    (and caches) the link, where one client after another may reach only one of them."""
+    with ThreadPoolExecutor(clients) as pool:
+        return list(
+            pool.map(lambda i: get_fresh(dep.port, f"/{code}", visitor_headers(i)), range(count))
+        )
+
+
+@dataclass
+class Clicks:
+    answered: int = 0  # answered with the expected redirect
+    errors: int = 0  # connection errors (the answer, if any, was lost)
+    other: list[str] = field(default_factory=list)  # anything else that was answered
+
+
+def click_until(
+    dep: Deployment, code: str, long_url: str, stop: threading.Event, *, clients: int
+) -> Clicks:
+    """`clients` people following /<code> on fresh connections, each with its own visitor
+    headers, until `stop` is set; what they saw, summed."""
+
+    def person(first: int) -> Clicks:
+        seen, i = Clicks(), first
+        while not stop.is_set():
+            try:
+                answer = get_fresh(dep.port, f"/{code}", visitor_headers(i), timeout=15)
+            except (OSError, http.client.HTTPException):
+                seen.errors += 1
+            else:
+                if (answer.status, answer.location) == (302, long_url):
+                    seen.answered += 1
+                else:
+                    seen.other.append(f"{answer.status} {answer.location} {answer.body[:120]!r}")
+            i += clients
+        return seen
+
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        people = list(pool.map(person, range(clients)))
+    return Clicks(
+        answered=sum(p.answered for p in people),
+        errors=sum(p.errors for p in people),
+        other=[line for p in people for line in p.other],
+    )
 
 
 def unique_url(label: str) -> str:

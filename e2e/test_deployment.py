@@ -32,21 +32,9 @@ def _redirects(dep: harness.Deployment, code: str, count: int) -> list[harness.A
     return [get_fresh(dep.port, f"/{code}", visitor_headers(i)) for i in range(count)]
 
 
-# A burst keeps every worker process busy at once, so that each one serves (and caches) the
-# link: one after the other, the kernel may hand every connection to the same process.
-BURST, BURST_CLIENTS = 200, 16
-
-
-def _burst(dep: harness.Deployment, code: str) -> list[harness.Answer]:
-    with ThreadPoolExecutor(BURST_CLIENTS) as pool:
-        return list(
-            pool.map(lambda i: get_fresh(dep.port, f"/{code}", visitor_headers(i)), range(BURST))
-        )
-
-
 def _then_20_and_a_burst(dep: harness.Deployment, code: str) -> list[harness.Answer]:
     """20 redirects in a row, then a concurrent burst that reaches every worker process."""
-    return _redirects(dep, code, 20) + _burst(dep, code)
+    return _redirects(dep, code, 20) + harness.burst(dep, code)
 
 
 def _summary(answers: list[harness.Answer]) -> str:
@@ -128,7 +116,7 @@ def test_edit_is_seen_by_every_worker_at_once(deployment):
     worker process serves it (no stale redirect from a per-process cache)."""
     old_url, new_url = harness.unique_url("edit-old"), harness.unique_url("edit-new")
     code = harness.create_link(deployment, old_url)["code"]
-    primed = _burst(deployment, code)  # puts the old URL in every worker's cache
+    primed = harness.burst(deployment, code)  # puts the old URL in every worker's cache
     assert all((a.status, a.location) == (302, old_url) for a in primed), (
         f"before the edit, redirects were {_summary(primed)}; expected 302 to {old_url}"
     )
@@ -154,7 +142,7 @@ def test_revoke_is_seen_by_every_worker_at_once(deployment):
     whichever worker process serves it."""
     long_url = harness.unique_url("revoke")
     code = harness.create_link(deployment, long_url)["code"]
-    primed = _burst(deployment, code)
+    primed = harness.burst(deployment, code)
     assert all((a.status, a.location) == (302, long_url) for a in primed), (
         f"before the revoke, redirects were {_summary(primed)}"
     )
@@ -316,35 +304,18 @@ def test_sigkilled_web_worker_loses_no_answered_visit(deployment):
         f"expected {WEB_CONCURRENCY} server workers, found {workers_before}"
     )
     stop = threading.Event()
-
-    def client(first: int) -> tuple[int, int, list[str]]:
-        answered, errors, other = 0, 0, []
-        i = first
-        while not stop.is_set():
-            try:
-                answer = get_fresh(deployment.port, f"/{code}", visitor_headers(i), timeout=10)
-            except CLIENT_ERRORS:
-                errors += 1
-            else:
-                if (answer.status, answer.location) == (302, long_url):
-                    answered += 1
-                else:
-                    other.append(f"{answer.status} {answer.location} {answer.body[:120]!r}")
-            i += clients
-        return answered, errors, other
-
-    with ThreadPoolExecutor(max_workers=clients) as pool:
-        futures = [pool.submit(client, k) for k in range(clients)]
+    with ThreadPoolExecutor(max_workers=1) as runner:
+        clicking = runner.submit(
+            harness.click_until, deployment, code, long_url, stop, clients=clients
+        )
         time.sleep(kill_after / 2)
         # Kill the worker that is serving the most right now, so that requests are in flight.
         victim, cpu = harness.busiest(workers_before, over=kill_after / 2)
         os.kill(victim, signal.SIGKILL)
         time.sleep(run_seconds - kill_after)
         stop.set()
-        results = [future.result(timeout=60) for future in futures]
-    answered = sum(r[0] for r in results)
-    errors = sum(r[1] for r in results)
-    other = [s for r in results for s in r[2]]
+        clicks = clicking.result(timeout=60)
+    answered, errors, other = clicks.answered, clicks.errors, clicks.other
 
     replaced = harness.wait_until(
         lambda: (

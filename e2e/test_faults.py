@@ -11,7 +11,6 @@ is in docs/security.md and docs/analytics.md.
 
 from __future__ import annotations
 
-import http.client
 import os
 import signal
 import threading
@@ -23,10 +22,8 @@ from urllib.parse import urlsplit
 
 import harness
 import pytest
-from harness import get_fresh, visitor_headers
 
 CLIENTS = 16
-CLIENT_ERRORS = (OSError, http.client.HTTPException)
 STATS_POLL_SECONDS = 60.0
 
 
@@ -34,34 +31,14 @@ def _click_through(dep: harness.Deployment, code: str, long_url: str, fault: Cal
     """Clients click `code` for a second, `fault()` runs meanwhile, then they click for two
     seconds more. Returns (redirects answered, connection errors, any other answers)."""
     stop = threading.Event()
-
-    def client(first: int) -> tuple[int, int, list[str]]:
-        answered, errors, other, i = 0, 0, [], first
-        while not stop.is_set():
-            try:
-                answer = get_fresh(dep.port, f"/{code}", visitor_headers(i), timeout=15)
-            except CLIENT_ERRORS:
-                errors += 1
-            else:
-                if (answer.status, answer.location) == (302, long_url):
-                    answered += 1
-                else:
-                    other.append(f"{answer.status} {answer.body[:120]!r}")
-            i += CLIENTS
-        return answered, errors, other
-
-    with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
-        futures = [pool.submit(client, k) for k in range(CLIENTS)]
+    with ThreadPoolExecutor(max_workers=1) as runner:
+        clicking = runner.submit(harness.click_until, dep, code, long_url, stop, clients=CLIENTS)
         time.sleep(1.0)
         fault()
         time.sleep(2.0)
         stop.set()
-        results = [future.result(timeout=60) for future in futures]
-    return (
-        sum(r[0] for r in results),
-        sum(r[1] for r in results),
-        [s for r in results for s in r[2]],
-    )
+        clicks = clicking.result(timeout=60)
+    return clicks.answered, clicks.errors, clicks.other
 
 
 def _redis_port(dep: harness.Deployment) -> int:
@@ -144,13 +121,6 @@ def own_database(production_venv):
         dep.stop()
 
 
-def _burst(dep: harness.Deployment, code: str, count: int = 200) -> list[harness.Answer]:
-    with ThreadPoolExecutor(CLIENTS) as pool:
-        return list(
-            pool.map(lambda i: get_fresh(dep.port, f"/{code}", visitor_headers(i)), range(count))
-        )
-
-
 def test_database_down_cached_links_redirect_writes_503_and_no_click_is_lost(own_database):
     """The database stops for a while: links already in use keep redirecting, creating a link
     or reading the API answers 503 with Retry-After (JSON), a page a person opens answers a
@@ -159,13 +129,13 @@ def test_database_down_cached_links_redirect_writes_503_and_no_click_is_lost(own
     long_url = harness.unique_url("db-down")
     code = harness.create_link(dep, long_url)["code"]
     person = harness.login(dep, "demo", "demo")
-    warm = _burst(dep, code)  # every web worker process has the link in memory now
+    warm = harness.burst(dep, code)  # every web worker process has the link in memory now
     assert {(a.status, a.location) for a in warm} == {(302, long_url)}
 
     database_dir = dep.workdir / "mariadb"
     dep.procs["mariadb"].stop()
     try:
-        during = _burst(dep, code)
+        during = harness.burst(dep, code)
         with dep.api() as api:
             create = api.post(
                 dep.url("/api/v1/links/"), json={"long_url": harness.unique_url("x")}, timeout=30

@@ -6,12 +6,10 @@ methods), 9 (/healthz tells nobody the exception text) and 12 (database down).
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import socket
 from datetime import timedelta
-from wsgiref.util import setup_testing_defaults
 
 import pytest
 from django.conf import settings
@@ -21,11 +19,10 @@ from rest_framework.test import APIClient
 
 from links.codes.shape import with_check
 from links.services.bulk import BULK_MAX_ITEMS
-from links.tests.helpers import client_for
+from links.tests.helpers import call_wsgi, client_for
 
 # Imported now: loading the WSGI module sets logging up again, which would drop the handler a
 # test's caplog installs.
-from shorturl_project.wsgi import application as wsgi_application
 
 # --- Row 6: oversized and deeply nested API bodies ------------------------------------------
 
@@ -143,19 +140,6 @@ def _uncached_code() -> str:
     return with_check("aB3xY9kQ"[: settings.SHORTURL_CODE_LENGTH])
 
 
-def _wsgi_get(path: str) -> tuple[str, dict[str, str], bytes]:
-    environ = {"PATH_INFO": path, "REQUEST_METHOD": "GET", "wsgi.input": io.BytesIO()}
-    setup_testing_defaults(environ)
-    environ["HTTP_HOST"] = "testserver"
-    captured = {}
-
-    def start_response(status, headers, exc_info=None):
-        captured["status"], captured["headers"] = status, dict(headers)
-
-    body = b"".join(wsgi_application(environ, start_response))
-    return captured["status"], captured["headers"], body
-
-
 # Row 12
 
 
@@ -164,7 +148,7 @@ def test_an_uncached_link_answers_503_with_retry_after_while_the_database_is_dow
 ):
     """Through the production WSGI entry point: the fast path, then Django."""
     with caplog.at_level(logging.INFO):
-        status, headers, body = _wsgi_get(f"/{_uncached_code()}")
+        status, headers, body = call_wsgi(f"/{_uncached_code()}")
     assert status.startswith("503")
     assert int(headers["Retry-After"]) > 0
     assert headers["Content-Type"].startswith("text/html")

@@ -3,9 +3,10 @@
 import pytest
 from django.test import Client
 
-from analytics import enrich, geodata
+from analytics import buffer, enrich, geodata
 from analytics.tests.visits import CHROME_MAC
 from links.services.create import link_create
+from shorturl_project.redis_conn import redis_client
 
 
 @pytest.fixture(autouse=True)
@@ -38,3 +39,16 @@ def click():
         return client.get(f"/{link.code}", **headers)
 
     return do
+
+
+@pytest.fixture
+def redis_buffer(requires_redis):
+    """redis_buffer(*messages) pushes visit messages onto the buffer as redirects do;
+    redis_buffer.client is the Redis client."""
+    client = redis_client()
+
+    def push(*messages):
+        client.rpush(buffer.VISITS_KEY, *messages)
+
+    push.client = client
+    return push

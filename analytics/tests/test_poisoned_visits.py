@@ -107,17 +107,6 @@ def test_a_message_no_column_can_take_is_malformed(make_link, wire):
     assert services.store_visits(messages=[_forged(link, **wire), visit_message(link)]) == 1
 
 
-@pytest.fixture
-def redis_buffer(requires_redis):
-    client = redis_client()
-
-    def push(*messages):
-        client.rpush(buffer.VISITS_KEY, *messages)
-
-    push.client = client
-    return push
-
-
 @pytest.mark.django_db
 def test_a_poisoned_forwarded_for_delays_no_good_visit(redis_buffer, make_link, settings):
     """300 good visits and one with a zone id of 300 characters in X-Forwarded-For: the first

@@ -7,7 +7,6 @@ import pytest
 
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
-from shorturl_project.redis_conn import redis_client
 
 from .visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
@@ -19,17 +18,6 @@ def hourly_rows(link=None):
     if link is not None:
         rows = rows.filter(link=link)
     return list(rows.values_list("link_id", "hour", "clicks", "unique_visitors", "bot_clicks"))
-
-
-@pytest.fixture
-def redis_buffer(requires_redis):
-    client = redis_client()
-
-    def push(*records):
-        client.rpush(buffer.VISITS_KEY, *records)
-
-    push.client = client
-    return push
 
 
 # --- Direct path (both backends) -------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Helpers shared by the links tests (importable, unlike conftest files)."""
 
+import io
+from wsgiref.util import setup_testing_defaults
+
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -10,3 +13,20 @@ def client_for(user, **kwargs) -> APIClient:
     token, _ = Token.objects.get_or_create(user=user)
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
+
+
+def call_wsgi(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
+    """(status line, headers, body) of one request to the production WSGI entry point, the way
+    the server calls it: short codes take the fast path, everything else goes through Django."""
+    from shorturl_project.wsgi import application  # set up Django first, as the server does
+
+    environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
+    setup_testing_defaults(environ)
+    environ["HTTP_HOST"] = "testserver"
+    captured = {}
+
+    def start_response(status, headers, exc_info=None):
+        captured["status"], captured["headers"] = status, dict(headers)
+
+    body = b"".join(application(environ, start_response))
+    return captured["status"], captured["headers"], body

@@ -6,42 +6,19 @@ them side by side (MariaDB; SQLite's write lock and several server processes are
 e2e/test_creation_policy.py).
 """
 
-import threading
 from collections import Counter
 
 import pytest
-from django.db import connections
 
 from links.codes import pool
 from links.models import UrlLink
 from links.services.bulk import link_create_many
 from links.services.create import link_create
+from links.tests.concurrency import all_at_once
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CALLERS = 24
-
-
-def _all_at_once(count: int, call) -> tuple[list, list[str]]:
-    """Run call(i) in `count` threads released together; (results, errors)."""
-    results, errors = [], []
-    barrier = threading.Barrier(count)
-
-    def worker(i: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results.append(call(i))
-        except Exception as exc:  # collected and asserted by the caller
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results, errors
 
 
 @pytest.mark.parametrize("strategy", ["pool", "sequence", "hash"])
@@ -50,7 +27,7 @@ def test_concurrent_plain_creates_of_one_url_give_one_link(
 ):
     settings.SHORTURL_CODE_STRATEGY = strategy
     url = "https://example.com/raced"
-    results, errors = _all_at_once(CALLERS, lambda i: link_create(user=user, long_url=url))
+    results, errors = all_at_once(CALLERS, lambda i: link_create(user=user, long_url=url))
 
     assert errors == []
     stored = list(UrlLink.objects.filter(owner=user, long_url=url).values_list("code", flat=True))
@@ -71,7 +48,7 @@ def test_concurrent_bulk_calls_and_creates_of_one_url_give_one_link(requires_mys
         assert results[0].errors is None, results[0].errors
         return results[0].link.code
 
-    codes, errors = _all_at_once(CALLERS, call)
+    codes, errors = all_at_once(CALLERS, call)
 
     assert errors == []
     stored = list(UrlLink.objects.filter(owner=user, long_url=url).values_list("code", flat=True))
@@ -96,7 +73,7 @@ def test_other_owners_and_links_with_options_are_not_held_back(
             return link_create(user=user, long_url=url, title=f"campaign {i}")
         return link_create(user=user, long_url=url)
 
-    _, errors = _all_at_once(CALLERS, call)
+    _, errors = all_at_once(CALLERS, call)
 
     assert errors == []
     mine_plain = UrlLink.objects.filter(owner=user, long_url=url, title="")

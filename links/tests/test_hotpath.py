@@ -1,29 +1,12 @@
 """The WSGI entry point sends short codes past the middleware and everything else through it."""
 
-import io
-from wsgiref.util import setup_testing_defaults
-
 import pytest
 
 from links.hotpath import is_short_code_request
 from links.services.change import link_revoke
 
 from .factories import UrlLinkFactory
-
-
-def _call(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
-    from shorturl_project.wsgi import application
-
-    environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
-    setup_testing_defaults(environ)
-    environ["HTTP_HOST"] = "testserver"
-    captured = {}
-
-    def start_response(status, headers, exc_info=None):
-        captured["status"], captured["headers"] = status, dict(headers)
-
-    body = b"".join(application(environ, start_response))
-    return captured["status"], captured["headers"], body
+from .helpers import call_wsgi
 
 
 @pytest.mark.parametrize(
@@ -47,7 +30,7 @@ def test_which_requests_take_the_lean_path(path, method, lean):
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_application_redirects_short_codes_without_django(user):
     link = UrlLinkFactory(owner=user, long_url="https://example.com/wsgi")
-    status, headers, _ = _call(f"/{link.code}")
+    status, headers, _ = call_wsgi(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/wsgi"
     # No session was loaded: the full stack's cookies are not there.
@@ -56,9 +39,9 @@ def test_the_wsgi_application_redirects_short_codes_without_django(user):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_application_still_serves_everything_else():
-    status, _headers, _ = _call("/admin")
+    status, _headers, _ = call_wsgi("/admin")
     assert status.startswith("301")  # CommonMiddleware's trailing slash: the full stack ran
-    status, _, body = _call("/nope-not-here")
+    status, _, body = call_wsgi("/nope-not-here")
     assert status.startswith("404")
     assert b"does not exist" in body
 
@@ -66,13 +49,13 @@ def test_the_wsgi_application_still_serves_everything_else():
 @pytest.mark.django_db(transaction=True)
 def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
     link = UrlLinkFactory(owner=user)
-    _call(f"/{link.code}")
+    call_wsgi(f"/{link.code}")
     link_revoke(code=link.code, user=user)
-    status, headers, body = _call(f"/{link.code}")
+    status, headers, body = call_wsgi(f"/{link.code}")
     assert status == "410 Gone"
     assert headers["Content-Type"].startswith("text/html")
     assert b"no longer available" in body
-    status, _, body = _call("/zzzzzzz")
+    status, _, body = call_wsgi("/zzzzzzz")
     assert status == "404 Not Found"
     assert b"does not exist" in body
 
@@ -85,7 +68,7 @@ def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
         raise RuntimeError("simulated")
 
     monkeypatch.setattr("links.hotpath.resolve", broken)
-    status, headers, _ = _call(f"/{link.code}")
+    status, headers, _ = call_wsgi(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/fallback"
 
@@ -114,6 +97,6 @@ def test_the_fast_paths_answers_carry_the_sites_security_headers(client, user):
 
     for path, expected in ((f"/{link.code}", "302"), ("/zzzzzzz", "404"), (f"/{gone.code}", "410")):
         for method in ("GET", "HEAD"):
-            status, headers, _ = _call(path, method)
+            status, headers, _ = call_wsgi(path, method)
             assert status.startswith(expected), (path, method, status)
             assert _security_headers(headers) == site, (path, method)

@@ -1,11 +1,10 @@
 """link_create / link_update / link_revoke as a caller of the services sees them."""
 
-import threading
 from datetime import datetime, timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from links import cache as link_cache
@@ -15,6 +14,7 @@ from links.selectors import LinkNotFound, link_get_visible
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.policy import LinkRevoked
+from links.tests.concurrency import all_at_once
 
 from .factories import UrlLinkFactory, UserFactory
 
@@ -218,25 +218,13 @@ def _shorten_concurrently(user, count: int, prefix: str) -> tuple[dict[str, str]
 
     Returns ({long URL: the code its caller was given}, errors).
     """
-    results, errors = {}, []
-    barrier = threading.Barrier(count)
 
-    def worker(i: int) -> None:
+    def shorten(i: int) -> tuple[str, str]:
         url = f"https://example.com/{prefix}/{i}"
-        try:
-            barrier.wait(timeout=30)
-            results[url] = link_create(user=user, long_url=url).link.code
-        except Exception as exc:  # collected and asserted by the caller
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
+        return url, link_create(user=user, long_url=url).link.code
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results, errors
+    pairs, errors = all_at_once(count, shorten)
+    return dict(pairs), errors
 
 
 def _stored_codes(user) -> dict[str, str]:
