@@ -124,12 +124,19 @@ def test_the_fast_paths_answers_carry_the_security_headers(deployment):
     assert revoked.status_code == 204
     client = f"192.0.2.{secrets.randbelow(200) + 1}"
 
-    for path, status in ((f"/{link['code']}", 302), (f"/{gone['code']}", 410), ("/zzzzzzz", 404)):
+    for path, status in ((f"/{gone['code']}", 410), ("/zzzzzzz", 404)):
         for method in ("GET", "HEAD"):
             answer = _fresh(deployment.port, path, client, method)
             assert answer.status == status, f"{method} {path} → {answer.status}"
             found = {name: answer.getheader(name) for name in SECURITY_HEADERS}
             assert found == SECURITY_HEADERS, f"{method} {path}: {found}"
+    # A redirect is not a page: nosniff, and no Referrer-Policy, which the browser would apply
+    # to the destination and so strip the visitor's referrer from its analytics.
+    for method in ("GET", "HEAD"):
+        answer = _fresh(deployment.port, f"/{link['code']}", client, method)
+        assert answer.status == 302, f"{method} → {answer.status}"
+        assert answer.getheader("X-Content-Type-Options") == "nosniff"
+        assert answer.getheader("Referrer-Policy") is None
     with deployment.session() as sess:
         page = sess.get(deployment.url("/accounts/login/"), timeout=HTTP_TIMEOUT)
     assert {name: page.headers.get(name) for name in SECURITY_HEADERS} == SECURITY_HEADERS

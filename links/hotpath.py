@@ -12,11 +12,14 @@ from http import HTTPStatus
 
 from django.db import close_old_connections
 
+from shorturl_project.outages import is_database_unavailable
+
 from . import not_found_limit
 from .cache import database_reads
 from .codes.aliases import RESERVED_ALIASES
 from .redirect import (
     NO_BROWSER_CACHE,
+    REDIRECT_SECURITY_HEADERS,
     SECURITY_HEADERS,
     TOO_MANY_REQUESTS,
     error_page,
@@ -30,8 +33,11 @@ _STATUS_LINES = {
     status: f"{status} {HTTPStatus(status).phrase}"
     for status in (301, 302, 307, 308, 404, 410, 429)
 }
-# Everything but the Location, built once: the same for every redirect.
-_REDIRECT_HEADERS = [NO_BROWSER_CACHE, ("Content-Length", "0"), *SECURITY_HEADERS]
+# Everything but the Location, built once: the same for every redirect. Not the site's
+# Referrer-Policy or Cross-Origin-Opener-Policy: a browser applies a redirect's policy to the
+# request it follows, so "same-origin" here would strip the visitor's referrer from the
+# destination's own analytics (and cut window.opener for pages that opened the link).
+_REDIRECT_HEADERS = [NO_BROWSER_CACHE, ("Content-Length", "0"), *REDIRECT_SECURITY_HEADERS]
 
 
 def is_short_code_request(environ: dict) -> bool:
@@ -54,10 +60,14 @@ class ShortCodeDispatcher:
         reads_before = database_reads["count"]
         try:
             status, entry = resolve(code, environ)
-        except Exception:
-            # Nothing was recorded yet (the visit is the last step): let Django answer and log
-            # what still fails there, once (503 while the database is down, else its 500 page).
-            logger.debug("Redirect for %s failed; handing it to Django", code, exc_info=True)
+        except Exception as exc:
+            # Nothing was recorded yet (the visit is the last step): let Django answer. A
+            # database outage is logged there, once, with its 503; anything else is a fault of
+            # this path that Django may well hide by answering, so it is logged here.
+            if is_database_unavailable(exc):
+                logger.debug("Redirect for %s failed; handing it to Django", code, exc_info=True)
+            else:
+                logger.exception("Redirect for %s failed on the fast path; Django answers", code)
             return self.application(environ, start_response)
         finally:
             # What Django's request_finished would do: recycle a database connection a cache

@@ -55,6 +55,14 @@ def _security_headers() -> tuple[tuple[str, str], ...]:
 
 
 SECURITY_HEADERS = _security_headers()
+# A redirect is not a page: it cannot be framed or sniffed into one, and the policies that
+# concern the next document (Referrer-Policy, COOP) are left to the page that linked here.
+REDIRECT_SECURITY_HEADERS = tuple(
+    (name, value) for name, value in SECURITY_HEADERS if name == "X-Content-Type-Options"
+)
+# The Django view gets the site's Referrer-Policy from SecurityMiddleware (which only sets one
+# that is missing): the browsers' own default instead, which keeps the referring site's origin.
+REDIRECT_REFERRER_POLICY = "strict-origin-when-cross-origin"
 
 
 def _not_found(meta: Mapping[str, str]) -> tuple[int, None]:
@@ -132,4 +140,5 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     response = HttpResponse(status=status)
     response["Location"] = entry.location
     response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
+    response["Referrer-Policy"] = REDIRECT_REFERRER_POLICY
     return response

@@ -21,8 +21,28 @@ DATABASE_UNAVAILABLE_MESSAGE = (
 )
 
 
+# OperationalError also carries errors of our own making (on SQLite "no such table" after a
+# skipped migrate; on MySQL some data errors): only these mean "cannot talk to it right now".
+# MySQL/MariaDB: too many connections, shutting down, lock wait timeout, deadlock, connection
+# killed, client-side connect/host/gone away/lost/read failures, disconnected by the server.
+_UNAVAILABLE_MYSQL_CODES = frozenset(
+    {1040, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
+)
+_UNAVAILABLE_SQLITE_MESSAGES = ("unable to open database", "database is locked", "disk i/o error")
+
+
 def is_database_unavailable(exc: BaseException) -> bool:
-    return isinstance(exc, OperationalError | InterfaceError)
+    """Whether `exc` says the database cannot be reached right now (an outage, worth a retry),
+    not that something was wrong with what was asked of it (a bug: a 500)."""
+    if isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    reason = exc.args[0] if exc.args else None
+    if isinstance(reason, int):
+        return reason in _UNAVAILABLE_MYSQL_CODES
+    text = str(reason).lower()
+    return any(message in text for message in _UNAVAILABLE_SQLITE_MESSAGES)
 
 
 def database_unavailable_response(request: HttpRequest) -> HttpResponse:

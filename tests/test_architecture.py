@@ -145,6 +145,7 @@ REDIRECT_MAY_USE = {
     "links.codes.shape",
     "links.codes.aliases",
     "links.not_found_limit",  # counts 404s in process memory (no database, no Redis)
+    "shorturl_project.outages",  # tells an outage from a bug when the fast path fails
 }
 
 

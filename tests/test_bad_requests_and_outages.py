@@ -219,3 +219,16 @@ def test_healthz_says_down_without_the_exception_text_when_the_cache_is_down(
     assert "127.0.0.1" not in response.content.decode()
     assert "Error" not in response.content.decode()
     assert any("cache" in r.getMessage() for r in caplog.records), "the why goes to the log"
+
+
+@pytest.mark.django_db
+def test_an_error_in_what_was_asked_is_no_outage():
+    """A missing table (a skipped migrate) is a bug to fix, not a reason to tell people to try
+    again later: it stays a 500, and only failures to reach the database are a 503."""
+    from django.db import DatabaseError, connection
+
+    from shorturl_project.outages import is_database_unavailable
+
+    with pytest.raises(DatabaseError) as caught, connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM no_such_table_here")
+    assert not is_database_unavailable(caught.value)

@@ -1,5 +1,7 @@
 """The WSGI entry point sends short codes past the middleware and everything else through it."""
 
+import logging
+
 import pytest
 
 from links.hotpath import is_short_code_request
@@ -61,16 +63,21 @@ def test_the_wsgi_fast_path_answers_410_and_404_pages(user):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failure_on_the_fast_path_is_handed_to_django(user, monkeypatch):
+def test_a_failure_on_the_fast_path_is_handed_to_django_and_logged(user, monkeypatch, caplog):
+    """Django answers, so the visitor never notices: the log must, or a broken fast path would
+    go unseen while every redirect took the slow one."""
     link = UrlLinkFactory(owner=user, long_url="https://example.com/fallback")
 
     def broken(code, meta):
         raise RuntimeError("simulated")
 
     monkeypatch.setattr("links.hotpath.resolve", broken)
-    status, headers, _ = call_wsgi(f"/{link.code}")
+    with caplog.at_level(logging.WARNING, logger="links.hotpath"):
+        status, headers, _ = call_wsgi(f"/{link.code}")
     assert status.startswith("302")
     assert headers["Location"] == "https://example.com/fallback"
+    failures = [r for r in caplog.records if r.name == "links.hotpath" and r.exc_info]
+    assert len(failures) == 1 and "simulated" in str(failures[0].exc_info[1])
 
 
 # What Django's SecurityMiddleware and XFrameOptionsMiddleware put on every other page.
@@ -82,8 +89,8 @@ def _security_headers(headers) -> dict[str, str | None]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_fast_paths_answers_carry_the_sites_security_headers(client, user):
-    """A redirect, a 404 and a 410 from the fast path may not be framed or sniffed and leak no
+def test_the_fast_paths_pages_carry_the_sites_security_headers(client, user):
+    """A 404 and a 410 from the fast path may not be framed or sniffed and leak no
     referrer beyond what the rest of the site allows: the same values as Django's pages."""
     site = _security_headers(client.get("/accounts/login/").headers)
     assert site == {
@@ -91,12 +98,24 @@ def test_the_fast_paths_answers_carry_the_sites_security_headers(client, user):
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "same-origin",
     }
-    link = UrlLinkFactory(owner=user, long_url="https://example.com/headers")
     gone = UrlLinkFactory(owner=user)
     link_revoke(code=gone.code, user=user)
 
-    for path, expected in ((f"/{link.code}", "302"), ("/zzzzzzz", "404"), (f"/{gone.code}", "410")):
+    for path, expected in (("/zzzzzzz", "404"), (f"/{gone.code}", "410")):
         for method in ("GET", "HEAD"):
             status, headers, _ = call_wsgi(path, method)
             assert status.startswith(expected), (path, method, status)
             assert _security_headers(headers) == site, (path, method)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_redirect_leaves_the_referrer_to_the_page_that_linked_here(user):
+    """A browser applies a redirect's Referrer-Policy to the request it follows: the site's
+    "same-origin" would strip the visitor's referrer from the destination's analytics."""
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/referred")
+    for method in ("GET", "HEAD"):
+        status, headers, _ = call_wsgi(f"/{link.code}", method)
+        assert status.startswith("302")
+        assert "Referrer-Policy" not in headers
+        assert "Cross-Origin-Opener-Policy" not in headers
+        assert headers["X-Content-Type-Options"] == "nosniff"
