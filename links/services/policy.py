@@ -86,23 +86,18 @@ def _is_this_machine(host: str) -> bool:
 
 
 def own_hosts(request_host: str | None = None) -> set[str]:
-    """The names this service answers to, comparable (_comparable_host); an entry starting with
-    a dot stands for that domain and all its subdomains, as in ALLOWED_HOSTS.
+    """The names this service answers to, comparable (_comparable_host), each on any port:
+    SHORT_URL_BASE's host, the host the request came to and the ALLOWED_HOSTS entries.
 
-    SHORT_URL_BASE's host, the host the request came to and the ALLOWED_HOSTS entries (but
-    "*", which would make every host ours), each on any port.
+    An ALLOWED_HOSTS entry `.example.com` counts as example.com itself, not as every
+    subdomain: a shortener at go.example.com commonly allows `.example.com`, and its marketers'
+    links to www.example.com are the product's whole point. "*" names no host.
     """
     names = [urlsplit(settings.SHORT_URL_BASE).hostname or ""] if settings.SHORT_URL_BASE else []
     if request_host:
         names.append(split_domain_port(request_host)[0])
-    names += [entry for entry in settings.ALLOWED_HOSTS if entry != "*"]
-    hosts = set()
-    for name in names:
-        if name.startswith("."):
-            hosts.add("." + _comparable_host(name[1:]))
-        elif name:
-            hosts.add(_comparable_host(name))
-    return hosts - {"", "."}
+    names += [entry.removeprefix(".") for entry in settings.ALLOWED_HOSTS if entry != "*"]
+    return {_comparable_host(name) for name in names if name} - {""}
 
 
 def points_back_here(host: str, own: set[str]) -> bool:
@@ -110,11 +105,7 @@ def points_back_here(host: str, own: set[str]) -> bool:
     own hosts (own_hosts), or this machine itself. Every short link of ours is on one of those,
     so two links can never point at each other."""
     host = _comparable_host(host)
-    if host in own or _is_this_machine(host):
-        return True
-    return any(
-        entry.startswith(".") and (host == entry[1:] or host.endswith(entry)) for entry in own
-    )
+    return host in own or _is_this_machine(host)
 
 
 def _needs_idna(host: str) -> bool:
