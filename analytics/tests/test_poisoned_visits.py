@@ -37,6 +37,16 @@ def _meta(**meta):
         ("1" * 5000, "198.51.100.7"),
         ("203.0.113.5 x", "198.51.100.7"),
         ("", "198.51.100.7"),
+        # Proxies that write the client's port too: the client, not the proxy.
+        ("203.0.113.5:51234", "203.0.113.5"),
+        ("[2001:db8::1]:443", "2001:db8::1"),
+        ("[2001:db8::1]", "2001:db8::1"),
+        (
+            "[0000:0000:0000:0000:0000:ffff:203.0.113.5]:65535",
+            str(ip_address("::ffff:203.0.113.5")),
+        ),
+        ("[fe80::1%eth0]:443", "fe80::1"),
+        ("203.0.113.5:1:2", "198.51.100.7"),
     ],
 )
 def test_client_ip_is_a_canonical_address_that_fits_its_column(settings, forwarded, expected):
