@@ -31,7 +31,15 @@ from shorturl_project.client_ip import client_ip
 
 # ~150 bytes each: ~1.5 MB per process at most.
 MAX_CLIENTS = 10_000
-_PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_PERIOD_SECONDS = {
+    **dict.fromkeys(("s", "sec", "second"), 1),
+    **dict.fromkeys(("m", "min", "minute"), 60),
+    **dict.fromkeys(("h", "hour"), 3600),
+    **dict.fromkeys(("d", "day"), 86400),
+}
+# Where clients past MAX_CLIENTS are counted, together: a flood from more addresses than the
+# table holds (a botnet, the /64s of one /48) still meets a limit instead of none.
+OVERFLOW_KEY = "others"
 
 
 def parse_rate(rate: str) -> tuple[int, int] | None:
@@ -40,7 +48,10 @@ def parse_rate(rate: str) -> tuple[int, int] | None:
         return None
     count, _, period = rate.partition("/")
     try:
-        return int(count), _PERIOD_SECONDS[period.strip()[:1]]
+        allowed, seconds = int(count), _PERIOD_SECONDS[period.strip().lower()]
+        if allowed < 1:  # "0/min" would answer every 404 with a 429, not turn the limit off
+            raise ValueError(count)
+        return allowed, seconds
     except (KeyError, ValueError):
         raise ImproperlyConfigured(
             f"SHORTURL_NOT_FOUND_RATE={rate!r}: expected a number per s, min, hour or day, "
@@ -80,8 +91,10 @@ class _Window:
             count = self.counts.get(key)
             if count is None:
                 if len(self.counts) >= MAX_CLIENTS:
-                    return False
-                count = 0
+                    key = OVERFLOW_KEY
+                    count = self.counts.get(key, 0)
+                else:
+                    count = 0
             self.counts[key] = count + 1
         return count >= allowed
 

@@ -96,18 +96,23 @@ def test_an_empty_rate_turns_the_limit_off(settings):
     assert {_call(_unknown(n))[0] for n in range(5)} == {404}
 
 
-def test_the_counter_holds_a_bounded_number_of_clients(settings, monkeypatch):
-    """Addresses past the bound go uncounted until the window turns, rather than grow memory."""
-    settings.SHORTURL_NOT_FOUND_RATE = "1/min"
+def test_the_counter_holds_a_bounded_number_of_clients_and_counts_the_rest_together(
+    settings, monkeypatch
+):
+    """Addresses past the bound do not grow memory; they share one count, so a flood from more
+    addresses than the table holds still meets the limit."""
+    settings.SHORTURL_NOT_FOUND_RATE = "2/min"
     monkeypatch.setattr(not_found_limit, "MAX_CLIENTS", 3)
-    for n in range(10):
+    for n in range(3):
         _call(_unknown(n), remote=f"198.51.100.{n}")
-    assert not_found_limit.clients_counted() == 3
-    assert _call(_unknown(0), remote="198.51.100.0")[0] == 429  # counted before the bound
-    assert _call(_unknown(0), remote="198.51.100.9")[0] == 404  # past it
+    assert _call(_unknown(3), remote="198.51.100.3")[0] == 404  # past the bound: shared count
+    assert _call(_unknown(4), remote="198.51.100.4")[0] == 404
+    assert _call(_unknown(5), remote="198.51.100.5")[0] == 429  # the others' third 404
+    assert not_found_limit.clients_counted() == 4  # three clients and the shared count
+    assert _call(_unknown(0), remote="198.51.100.0")[0] == 404  # counted on its own: its 2nd
 
 
-@pytest.mark.parametrize("rate", ["300", "many/min", "300/fortnight"])
+@pytest.mark.parametrize("rate", ["300", "many/min", "300/fortnight", "300/month", "0/min", "-5/s"])
 def test_a_mistyped_rate_is_refused_with_what_to_write(rate):
     with pytest.raises(ImproperlyConfigured, match="300/min"):
         not_found_limit.parse_rate(rate)
