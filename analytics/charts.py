@@ -45,23 +45,26 @@ def chart_data(series: list[dict], time_range: TimeRange) -> dict:
 
 
 def breakdown_tables(stats: dict) -> list[dict]:
-    """Each breakdown with a share per row, for the tables and their bars."""
+    """Each breakdown's rows with their share of the period (the selectors' `share`), and an
+    "Other" row for the values past the limit, for the tables and their bars."""
     tables = []
     for key, title in BREAKDOWN_TITLES:
-        rows = stats.get(key) or []
-        total = sum(row["clicks"] for row in rows) or 1
+        rows = [
+            # Empty values are named by the selectors.
+            {"name": row["name"], "clicks": row["clicks"], "percent": row["share"]}
+            for row in stats.get(key) or []
+        ]
+        other = stats.get("other", {}).get(key)
+        if other and other["clicks"]:
+            rows.append(
+                {
+                    "name": f"Other ({other['values']} more)",
+                    "clicks": other["clicks"],
+                    "percent": other["share"],
+                    "is_other": True,
+                }
+            )
         tables.append(
-            {
-                "key": key,
-                "title": title,
-                "rows": [
-                    {
-                        "name": row["name"],  # empty values are named by the selectors
-                        "clicks": row["clicks"],
-                        "percent": round(100 * row["clicks"] / total, 1),
-                    }
-                    for row in rows
-                ],
-            }
+            {"key": key, "title": title, "rows": rows, "has_other": bool(other and other["values"])}
         )
     return tables

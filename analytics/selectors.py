@@ -149,9 +149,22 @@ def referrer_host(referrer: str) -> str:
     return host or UNKNOWN
 
 
-def _ranked(counts: Counter, limit: int) -> list[dict]:
+def share(part: int, total: int) -> float:
+    """`part` as a percentage of `total`, to one decimal (0 when there is no total)."""
+    return round(100 * part / total, 1) if total else 0.0
+
+
+def _ranked(counts: Counter, limit: int | None) -> tuple[list[dict], dict]:
+    """The top `limit` entries (all when None), each with its share of the whole breakdown (the
+    period's total, not the entries shown), and the rest summed: {clicks, values, share}."""
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [{"name": name, "clicks": clicks} for name, clicks in ordered[:limit]]
+    total = counts.total()
+    shown, rest = ordered[:limit], ordered[len(ordered) if limit is None else limit :]
+    rest_clicks = sum(clicks for _, clicks in rest)
+    return (
+        [{"name": name, "clicks": clicks, "share": share(clicks, total)} for name, clicks in shown],
+        {"clicks": rest_clicks, "values": len(rest), "share": share(rest_clicks, total)},
+    )
 
 
 def _with_links(rows: QuerySet, link_ids: LinkIds) -> QuerySet:
@@ -223,10 +236,12 @@ def breakdowns(
     link_ids: Iterable[int] | None = None,
     start: datetime,
     end: datetime,
-    limit: int = DEFAULT_LIMIT,
-) -> dict[str, list[dict]]:
-    """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name) and
-    `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its `kind`).
+    limit: int | None = DEFAULT_LIMIT,
+) -> dict:
+    """Top `limit` values (all when None) per BREAKDOWN_FIELDS name (people only) plus `bots` (by
+    bot name) and `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its
+    `kind`). Each entry's `share` is of the breakdown's whole period (people's clicks; bots' for
+    the bot breakdowns); `other` holds, per breakdown, what the limit left out.
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`, and
     are counted by it: a country stored under two names (GeoIP data from two sources, e.g.
@@ -246,15 +261,16 @@ def breakdowns(
         name = min(names, key=lambda value: (-names[value], value)) or UNKNOWN
         counts["countries"][name] += names.total()
         named[name] = code
-    result = {name: _ranked(counts[name], limit) for name in BREAKDOWN_FIELDS}
+    result: dict = {"other": {}}
+    for name, _, _ in ROLLED_UP_DIMENSIONS:
+        result[name], result["other"][name] = _ranked(counts[name], limit)
     for entry in result["countries"]:
         entry["code"] = named.get(entry["name"], "")
-    result["bots"] = _ranked(counts["bots"], limit)
     result["bot_kinds"] = [
         {**entry, "kind": entry["name"], "name": BotKind(entry["name"]).label}
         if entry["name"] in BotKind.values
         else {**entry, "kind": ""}
-        for entry in _ranked(counts["bot_kinds"], limit)
+        for entry in result["bot_kinds"]
     ]
     return result
 
@@ -306,7 +322,7 @@ def _totals(link_ids: LinkIds, start: datetime, end: datetime) -> dict[str, int]
     }
 
 
-def link_stats(*, link, start: datetime, end: datetime, limit: int = DEFAULT_LIMIT) -> dict:
+def link_stats(*, link, start: datetime, end: datetime, limit: int | None = DEFAULT_LIMIT) -> dict:
     """Everything the stats API and the link stats page show for one link.
 
     Totals match the series (both HourlyClick); `unique_visitors` is distinct over the whole

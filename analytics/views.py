@@ -36,7 +36,15 @@ def _range_form(request: HttpRequest, *, default: str) -> tuple[StatsRangeForm, 
 def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     link = visible_link_or_404(request, code)
     form, time_range = _range_form(request, default="7d")
-    stats = selectors.link_stats(link=link, start=time_range.start, end=time_range.end)
+    every_row = request.GET.get("rows") == "all"
+    stats = selectors.link_stats(
+        link=link,
+        start=time_range.start,
+        end=time_range.end,
+        limit=None if every_row else selectors.DEFAULT_LIMIT,
+    )
+    period = request.GET.copy()
+    period.pop("rows", None)
     return render(
         request,
         "analytics/link_stats.html",
@@ -49,6 +57,9 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "stats": stats,
             "chart": chart_data(stats["series"], time_range),
             "breakdowns": breakdown_tables(stats),
+            "every_row": every_row,
+            # The same period with every row, or back to the top rows.
+            "period_query": period.urlencode(),
             "latest_visits": selectors.latest_visits(link=link, limit=20),
             "status": link.status,
             "credit_dbip": geodata.is_dbip_city(city_db_path()),

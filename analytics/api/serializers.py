@@ -24,6 +24,21 @@ class _QueryDateTimeField(serializers.DateTimeField):
         return super().to_internal_value(value)
 
 
+class _LimitField(serializers.IntegerField):
+    """1–100, or "all" (None: every entry)."""
+
+    default_error_messages = {"invalid": "Enter a whole number from 1 to 100, or all."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.strip().lower() == "all":
+            return None
+        return super().to_internal_value(data)
+
+    def run_validators(self, value):
+        if value is not None:  # "all" has no bounds to check
+            super().run_validators(value)
+
+
 class StatsQuerySerializer(serializers.Serializer):
     """`start`/`end` (ISO 8601; the last 7 days by default) and the breakdowns' length; the
     range rules are analytics.ranges', the same as the stats pages'."""
@@ -38,12 +53,13 @@ class StatsQuerySerializer(serializers.Serializer):
         help_text="End of the range (exclusive); default now.",
         error_messages={"invalid": DATETIME_MESSAGE},
     )
-    limit = serializers.IntegerField(
+    limit = _LimitField(
         required=False,
         default=10,
         min_value=1,
         max_value=100,
-        help_text="How many entries each breakdown lists (top first).",
+        help_text="How many entries each breakdown lists (top first), or `all`; the rest are "
+        "summed in `other`.",
     )
 
     def _bound(self, value: datetime) -> datetime:
@@ -71,6 +87,17 @@ class StatsQuerySerializer(serializers.Serializer):
 class BreakdownEntrySerializer(serializers.Serializer):
     name = serializers.CharField()
     clicks = serializers.IntegerField()
+    share = serializers.FloatField(
+        required=False,
+        help_text="Percent of the breakdown's clicks in the whole range (people's; bots' for "
+        "`bots` and `bot_kinds`), not of the entries listed.",
+    )
+
+
+class OtherSerializer(serializers.Serializer):
+    clicks = serializers.IntegerField(help_text="Clicks of the entries past `limit`.")
+    values = serializers.IntegerField(help_text="How many entries that is.")
+    share = serializers.FloatField(help_text="Their percent of the breakdown's clicks.")
 
 
 class CountryEntrySerializer(BreakdownEntrySerializer):
@@ -119,4 +146,9 @@ class LinkStatsSerializer(serializers.Serializer):
         "automation, other.",
         BotKindEntrySerializer,
         required=False,
+    )
+    other = serializers.DictField(
+        child=OtherSerializer(),
+        required=False,
+        help_text="Per breakdown name, what `limit` left out, summed (zeros when nothing was).",
     )
