@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from .forms import TimeRange
-
-# Above this many days the chart shows days instead of hours (a year of hours is unreadable).
-HOURLY_CHART_MAX_DAYS = 31
-
 BREAKDOWN_TITLES = [
     ("countries", "Countries"),
     ("provinces", "Provinces / regions"),
@@ -23,24 +18,21 @@ BREAKDOWN_TITLES = [
 ]
 
 
-def chart_data(series: list[dict], time_range: TimeRange) -> dict:
-    """Labels and values for Chart.js, in local time; whole days for long ranges."""
-    by_day = time_range.days > HOURLY_CHART_MAX_DAYS
-    points: dict[str, list[int]] = {}
+def chart_data(series: list[dict], bucket: str = "hour") -> dict:
+    """Labels and values for Chart.js, in local time, one point per entry of `series` (one
+    bucket each, see selectors.series); `unique_visitors` is None when the series has none."""
+    labels = []
     for row in series:
         moment = timezone.localtime(row["hour"])
         # %M too: in zones such as Asia/Kolkata a UTC hour starts at half past.
-        label = f"{moment:%Y-%m-%d}" if by_day else f"{moment:%Y-%m-%d %H:%M}"
-        values = points.setdefault(label, [0, 0, 0])
-        values[0] += row["clicks"]
-        values[1] += row["unique_visitors"]
-        values[2] += row["bot_clicks"]
+        labels.append(f"{moment:%Y-%m-%d %H:%M}" if bucket == "hour" else f"{moment:%Y-%m-%d}")
+    people = [row["unique_visitors"] for row in series]
     return {
-        "unit": "day" if by_day else "hour",
-        "labels": list(points),
-        "clicks": [v[0] for v in points.values()],
-        "unique_visitors": [v[1] for v in points.values()],
-        "bot_clicks": [v[2] for v in points.values()],
+        "unit": bucket,
+        "labels": labels,
+        "clicks": [row["clicks"] for row in series],
+        "unique_visitors": None if None in people else people,
+        "bot_clicks": [row["bot_clicks"] for row in series],
     }
 
 

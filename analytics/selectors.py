@@ -19,11 +19,11 @@ import hashlib
 import hmac
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from links.models import UrlLink
@@ -65,6 +65,16 @@ HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 
 LinkIds = Iterable[int] | QuerySet | None
+
+# A series is by hour up to 48 hours, by day up to ~6 months, by week beyond (a readable number
+# of bars: at most 48, 180 or a few hundred).
+BUCKETS = ("hour", "day", "week")
+HOURLY_SERIES_MAX = timedelta(hours=48)
+DAILY_SERIES_MAX = timedelta(days=180)
+# Each day's or week's unique visitors are distinct people in it, counted from the visits: past
+# this many people's clicks in the range that read would cost more than the whole page, so the
+# series leaves them out (None) and only the range's total, exact at any size, is shown.
+BUCKET_VISITORS_MAX_CLICKS = 20_000
 
 
 def _hour_ceil(moment: datetime) -> datetime:
@@ -135,6 +145,64 @@ def hourly_series(
         )
         hour += HOUR
     return series
+
+
+def series_bucket(start: datetime, end: datetime) -> str:
+    """The bucket a chart of [start, end) is drawn in: "hour", "day" or "week"."""
+    if end - start <= HOURLY_SERIES_MAX:
+        return "hour"
+    return "day" if end - start <= DAILY_SERIES_MAX else "week"
+
+
+def _bucket_start(hour: datetime, bucket: str, zone: tzinfo) -> datetime:
+    """The local midnight starting the day (or the week, from Monday) `hour` begins in."""
+    day = hour.astimezone(zone).date()
+    if bucket == "week":
+        day -= timedelta(days=day.weekday())
+    return datetime.combine(day, time.min, tzinfo=zone)
+
+
+def _bucket_visitors(
+    link_ids: LinkIds, start: datetime, end: datetime, bucket: str, zone: tzinfo
+) -> dict[datetime, int]:
+    """{bucket start: distinct people} from the range's visits (whole UTC hours, as the clicks),
+    a person visiting several of the links counting once."""
+    people: dict[datetime, set[str]] = defaultdict(set)
+    visits = _visits(link_ids, start, end).filter(is_bot=False)
+    for client_id, moment in visits.values_list("client_id", "visit_time").iterator(2000):
+        people[_bucket_start(utc_hour(moment), bucket, zone)].add(client_id)
+    return {key: len(ids) for key, ids in people.items()}
+
+
+def series(
+    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime, bucket: str = "hour"
+) -> list[dict]:
+    """hourly_series, or its hours summed into local days or weeks (Monday first): [{hour (the
+    bucket's local start), clicks, unique_visitors, bot_clicks}], zeros kept.
+
+    A day's or week's `unique_visitors` are the distinct people in it, never a sum of its hours;
+    None when the range holds more than BUCKET_VISITORS_MAX_CLICKS people's clicks.
+    """
+    hourly = hourly_series(link_ids=link_ids, start=start, end=end)
+    if bucket == "hour":
+        return hourly
+    zone = timezone.get_current_timezone()
+    points: dict[datetime, dict] = {}
+    for row in hourly:
+        key = _bucket_start(row["hour"], bucket, zone)
+        point = points.setdefault(
+            key, {"hour": key, "clicks": 0, "unique_visitors": 0, "bot_clicks": 0}
+        )
+        point["clicks"] += row["clicks"]
+        point["bot_clicks"] += row["bot_clicks"]
+    clicks = sum(point["clicks"] for point in points.values())
+    if clicks > BUCKET_VISITORS_MAX_CLICKS:
+        people = None
+    else:
+        people = _bucket_visitors(link_ids, start, end, bucket, zone) if clicks else {}
+    for key, point in points.items():
+        point["unique_visitors"] = None if people is None else people.get(key, 0)
+    return list(points.values())
 
 
 def referrer_host(referrer: str) -> str:
@@ -322,8 +390,16 @@ def _totals(link_ids: LinkIds, start: datetime, end: datetime) -> dict[str, int]
     }
 
 
-def link_stats(*, link, start: datetime, end: datetime, limit: int | None = DEFAULT_LIMIT) -> dict:
-    """Everything the stats API and the link stats page show for one link.
+def link_stats(
+    *,
+    link,
+    start: datetime,
+    end: datetime,
+    limit: int | None = DEFAULT_LIMIT,
+    bucket: str = "hour",
+) -> dict:
+    """Everything the stats API and the link stats page show for one link, the series in
+    `bucket`s (see series).
 
     Totals match the series (both HourlyClick); `unique_visitors` is distinct over the whole
     range (not a sum of hours). `start` is rounded down to its hour.
@@ -334,7 +410,8 @@ def link_stats(*, link, start: datetime, end: datetime, limit: int | None = DEFA
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
         **_totals([link.pk], start, end),
-        "series": hourly_series(link_ids=[link.pk], start=start, end=end),
+        "bucket": bucket,
+        "series": series(link_ids=[link.pk], start=start, end=end, bucket=bucket),
         **breakdowns(link_ids=[link.pk], start=start, end=end, limit=limit),
     }
 
@@ -385,6 +462,12 @@ def top_links(
         for row in rows
         if row["link_id"] in links
     ]
+
+
+def first_moment(*, link_ids: Iterable[int] | None = None) -> datetime | None:
+    """When the first of these links (None: of all links) was made: where "all time" starts."""
+    links = UrlLink.objects.all() if link_ids is None else UrlLink.objects.filter(pk__in=link_ids)
+    return links.aggregate(first=Min("created_at"))["first"]
 
 
 def latest_visits(*, link, limit: int = 50) -> QuerySet:

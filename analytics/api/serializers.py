@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from rest_framework import serializers
 
-from analytics import ranges
+from analytics import ranges, selectors
 from analytics.bots import BotKind
 
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
@@ -62,6 +62,15 @@ class StatsQuerySerializer(serializers.Serializer):
         "summed in `other`.",
     )
 
+    bucket = serializers.ChoiceField(
+        choices=[*selectors.BUCKETS, "auto"],
+        required=False,
+        default="hour",
+        help_text="What each `series` entry covers: an hour (at most 366 days of them), a day or "
+        "a week (Monday first) in the answer's time zone, or `auto`: by hour up to 48 hours, by "
+        "day up to 180 days, by week beyond (the stats page's choice).",
+    )
+
     def _bound(self, value: datetime) -> datetime:
         try:
             return ranges.check_moment(value)
@@ -77,11 +86,14 @@ class StatsQuerySerializer(serializers.Serializer):
     def validate(self, attrs: dict) -> dict:
         end = attrs.get("end") or timezone.now()
         start = attrs.get("start") or end - ranges.DEFAULT_RANGE
+        bucket = attrs.get("bucket", "hour")
+        if bucket == "auto":
+            bucket = selectors.series_bucket(start, end)
         try:
-            ranges.check_range(start, end)
+            ranges.check_range(start, end, hourly=bucket == "hour")
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.message_dict) from None
-        return {**attrs, "start": start, "end": end}
+        return {**attrs, "start": start, "end": end, "bucket": bucket}
 
 
 class BreakdownEntrySerializer(serializers.Serializer):
@@ -111,9 +123,13 @@ class BotKindEntrySerializer(BreakdownEntrySerializer):
 
 
 class HourlyPointSerializer(serializers.Serializer):
-    hour = serializers.DateTimeField(help_text="Start of the hour.")
+    hour = serializers.DateTimeField(help_text="Start of the hour (of the day or week: `bucket`).")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
-    unique_visitors = serializers.IntegerField()
+    unique_visitors = serializers.IntegerField(
+        allow_null=True,
+        help_text="Distinct people in the entry (never a sum of hours); null for days and weeks "
+        "of a range with more than 20,000 clicks (the range's total is always given).",
+    )
     bot_clicks = serializers.IntegerField(required=False, help_text="Bots and link previews.")
 
 
@@ -131,7 +147,12 @@ class LinkStatsSerializer(serializers.Serializer):
     bot_clicks = serializers.IntegerField(
         required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
     )
-    series = HourlyPointSerializer(many=True, help_text="One entry per hour, zeros included.")
+    bucket = serializers.ChoiceField(
+        choices=selectors.BUCKETS, required=False, help_text="What each `series` entry covers."
+    )
+    series = HourlyPointSerializer(
+        many=True, help_text="One entry per hour (or day, or week: `bucket`), zeros included."
+    )
     countries = _breakdown("People's clicks by country.", CountryEntrySerializer)
     provinces = _breakdown("By province or state.")
     cities = _breakdown("By city.")
