@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 from django.contrib import admin
 from django.db.models import QuerySet, Sum
 from django.http import HttpRequest
@@ -13,7 +11,6 @@ from django.utils.text import Truncator
 from shorturl_project.admin_base import ReadOnlyAdminMixin
 
 from .charts import chart_data
-from .forms import TimeRange
 from .models import HourlyClick, VisitRecord
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
@@ -88,5 +85,4 @@ class HourlyClickAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         per_hour.reverse()
         if not per_hour:
             return {}
-        start, end = per_hour[0]["hour"], per_hour[-1]["hour"] + dt.timedelta(hours=1)
-        return chart_data(per_hour, TimeRange("custom", start, end))
+        return chart_data(per_hour)

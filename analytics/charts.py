@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from .forms import TimeRange
-
-# Above this many days the chart shows days instead of hours (a year of hours is unreadable).
-HOURLY_CHART_MAX_DAYS = 31
-
 BREAKDOWN_TITLES = [
     ("countries", "Countries"),
     ("provinces", "Provinces / regions"),
@@ -23,45 +18,45 @@ BREAKDOWN_TITLES = [
 ]
 
 
-def chart_data(series: list[dict], time_range: TimeRange) -> dict:
-    """Labels and values for Chart.js, in local time; whole days for long ranges."""
-    by_day = time_range.days > HOURLY_CHART_MAX_DAYS
-    points: dict[str, list[int]] = {}
+def chart_data(series: list[dict], bucket: str = "hour") -> dict:
+    """Labels and values for Chart.js, in local time, one point per entry of `series` (one
+    bucket each, see selectors.series); `unique_visitors` is None when the series has none."""
+    labels = []
     for row in series:
         moment = timezone.localtime(row["hour"])
         # %M too: in zones such as Asia/Kolkata a UTC hour starts at half past.
-        label = f"{moment:%Y-%m-%d}" if by_day else f"{moment:%Y-%m-%d %H:%M}"
-        values = points.setdefault(label, [0, 0, 0])
-        values[0] += row["clicks"]
-        values[1] += row["unique_visitors"]
-        values[2] += row["bot_clicks"]
+        labels.append(f"{moment:%Y-%m-%d %H:%M}" if bucket == "hour" else f"{moment:%Y-%m-%d}")
+    people = [row["unique_visitors"] for row in series]
     return {
-        "unit": "day" if by_day else "hour",
-        "labels": list(points),
-        "clicks": [v[0] for v in points.values()],
-        "unique_visitors": [v[1] for v in points.values()],
-        "bot_clicks": [v[2] for v in points.values()],
+        "unit": bucket,
+        "labels": labels,
+        "clicks": [row["clicks"] for row in series],
+        "unique_visitors": None if None in people else people,
+        "bot_clicks": [row["bot_clicks"] for row in series],
     }
 
 
 def breakdown_tables(stats: dict) -> list[dict]:
-    """Each breakdown with a share per row, for the tables and their bars."""
+    """Each breakdown's rows with their share of the period (the selectors' `share`), and an
+    "Other" row for the values past the limit, for the tables and their bars."""
     tables = []
     for key, title in BREAKDOWN_TITLES:
-        rows = stats.get(key) or []
-        total = sum(row["clicks"] for row in rows) or 1
+        rows = [
+            # Empty values are named by the selectors.
+            {"name": row["name"], "clicks": row["clicks"], "percent": row["share"]}
+            for row in stats.get(key) or []
+        ]
+        other = stats.get("other", {}).get(key)
+        if other and other["clicks"]:
+            rows.append(
+                {
+                    "name": f"Other ({other['values']} more)",
+                    "clicks": other["clicks"],
+                    "percent": other["share"],
+                    "is_other": True,
+                }
+            )
         tables.append(
-            {
-                "key": key,
-                "title": title,
-                "rows": [
-                    {
-                        "name": row["name"],  # empty values are named by the selectors
-                        "clicks": row["clicks"],
-                        "percent": round(100 * row["clicks"] / total, 1),
-                    }
-                    for row in rows
-                ],
-            }
+            {"key": key, "title": title, "rows": rows, "has_other": bool(other and other["values"])}
         )
     return tables

@@ -1,4 +1,5 @@
-"""The time-range picker of the stats pages: 24 h, 7 d, 30 d or a custom range of days."""
+"""The time-range picker of the stats pages: 24 h, 7 d, 30 d, 90 d, all time or a custom range
+of days."""
 
 from __future__ import annotations
 
@@ -12,12 +13,18 @@ from django.utils import timezone
 from . import ranges
 from .models import utc_hour
 
-PRESETS = {"24h": dt.timedelta(hours=24), "7d": ranges.DEFAULT_RANGE, "30d": dt.timedelta(days=30)}
+PRESETS = {
+    "24h": dt.timedelta(hours=24),
+    "7d": ranges.DEFAULT_RANGE,
+    "30d": dt.timedelta(days=30),
+    "90d": dt.timedelta(days=90),
+}
+ALL_TIME = "all"
 
 
 @dataclass(frozen=True)
 class TimeRange:
-    key: str  # "24h", "7d", "30d" or "custom"
+    key: str  # a PRESETS key, "all" or "custom"
     start: dt.datetime  # inclusive, aware
     end: dt.datetime  # exclusive, aware
 
@@ -40,13 +47,23 @@ def _day_bounds(first: dt.date, last: dt.date) -> tuple[dt.datetime, dt.datetime
 
 
 class StatsRangeForm(forms.Form):
-    RANGE_CHOICES = [("24h", "Last 24 hours"), ("7d", "Last 7 days"), ("30d", "Last 30 days")]
+    RANGE_CHOICES = [
+        ("24h", "Last 24 hours"),
+        ("7d", "Last 7 days"),
+        ("30d", "Last 30 days"),
+        ("90d", "Last 90 days"),
+        (ALL_TIME, "All time"),
+    ]
 
     range = forms.ChoiceField(
         label="Period",
         choices=[*RANGE_CHOICES, ("custom", "Custom range")],
         required=False,
-        error_messages={"invalid_choice": "Choose 24 hours, 7 days, 30 days or a custom range."},
+        error_messages={
+            "invalid_choice": (
+                "Choose 24 hours, 7 days, 30 days, 90 days, all time or a custom range."
+            )
+        },
     )
     start = forms.DateField(
         label="From",
@@ -88,12 +105,18 @@ class StatsRangeForm(forms.Form):
             cleaned["range"] = "custom"
         return cleaned
 
-    def time_range(self, now: dt.datetime | None = None) -> TimeRange:
-        """The chosen range, or the default one when the input was missing or invalid."""
+    def time_range(
+        self, now: dt.datetime | None = None, *, first: dt.datetime | None = None
+    ) -> TimeRange:
+        """The chosen range, or the default one when the input was missing or invalid. "All
+        time" starts at the hour of `first` (when the link, or the first link, was made)."""
         now = timezone.localtime(now or timezone.now())
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
         key = data.get("range") or self.default
         if key == "custom":
             return TimeRange(key, *_day_bounds(data["start"], data["end"]))
         end = _next_hour(now)
+        if key == ALL_TIME:
+            start = utc_hour(max(first or end, ranges.EARLIEST))
+            return TimeRange(key, min(start, end - dt.timedelta(hours=1)), end)
         return TimeRange(key, end - PRESETS[key], end)

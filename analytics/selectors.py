@@ -19,11 +19,11 @@ import hashlib
 import hmac
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from links.models import UrlLink
@@ -65,6 +65,16 @@ HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 
 LinkIds = Iterable[int] | QuerySet | None
+
+# A series is by hour up to 48 hours, by day up to ~6 months, by week beyond (a readable number
+# of bars: at most 48, 180 or a few hundred).
+BUCKETS = ("hour", "day", "week")
+HOURLY_SERIES_MAX = timedelta(hours=48)
+DAILY_SERIES_MAX = timedelta(days=180)
+# Each day's or week's unique visitors are distinct people in it, counted from the visits: past
+# this many people's clicks in the range that read would cost more than the whole page, so the
+# series leaves them out (None) and only the range's total, exact at any size, is shown.
+BUCKET_VISITORS_MAX_CLICKS = 20_000
 
 
 def _hour_ceil(moment: datetime) -> datetime:
@@ -137,6 +147,64 @@ def hourly_series(
     return series
 
 
+def series_bucket(start: datetime, end: datetime) -> str:
+    """The bucket a chart of [start, end) is drawn in: "hour", "day" or "week"."""
+    if end - start <= HOURLY_SERIES_MAX:
+        return "hour"
+    return "day" if end - start <= DAILY_SERIES_MAX else "week"
+
+
+def _bucket_start(hour: datetime, bucket: str, zone: tzinfo) -> datetime:
+    """The local midnight starting the day (or the week, from Monday) `hour` begins in."""
+    day = hour.astimezone(zone).date()
+    if bucket == "week":
+        day -= timedelta(days=day.weekday())
+    return datetime.combine(day, time.min, tzinfo=zone)
+
+
+def _bucket_visitors(
+    link_ids: LinkIds, start: datetime, end: datetime, bucket: str, zone: tzinfo
+) -> dict[datetime, int]:
+    """{bucket start: distinct people} from the range's visits (whole UTC hours, as the clicks),
+    a person visiting several of the links counting once."""
+    people: dict[datetime, set[str]] = defaultdict(set)
+    visits = _visits(link_ids, start, end).filter(is_bot=False)
+    for client_id, moment in visits.values_list("client_id", "visit_time").iterator(2000):
+        people[_bucket_start(utc_hour(moment), bucket, zone)].add(client_id)
+    return {key: len(ids) for key, ids in people.items()}
+
+
+def series(
+    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime, bucket: str = "hour"
+) -> list[dict]:
+    """hourly_series, or its hours summed into local days or weeks (Monday first): [{hour (the
+    bucket's local start), clicks, unique_visitors, bot_clicks}], zeros kept.
+
+    A day's or week's `unique_visitors` are the distinct people in it, never a sum of its hours;
+    None when the range holds more than BUCKET_VISITORS_MAX_CLICKS people's clicks.
+    """
+    hourly = hourly_series(link_ids=link_ids, start=start, end=end)
+    if bucket == "hour":
+        return hourly
+    zone = timezone.get_current_timezone()
+    points: dict[datetime, dict] = {}
+    for row in hourly:
+        key = _bucket_start(row["hour"], bucket, zone)
+        point = points.setdefault(
+            key, {"hour": key, "clicks": 0, "unique_visitors": 0, "bot_clicks": 0}
+        )
+        point["clicks"] += row["clicks"]
+        point["bot_clicks"] += row["bot_clicks"]
+    clicks = sum(point["clicks"] for point in points.values())
+    if clicks > BUCKET_VISITORS_MAX_CLICKS:
+        people = None
+    else:
+        people = _bucket_visitors(link_ids, start, end, bucket, zone) if clicks else {}
+    for key, point in points.items():
+        point["unique_visitors"] = None if people is None else people.get(key, 0)
+    return list(points.values())
+
+
 def referrer_host(referrer: str) -> str:
     """The host a Referer names, without "www."; DIRECT when there was none."""
     if not referrer:
@@ -149,9 +217,22 @@ def referrer_host(referrer: str) -> str:
     return host or UNKNOWN
 
 
-def _ranked(counts: Counter, limit: int) -> list[dict]:
+def share(part: int, total: int) -> float:
+    """`part` as a percentage of `total`, to one decimal (0 when there is no total)."""
+    return round(100 * part / total, 1) if total else 0.0
+
+
+def _ranked(counts: Counter, limit: int | None) -> tuple[list[dict], dict]:
+    """The top `limit` entries (all when None), each with its share of the whole breakdown (the
+    period's total, not the entries shown), and the rest summed: {clicks, values, share}."""
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return [{"name": name, "clicks": clicks} for name, clicks in ordered[:limit]]
+    total = counts.total()
+    shown, rest = ordered[:limit], ordered[len(ordered) if limit is None else limit :]
+    rest_clicks = sum(clicks for _, clicks in rest)
+    return (
+        [{"name": name, "clicks": clicks, "share": share(clicks, total)} for name, clicks in shown],
+        {"clicks": rest_clicks, "values": len(rest), "share": share(rest_clicks, total)},
+    )
 
 
 def _with_links(rows: QuerySet, link_ids: LinkIds) -> QuerySet:
@@ -223,10 +304,12 @@ def breakdowns(
     link_ids: Iterable[int] | None = None,
     start: datetime,
     end: datetime,
-    limit: int = DEFAULT_LIMIT,
-) -> dict[str, list[dict]]:
-    """Top `limit` values per BREAKDOWN_FIELDS name (people only) plus `bots` (by bot name) and
-    `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its `kind`).
+    limit: int | None = DEFAULT_LIMIT,
+) -> dict:
+    """Top `limit` values (all when None) per BREAKDOWN_FIELDS name (people only) plus `bots` (by
+    bot name) and `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its
+    `kind`). Each entry's `share` is of the breakdown's whole period (people's clicks; bots' for
+    the bot breakdowns); `other` holds, per breakdown, what the limit left out.
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`, and
     are counted by it: a country stored under two names (GeoIP data from two sources, e.g.
@@ -246,15 +329,16 @@ def breakdowns(
         name = min(names, key=lambda value: (-names[value], value)) or UNKNOWN
         counts["countries"][name] += names.total()
         named[name] = code
-    result = {name: _ranked(counts[name], limit) for name in BREAKDOWN_FIELDS}
+    result: dict = {"other": {}}
+    for name, _, _ in ROLLED_UP_DIMENSIONS:
+        result[name], result["other"][name] = _ranked(counts[name], limit)
     for entry in result["countries"]:
         entry["code"] = named.get(entry["name"], "")
-    result["bots"] = _ranked(counts["bots"], limit)
     result["bot_kinds"] = [
         {**entry, "kind": entry["name"], "name": BotKind(entry["name"]).label}
         if entry["name"] in BotKind.values
         else {**entry, "kind": ""}
-        for entry in _ranked(counts["bot_kinds"], limit)
+        for entry in result["bot_kinds"]
     ]
     return result
 
@@ -306,8 +390,16 @@ def _totals(link_ids: LinkIds, start: datetime, end: datetime) -> dict[str, int]
     }
 
 
-def link_stats(*, link, start: datetime, end: datetime, limit: int = DEFAULT_LIMIT) -> dict:
-    """Everything the stats API and the link stats page show for one link.
+def link_stats(
+    *,
+    link,
+    start: datetime,
+    end: datetime,
+    limit: int | None = DEFAULT_LIMIT,
+    bucket: str = "hour",
+) -> dict:
+    """Everything the stats API and the link stats page show for one link, the series in
+    `bucket`s (see series).
 
     Totals match the series (both HourlyClick); `unique_visitors` is distinct over the whole
     range (not a sum of hours). `start` is rounded down to its hour.
@@ -318,7 +410,8 @@ def link_stats(*, link, start: datetime, end: datetime, limit: int = DEFAULT_LIM
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
         **_totals([link.pk], start, end),
-        "series": hourly_series(link_ids=[link.pk], start=start, end=end),
+        "bucket": bucket,
+        "series": series(link_ids=[link.pk], start=start, end=end, bucket=bucket),
         **breakdowns(link_ids=[link.pk], start=start, end=end, limit=limit),
     }
 
@@ -369,6 +462,12 @@ def top_links(
         for row in rows
         if row["link_id"] in links
     ]
+
+
+def first_moment(*, link_ids: Iterable[int] | None = None) -> datetime | None:
+    """When the first of these links (None: of all links) was made: where "all time" starts."""
+    links = UrlLink.objects.all() if link_ids is None else UrlLink.objects.filter(pk__in=link_ids)
+    return links.aggregate(first=Min("created_at"))["first"]
 
 
 def latest_visits(*, link, limit: int = 50) -> QuerySet:

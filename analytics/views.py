@@ -27,16 +27,28 @@ from .enrich import city_db_path
 from .forms import StatsRangeForm, TimeRange
 
 
-def _range_form(request: HttpRequest, *, default: str) -> tuple[StatsRangeForm, TimeRange]:
+def _range_form(
+    request: HttpRequest, *, default: str, first: dt.datetime | None
+) -> tuple[StatsRangeForm, TimeRange]:
     form = StatsRangeForm(request.GET or None, default=default)
-    return form, form.time_range()
+    return form, form.time_range(first=first)
 
 
 @login_required
 def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     link = visible_link_or_404(request, code)
-    form, time_range = _range_form(request, default="7d")
-    stats = selectors.link_stats(link=link, start=time_range.start, end=time_range.end)
+    form, time_range = _range_form(request, default="7d", first=link.created_at)
+    bucket = selectors.series_bucket(time_range.start, time_range.end)
+    every_row = request.GET.get("rows") == "all"
+    stats = selectors.link_stats(
+        link=link,
+        start=time_range.start,
+        end=time_range.end,
+        limit=None if every_row else selectors.DEFAULT_LIMIT,
+        bucket=bucket,
+    )
+    period = request.GET.copy()
+    period.pop("rows", None)
     return render(
         request,
         "analytics/link_stats.html",
@@ -47,8 +59,11 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "time_range": time_range,
             "range_choices": StatsRangeForm.RANGE_CHOICES,
             "stats": stats,
-            "chart": chart_data(stats["series"], time_range),
+            "chart": chart_data(stats["series"], bucket),
             "breakdowns": breakdown_tables(stats),
+            "every_row": every_row,
+            # The same period with every row, or back to the top rows.
+            "period_query": period.urlencode(),
             "latest_visits": selectors.latest_visits(link=link, limit=20),
             "status": link.status,
             "credit_dbip": geodata.is_dbip_city(city_db_path()),
@@ -106,9 +121,10 @@ def overview(request: HttpRequest) -> HttpResponse:
     """Staff only: clicks across all links, the busiest and newest links, the code pool."""
     if not request.user.is_staff:
         raise PermissionDenied("The overview is for staff.")
-    form, time_range = _range_form(request, default="24h")
-    series = selectors.hourly_series(link_ids=None, start=time_range.start, end=time_range.end)
-    chart = chart_data(series, time_range)
+    form, time_range = _range_form(request, default="24h", first=selectors.first_moment())
+    bucket = selectors.series_bucket(time_range.start, time_range.end)
+    series = selectors.series(start=time_range.start, end=time_range.end, bucket=bucket)
+    chart = chart_data(series, bucket)
     top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
     newest = list(link_list(user=request.user, owned_only=False)[:10])
     pool_report = pool.pool_report()

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from rest_framework import serializers
 
-from analytics import ranges
+from analytics import ranges, selectors
 from analytics.bots import BotKind
 
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
@@ -22,6 +22,21 @@ class _QueryDateTimeField(serializers.DateTimeField):
         if isinstance(value, str):
             value = _SPACE_OFFSET.sub(r"+\1", value.strip())
         return super().to_internal_value(value)
+
+
+class _LimitField(serializers.IntegerField):
+    """1–100, or "all" (None: every entry)."""
+
+    default_error_messages = {"invalid": "Enter a whole number from 1 to 100, or all."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.strip().lower() == "all":
+            return None
+        return super().to_internal_value(data)
+
+    def run_validators(self, value):
+        if value is not None:  # "all" has no bounds to check
+            super().run_validators(value)
 
 
 class StatsQuerySerializer(serializers.Serializer):
@@ -38,12 +53,22 @@ class StatsQuerySerializer(serializers.Serializer):
         help_text="End of the range (exclusive); default now.",
         error_messages={"invalid": DATETIME_MESSAGE},
     )
-    limit = serializers.IntegerField(
+    limit = _LimitField(
         required=False,
         default=10,
         min_value=1,
         max_value=100,
-        help_text="How many entries each breakdown lists (top first).",
+        help_text="How many entries each breakdown lists (top first), or `all`; the rest are "
+        "summed in `other`.",
+    )
+
+    bucket = serializers.ChoiceField(
+        choices=[*selectors.BUCKETS, "auto"],
+        required=False,
+        default="hour",
+        help_text="What each `series` entry covers: an hour (at most 366 days of them), a day or "
+        "a week (Monday first) in the answer's time zone, or `auto`: by hour up to 48 hours, by "
+        "day up to 180 days, by week beyond (the stats page's choice).",
     )
 
     def _bound(self, value: datetime) -> datetime:
@@ -61,16 +86,30 @@ class StatsQuerySerializer(serializers.Serializer):
     def validate(self, attrs: dict) -> dict:
         end = attrs.get("end") or timezone.now()
         start = attrs.get("start") or end - ranges.DEFAULT_RANGE
+        bucket = attrs.get("bucket", "hour")
+        if bucket == "auto":
+            bucket = selectors.series_bucket(start, end)
         try:
-            ranges.check_range(start, end)
+            ranges.check_range(start, end, hourly=bucket == "hour")
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.message_dict) from None
-        return {**attrs, "start": start, "end": end}
+        return {**attrs, "start": start, "end": end, "bucket": bucket}
 
 
 class BreakdownEntrySerializer(serializers.Serializer):
     name = serializers.CharField()
     clicks = serializers.IntegerField()
+    share = serializers.FloatField(
+        required=False,
+        help_text="Percent of the breakdown's clicks in the whole range (people's; bots' for "
+        "`bots` and `bot_kinds`), not of the entries listed.",
+    )
+
+
+class OtherSerializer(serializers.Serializer):
+    clicks = serializers.IntegerField(help_text="Clicks of the entries past `limit`.")
+    values = serializers.IntegerField(help_text="How many entries that is.")
+    share = serializers.FloatField(help_text="Their percent of the breakdown's clicks.")
 
 
 class CountryEntrySerializer(BreakdownEntrySerializer):
@@ -84,9 +123,13 @@ class BotKindEntrySerializer(BreakdownEntrySerializer):
 
 
 class HourlyPointSerializer(serializers.Serializer):
-    hour = serializers.DateTimeField(help_text="Start of the hour.")
+    hour = serializers.DateTimeField(help_text="Start of the hour (of the day or week: `bucket`).")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
-    unique_visitors = serializers.IntegerField()
+    unique_visitors = serializers.IntegerField(
+        allow_null=True,
+        help_text="Distinct people in the entry (never a sum of hours); null for days and weeks "
+        "of a range with more than 20,000 clicks (the range's total is always given).",
+    )
     bot_clicks = serializers.IntegerField(required=False, help_text="Bots and link previews.")
 
 
@@ -104,7 +147,12 @@ class LinkStatsSerializer(serializers.Serializer):
     bot_clicks = serializers.IntegerField(
         required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
     )
-    series = HourlyPointSerializer(many=True, help_text="One entry per hour, zeros included.")
+    bucket = serializers.ChoiceField(
+        choices=selectors.BUCKETS, required=False, help_text="What each `series` entry covers."
+    )
+    series = HourlyPointSerializer(
+        many=True, help_text="One entry per hour (or day, or week: `bucket`), zeros included."
+    )
     countries = _breakdown("People's clicks by country.", CountryEntrySerializer)
     provinces = _breakdown("By province or state.")
     cities = _breakdown("By city.")
@@ -119,4 +167,9 @@ class LinkStatsSerializer(serializers.Serializer):
         "automation, other.",
         BotKindEntrySerializer,
         required=False,
+    )
+    other = serializers.DictField(
+        child=OtherSerializer(),
+        required=False,
+        help_text="Per breakdown name, what `limit` left out, summed (zeros when nothing was).",
     )

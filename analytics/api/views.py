@@ -24,18 +24,34 @@ STATS_EXAMPLE = {
         {"hour": "2026-03-01T01:00:00Z", "clicks": 3, "unique_visitors": 2, "bot_clicks": 1},
     ],
     "countries": [
-        {"name": "Germany", "clicks": 2, "code": "DE"},
-        {"name": "France", "clicks": 1, "code": "FR"},
+        {"name": "Germany", "clicks": 2, "share": 66.7, "code": "DE"},
+        {"name": "France", "clicks": 1, "share": 33.3, "code": "FR"},
     ],
-    "provinces": [{"name": "Bavaria", "clicks": 2}, {"name": "Île-de-France", "clicks": 1}],
-    "cities": [{"name": "Munich", "clicks": 2}, {"name": "Paris", "clicks": 1}],
+    "provinces": [
+        {"name": "Bavaria", "clicks": 2, "share": 66.7},
+        {"name": "Île-de-France", "clicks": 1, "share": 33.3},
+    ],
+    "cities": [
+        {"name": "Munich", "clicks": 2, "share": 66.7},
+        {"name": "Paris", "clicks": 1, "share": 33.3},
+    ],
     "isps": [],
-    "browsers": [{"name": "Chrome", "clicks": 2}, {"name": "Safari", "clicks": 1}],
-    "os": [{"name": "Android", "clicks": 2}, {"name": "iOS", "clicks": 1}],
-    "devices": [{"name": "Mobile", "clicks": 3}],
-    "referrers": [{"name": "Direct", "clicks": 2}, {"name": "t.co", "clicks": 1}],
-    "bots": [{"name": "Slackbot", "clicks": 1}],
-    "bot_kinds": [{"name": "Social preview", "clicks": 1, "kind": "social"}],
+    "browsers": [
+        {"name": "Chrome", "clicks": 2, "share": 66.7},
+        {"name": "Safari", "clicks": 1, "share": 33.3},
+    ],
+    "os": [
+        {"name": "Android", "clicks": 2, "share": 66.7},
+        {"name": "iOS", "clicks": 1, "share": 33.3},
+    ],
+    "devices": [{"name": "Mobile", "clicks": 3, "share": 100.0}],
+    "referrers": [
+        {"name": "Direct", "clicks": 2, "share": 66.7},
+        {"name": "t.co", "clicks": 1, "share": 33.3},
+    ],
+    "bots": [{"name": "Slackbot", "clicks": 1, "share": 100.0}],
+    "bot_kinds": [{"name": "Social preview", "clicks": 1, "share": 100.0, "kind": "social"}],
+    "other": {"countries": {"clicks": 0, "values": 0, "share": 0.0}},
 }
 
 
@@ -49,7 +65,9 @@ class LinkStatsView(ApiView):
         description=(
             "Hourly clicks and breakdowns (country, province, city, browser, OS, device, "
             "referrer) for `[start, end)`, the last 7 days by default. People and bots are "
-            "counted apart: the totals, series and breakdowns are people's clicks."
+            "counted apart: the totals, series and breakdowns are people's clicks. Each entry's "
+            "`share` is of the whole range's clicks; `other` sums the entries past `limit` "
+            "(`?limit=all` lists every entry)."
         ),
         parameters=[CODE_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
         responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},

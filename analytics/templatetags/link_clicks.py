@@ -16,8 +16,9 @@ register = template.Library()
 def link_click_panel(link) -> dict:
     """The last 7 days of clicks as a chart with its bots by kind, and the latest visits."""
     week = StatsRangeForm(default="7d").time_range()
-    series = selectors.hourly_series(link_ids=[link.pk], start=week.start, end=week.end)
-    chart = chart_data(series, week)
+    bucket = selectors.series_bucket(week.start, week.end)
+    series = selectors.series(link_ids=[link.pk], start=week.start, end=week.end, bucket=bucket)
+    chart = chart_data(series, bucket)
     return {
         "chart": chart,
         "week_clicks": sum(chart["clicks"]),

@@ -20,7 +20,7 @@ def _day(offset: int) -> dt.date:
 
 CASES = [
     pytest.param(dt.date(2024, 1, 1), dt.date(2024, 12, 31), True, id="366-day leap year"),
-    pytest.param(dt.date(2024, 1, 1), dt.date(2025, 1, 1), False, id="367 days"),
+    pytest.param(dt.date(2024, 1, 1), dt.date(2025, 1, 1), True, id="367 days, by week"),
     pytest.param(dt.date(1999, 12, 30), dt.date(2000, 1, 2), False, id="before 2000"),
     pytest.param(dt.date(2000, 1, 1), dt.date(2000, 1, 2), True, id="first days of 2000"),
     pytest.param(_day(-3), _day(0), True, id="up to today"),
@@ -32,7 +32,8 @@ CASES = [
 @pytest.mark.django_db
 @pytest.mark.parametrize(("first", "last", "accepted"), CASES)
 def test_the_page_and_the_api_agree(user, first, last, accepted):
-    """A custom range of whole days on the page is [first 00:00, last + 1 day 00:00) in the API."""
+    """A custom range of whole days on the page is [first 00:00, last + 1 day 00:00) in the API,
+    bucketed as the page does (`bucket=auto`)."""
     form = StatsRangeForm({"range": "custom", "start": first, "end": last})
     assert form.is_valid() is accepted, form.errors
 
@@ -44,7 +45,7 @@ def test_the_page_and_the_api_agree(user, first, last, accepted):
     end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time.min, tzinfo=tz)
     response = api.get(
         f"/api/v1/links/{link.code}/stats/",
-        {"start": start.isoformat(), "end": end.isoformat()},
+        {"start": start.isoformat(), "end": end.isoformat(), "bucket": "auto"},
     )
     assert (response.status_code == 200) is accepted, response.json()
 

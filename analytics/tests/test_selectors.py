@@ -84,28 +84,33 @@ def test_link_stats_totals_and_breakdowns_count_people_only(clicked_link):
     assert stats["unique_visitors"] == 3
     assert sum(point["clicks"] for point in stats["series"]) == 5
     assert stats["countries"] == [
-        {"name": "China", "clicks": 3, "code": "CN"},
-        {"name": "United Kingdom", "clicks": 1, "code": "GB"},
-        {"name": "United States", "clicks": 1, "code": "US"},
+        {"name": "China", "clicks": 3, "share": 60.0, "code": "CN"},
+        {"name": "United Kingdom", "clicks": 1, "share": 20.0, "code": "GB"},
+        {"name": "United States", "clicks": 1, "share": 20.0, "code": "US"},
     ]
-    assert stats["cities"][0] == {"name": "Hangzhou", "clicks": 3}
-    assert stats["provinces"][0] == {"name": "Zhejiang", "clicks": 3}
+    assert stats["cities"][0] == {"name": "Hangzhou", "clicks": 3, "share": 60.0}
+    assert stats["provinces"][0] == {"name": "Zhejiang", "clicks": 3, "share": 60.0}
     assert stats["browsers"] == [
-        {"name": "Chrome", "clicks": 3},
-        {"name": "Mobile Safari", "clicks": 1},
-        {"name": "WeChat", "clicks": 1},
+        {"name": "Chrome", "clicks": 3, "share": 60.0},
+        {"name": "Mobile Safari", "clicks": 1, "share": 20.0},
+        {"name": "WeChat", "clicks": 1, "share": 20.0},
     ]
-    assert stats["os"][0] == {"name": "Mac OS X", "clicks": 3}
-    assert stats["devices"] == [{"name": "PC", "clicks": 3}, {"name": "Mobile", "clicks": 2}]
+    assert stats["os"][0] == {"name": "Mac OS X", "clicks": 3, "share": 60.0}
+    assert stats["devices"] == [
+        {"name": "PC", "clicks": 3, "share": 60.0},
+        {"name": "Mobile", "clicks": 2, "share": 40.0},
+    ]
     assert stats["referrers"] == [
-        {"name": "Direct", "clicks": 2},
-        {"name": "google.com", "clicks": 2},
-        {"name": "news.ycombinator.com", "clicks": 1},
+        {"name": "Direct", "clicks": 2, "share": 40.0},
+        {"name": "google.com", "clicks": 2, "share": 40.0},
+        {"name": "news.ycombinator.com", "clicks": 1, "share": 20.0},
     ]
-    assert stats["isps"] == [{"name": "Unknown", "clicks": 5}]  # no ASN database configured
+    assert stats["isps"] == [
+        {"name": "Unknown", "clicks": 5, "share": 100.0}
+    ]  # no ASN database configured
     assert stats["bots"] == [
-        {"name": "Googlebot", "clicks": 1},
-        {"name": "Slackbot-LinkExpanding", "clicks": 1},
+        {"name": "Googlebot", "clicks": 1, "share": 50.0},
+        {"name": "Slackbot-LinkExpanding", "clicks": 1, "share": 50.0},
     ]
 
 

@@ -71,8 +71,8 @@ def test_stats_count_people_per_hour_and_break_them_down(api, link):
     assert body["total_clicks"] == 3
     assert [(p["clicks"], p["unique_visitors"]) for p in body["series"]] == [(0, 0), (3, 2), (0, 0)]
     assert [(c["name"], c["clicks"]) for c in body["countries"]] == [("Germany", 2), ("France", 1)]
-    assert body["devices"] == [{"name": "Mobile", "clicks": 3}]
-    assert body["browsers"] == [{"name": "Chrome", "clicks": 3}]
+    assert body["devices"] == [{"name": "Mobile", "clicks": 3, "share": 100.0}]
+    assert body["browsers"] == [{"name": "Chrome", "clicks": 3, "share": 100.0}]
 
 
 def test_an_offset_sent_unencoded_in_the_query_string_still_parses(api, link):
@@ -98,7 +98,8 @@ def test_an_offset_sent_unencoded_in_the_query_string_still_parses(api, link):
         (
             "start=2020-01-01T00:00:00Z&end=2026-01-01T00:00:00Z",
             "start",
-            "Choose at most 366 days at a time; for more, export the visits as CSV.",
+            "Choose at most 366 days of hours at a time; for longer ranges ask for bucket=day, "
+            "week or auto.",
         ),
         ("end=0001-01-01T00:00:00Z", "end", "Dates before 2000 hold no clicks."),
         ("end=9999-12-31T00:00:00Z", "end", "The end cannot be in the future."),

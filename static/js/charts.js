@@ -1,4 +1,4 @@
-// Hourly (or daily) clicks charts. <canvas data-chart="json-script-id">; data from json_script.
+// Clicks charts by hour, day or week. <canvas data-chart="json-script-id">; data from json_script.
 (function () {
   "use strict";
   if (typeof window.Chart === "undefined") { return; }
@@ -8,10 +8,13 @@
     if (!source) { return; }
     var data = JSON.parse(source.textContent);
     var datasets = [
-      { type: "bar", label: "Clicks (people)", data: data.clicks, backgroundColor: "#2456d6", order: 2 },
-      { type: "line", label: "Unique visitors", data: data.unique_visitors, borderColor: "#067647",
-        backgroundColor: "#067647", pointRadius: data.labels.length > 60 ? 0 : 2, order: 1 }
+      { type: "bar", label: "Clicks (people)", data: data.clicks, backgroundColor: "#2456d6", order: 2 }
     ];
+    if (data.unique_visitors) {  // null for days or weeks of a very busy range (see the page)
+      datasets.push({ type: "line", label: "Unique visitors", data: data.unique_visitors,
+        borderColor: "#067647", backgroundColor: "#067647",
+        pointRadius: data.labels.length > 60 ? 0 : 2, order: 1 });
+    }
     if (data.bot_clicks.some(function (v) { return v > 0; })) {
       // Bots and link previews are shown beside people's clicks, never added to them.
       datasets.push({ type: "bar", label: "Bots & previews", data: data.bot_clicks,

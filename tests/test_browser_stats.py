@@ -1,0 +1,114 @@
+"""The stats page's breakdown shares, series buckets and periods in a real browser (issue #14),
+at a phone's, a laptop's and a wide screen's width: shares of the period's total with an
+"Other" row and "Show all", days and weeks on the chart, the 90-day and all-time presets, a
+refused range said on the page, and axe-core finding nothing serious in those parts.
+Screenshots go to test-artifacts/; UPDATE_SCREENSHOTS=1 also refreshes docs/screenshots/.
+"""
+
+import datetime as dt
+import os
+
+import pytest
+from django.utils import timezone
+
+from tests.test_browser import CHROMIUM, browser, keep_screenshot, log_in  # noqa: F401
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
+]
+
+WIDTHS = [390, 1280, 1920]
+# 12 browsers, 170 clicks: the top one is 30 of 170 (17.6 %), the last two (7 clicks) "Other".
+CLICKS = [30, 25, 20, 18, 16, 14, 13, 11, 9, 7, 4, 3]
+# Our parts of the page, for axe-core (the rest of the page is other rows' work).
+AXE_PARTS = [[".range-tabs"], ["section[aria-labelledby=chart-heading]"], [".breakdowns"]]
+
+
+@pytest.fixture
+def old_link(user):
+    from analytics.tests.factories import add_visits
+    from links.services.create import link_create
+
+    link = link_create(user=user, long_url="https://example.com/sale", alias="sale").link
+    link.created_at = timezone.now() - dt.timedelta(days=400)
+    link.save(update_fields=["created_at"])
+    now = timezone.now()
+    for i, clicks in enumerate(CLICKS):
+        add_visits(link, clicks, when=now, browser_type=f"Browser {i:02d}")
+    return link
+
+
+def _serious_violations(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = []
+    for part in AXE_PARTS:
+        result = Axe().run(page, context={"include": [part]})
+        found += [
+            f"{rule['id']} ({rule['impact']}) in {part}"
+            for rule in result.response["violations"]
+            if rule["impact"] in {"serious", "critical"}
+        ]
+    return found
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_shares_other_show_all_buckets_and_presets(
+    browser,  # noqa: F811
+    live_server,
+    old_link,
+    artifacts_dir,
+    width,
+):
+    pytest.importorskip("axe_playwright_python")
+    base = live_server.url
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    log_in(page, base, "marketer", "s3cret-pass-1")
+    page.wait_for_url(base + "/")
+    stats = f"{base}/dashboard/links/{old_link.code}/"
+
+    # 7 days: one bar a day, shares of the period's 170 clicks, the 11th and 12th rows in Other.
+    page.goto(stats + "?range=7d")
+    assert page.get_by_role("heading", name="Clicks per day").is_visible()
+    browsers = page.locator("table[data-breakdown=browsers]")
+    top = browsers.locator("tr", has_text="Browser 00")
+    assert "17.6%" in top.inner_text()
+    other = browsers.locator("tr.other-row")
+    other.scroll_into_view_if_needed()
+    assert other.is_visible()
+    assert "Other (2 more)" in other.inner_text() and "4.1%" in other.inner_text()
+    page.screenshot(path=os.path.join(artifacts_dir, f"stats-shares-{width}.png"), full_page=True)
+    if width == 1280:
+        keep_screenshot(artifacts_dir, f"stats-shares-{width}.png")
+    assert _serious_violations(page) == []
+
+    # Every row on request, then back to the top rows.
+    page.get_by_role("link", name="Show all browsers").click()
+    page.wait_for_url("**rows=all**")
+    assert browsers.locator("tbody tr").count() == len(CLICKS)
+    assert browsers.locator("tr.other-row").count() == 0
+    page.get_by_role("link", name="Show the top 10 of each").click()
+    assert browsers.locator("tbody tr").count() == 11
+
+    # The longer presets: 90 days by day, all time (400 days) by week.
+    tabs = page.get_by_role("navigation", name="Period")
+    tabs.get_by_role("link", name="Last 90 days").click()
+    assert page.get_by_role("heading", name="Clicks per day").is_visible()
+    tabs.get_by_role("link", name="All time").click()
+    assert page.get_by_role("heading", name="Clicks per week").is_visible()
+    assert tabs.get_by_role("link", name="All time").get_attribute("aria-current") == "page"
+    assert "170" in page.get_by_test_id("total-clicks").inner_text()
+    assert _serious_violations(page) == []
+
+    # A range the page refuses is said, with what it shows instead.
+    page.get_by_text("Custom range", exact=True).click()
+    page.get_by_label("From").fill("2026-03-10")
+    page.get_by_label("To (inclusive)").fill("2026-03-01")
+    page.get_by_role("button", name="Show").click()
+    assert page.get_by_text("The start date must be on or before the end date.").is_visible()
+    assert page.get_by_text("Showing the default period instead.").is_visible()
+    context.close()
