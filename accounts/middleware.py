@@ -1,0 +1,44 @@
+"""Activates each person's time zone, so every time a page shows or a form reads is in it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from zoneinfo import ZoneInfo
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from . import selectors, services
+
+# Set by static/js/timezone.js from the browser's own zone (Intl), for people who chose none.
+BROWSER_ZONE_COOKIE = "tz"
+
+
+def time_zone_for(request: HttpRequest) -> str:
+    """The zone this request's pages use: the person's choice, else their browser's, else ""
+    (settings.TIME_ZONE)."""
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        chosen = selectors.profile_time_zone(user=user)
+        if chosen:
+            return chosen
+    browser_zone = request.COOKIES.get(BROWSER_ZONE_COOKIE, "")
+    return browser_zone if services.is_time_zone_name(browser_zone) else ""
+
+
+class TimeZoneMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        # The API answers in UTC for every caller: machines compare its times, and the ISO
+        # offset says which zone anyway.
+        zone = "" if request.path_info.startswith("/api/") else time_zone_for(request)
+        if zone:
+            timezone.activate(ZoneInfo(zone))
+        else:
+            timezone.deactivate()
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()
