@@ -7,5 +7,5 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        # Registers the API key scheme with drf-spectacular, so the API docs describe it.
-        from . import schema  # noqa: F401
+        # Registers the start-up check and the API key scheme for drf-spectacular's docs.
+        from . import checks, schema  # noqa: F401

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
@@ -12,6 +13,13 @@ from . import selectors, services
 
 # Set by static/js/timezone.js from the browser's own zone (Intl), for people who chose none.
 BROWSER_ZONE_COOKIE = "tz"
+
+
+def database_converts_time_zones() -> bool:
+    """Whether SQL date functions work in any zone. MySQL/MariaDB need their time zone tables
+    loaded (docs/operations.md); without them the admin's date drill-down and per-day
+    counts would fail in any zone but the connection's, so people's zones are not used."""
+    return connection.features.has_zoneinfo_database
 
 
 def time_zone_for(request: HttpRequest) -> str:
@@ -34,7 +42,7 @@ class TimeZoneMiddleware:
         # The API answers in UTC for every caller: machines compare its times, and the ISO
         # offset says which zone anyway.
         zone = "" if request.path_info.startswith("/api/") else time_zone_for(request)
-        if zone:
+        if zone and database_converts_time_zones():
             timezone.activate(ZoneInfo(zone))
         else:
             timezone.deactivate()

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
 from .forms import ApiKeyCreateForm, TimeZoneForm
+from .middleware import database_converts_time_zones
 from .models import ApiKey
 
 # The new key travels to the page after the redirect in the session, and is dropped there.
@@ -72,4 +73,8 @@ def preferences(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Saved: times are now shown in your chosen zone.")
             return redirect("preferences")
-    return render(request, "accounts/preferences.html", {"form": form})
+    return render(
+        request,
+        "accounts/preferences.html",
+        {"form": form, "zones_unavailable": not database_converts_time_zones()},
+    )
