@@ -7,5 +7,5 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        # Registers the start-up check and the API key scheme for drf-spectacular's docs.
-        from . import checks, schema  # noqa: F401
+        # Registers the start-up check, the sign-in hook and the API key scheme for the docs.
+        from . import checks, schema, signals  # noqa: F401

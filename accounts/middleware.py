@@ -13,6 +13,8 @@ from . import selectors, services
 
 # Set by static/js/timezone.js from the browser's own zone (Intl), for people who chose none.
 BROWSER_ZONE_COOKIE = "tz"
+# The signed-in person's chosen zone ("" = none), copied from their profile.
+SESSION_TIME_ZONE = "accounts.time_zone"
 
 
 def database_converts_time_zones() -> bool:
@@ -27,7 +29,11 @@ def time_zone_for(request: HttpRequest) -> str:
     (settings.TIME_ZONE)."""
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
-        chosen = selectors.profile_time_zone(user=user)
+        # Kept in the session after the first page, so a page costs no query for it.
+        chosen = request.session.get(SESSION_TIME_ZONE)
+        if chosen is None:
+            chosen = selectors.profile_time_zone(user=user)
+            request.session[SESSION_TIME_ZONE] = chosen
         if chosen:
             return chosen
     browser_zone = request.COOKIES.get(BROWSER_ZONE_COOKIE, "")

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
 from .forms import ApiKeyCreateForm, TimeZoneForm
-from .middleware import database_converts_time_zones
+from .middleware import SESSION_TIME_ZONE, database_converts_time_zones
 from .models import ApiKey
 
 # The new key travels to the page after the redirect in the session, and is dropped there.
@@ -65,9 +65,10 @@ def preferences(request: HttpRequest) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         try:
-            services.profile_set_time_zone(
+            profile = services.profile_set_time_zone(
                 user=request.user, time_zone=form.cleaned_data["time_zone"]
             )
+            request.session[SESSION_TIME_ZONE] = profile.time_zone
         except ValidationError as error:
             form.add_error("time_zone", error.message_dict["time_zone"])
         else:

@@ -121,3 +121,16 @@ def test_without_time_zone_tables_the_pages_say_times_stay_in_the_servers_zone(
     page = client.get(reverse("preferences")).content.decode()
     assert 'data-testid="zones-unavailable"' in page
     assert f"Times in {settings.TIME_ZONE}" in page
+
+
+def test_the_zone_costs_no_query_per_page_once_known(client, user, zones_convert):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    services.profile_set_time_zone(user=user, time_zone="Europe/Paris")
+    client.force_login(user)
+    client.get(reverse("dashboard"))
+    with CaptureQueriesContext(connection) as second_page:
+        page = client.get(reverse("dashboard")).content.decode()
+    assert "Times in Europe/Paris" in page
+    assert not [q for q in second_page.captured_queries if "accounts_profile" in q["sql"]]
