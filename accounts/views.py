@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
@@ -18,6 +19,7 @@ from .models import ApiKey
 NEW_KEY_SESSION = "accounts.new_api_key"
 
 
+@never_cache  # the page may hold a new key: no copy of it in any cache
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_keys(request: HttpRequest) -> HttpResponse:

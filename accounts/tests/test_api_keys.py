@@ -32,6 +32,13 @@ def test_a_key_made_on_the_page_calls_the_api_and_is_shown_only_once(client, use
     assert key not in page  # shown once, stored only as a hash
 
 
+def test_the_page_that_shows_a_new_key_is_never_cached(client, user):
+    client.force_login(user)
+    client.post(reverse("api_keys"), {"name": "cache check"})
+    response = client.get(reverse("api_keys"))
+    assert "no-store" in response["Cache-Control"]
+
+
 def test_the_page_shows_when_a_key_was_last_used(client, user):
     client.force_login(user)
     key = _create_key(client, "CRM")
