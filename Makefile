@@ -43,7 +43,7 @@ geodata: | $(PROD_STAMP)
 # Development server: DEBUG on, code reloading.
 run: install
 	$(MANAGE) migrate --noinput
-	$(MANAGE) ensure_demo_users
+	HOST=$(HOST) PORT=$(PORT) $(MANAGE) ensure_demo_users
 	$(MANAGE) runserver $(HOST):$(PORT)
 
 # Production server: migrate, collect static files, granian with WEB_CONCURRENCY processes.

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -76,22 +77,21 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     # Skips a second COUNT(*) over the whole table on every page of a big list.
     show_full_result_count = False
     actions = ("revoke_links", "refresh_link_cache")
+    # seq_id and long_url_hash are the code generator's and dedup's business, not staff's.
     fields = (
         "code",
         "short_url",
-        "long_url",
+        "long_url_full",
         "title",
         "owner",
         "status_label",
         "clicks",
         "redirect_type",
         "code_type",
-        "seq_id",
         "created_at",
         "updated_at",
         "expires_at",
         "revoked_at",
-        "long_url_hash",
     )
     readonly_fields = fields
     change_form_template = "admin/links/urllink/change_form.html"
@@ -118,6 +118,13 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             stats,
         )
 
+    @admin.display(description="long URL")
+    def long_url_full(self, link: UrlLink) -> str:
+        # A URL has no spaces to break at: without this it runs off the page.
+        return format_html(
+            '<span class="long-url-wrap" style="overflow-wrap:anywhere">{}</span>', link.long_url
+        )
+
     @admin.display(description="long URL", ordering="long_url")
     def long_url_short(self, link: UrlLink) -> str:
         return Truncator(link.long_url).chars(50)
@@ -140,6 +147,32 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("links.change_urllink")
+
+    def get_urls(self):
+        revoke = self.admin_site.admin_view(require_POST(self.revoke_view))
+        return [
+            path("<int:object_id>/revoke/", revoke, name="links_urllink_revoke"),
+            *super().get_urls(),
+        ]
+
+    def revoke_view(self, request: HttpRequest, object_id: int) -> HttpResponseRedirect:
+        link = get_object_or_404(UrlLink, pk=object_id)
+        if not self.has_revoke_permission(request):
+            self.message_user(request, "You may not revoke links.", level=messages.ERROR)
+        else:
+            try:
+                link_revoke(code=link.code, user=request.user)
+            except CacheUnavailable as error:
+                self.message_user(request, f"{link.code}: {error}", level=messages.ERROR)
+            else:
+                self.message_user(
+                    request, f"Revoked {link.code}: it answers 410 from now on.", messages.SUCCESS
+                )
+        return HttpResponseRedirect(reverse("admin:links_urllink_change", args=[link.pk]))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "can_revoke": self.has_revoke_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     @admin.action(
         description="Revoke selected links (they answer 410 at once)", permissions=["revoke"]
@@ -178,13 +211,15 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(UniqueCode)
 class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """The pool as counts; a code's own row only when searched for (a list of random codes
+    told staff nothing)."""
+
     list_display = ("code", "status", "created_at", "updated_at")
-    list_filter = ("status",)
     search_fields = ("=code",)
     ordering = ("-id",)
     list_per_page = 100
     show_full_result_count = False
-    actions = ("refill_pool_now",)
+    actions = None
     change_list_template = "admin/links/uniquecode/change_list.html"
 
     def get_urls(self):
@@ -203,10 +238,10 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             level=messages.SUCCESS,
         )
 
-    @admin.action(description="Refill the code pool now", permissions=["refill"])
-    def refill_pool_now(self, request: HttpRequest, queryset: QuerySet[UniqueCode]) -> None:
-        # The selection does not matter: the pool is refilled as a whole.
-        self._refill(request)
+    def get_search_results(self, request, queryset, search_term):
+        if not search_term.strip():
+            return queryset.none(), False
+        return super().get_search_results(request, queryset, search_term)
 
     def refill_view(self, request: HttpRequest) -> HttpResponseRedirect:
         if self.has_refill_permission(request):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from .models import RedirectType, UrlLink
 from .selectors import DEFAULT_ORDER, LINK_ORDERS
@@ -92,7 +92,7 @@ class LinkFieldsMixin(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["expires_at"].help_text = (
             f"Optional. After this moment the short link answers “no longer available”. "
-            f"Times are in {settings.TIME_ZONE}."
+            f"Times are in {timezone.get_current_timezone_name()}."
         )
 
     def clean_long_url(self) -> str:

@@ -108,6 +108,7 @@ class UrlLink(models.Model):
     objects = UrlLinkQuerySet.as_manager()
 
     class Meta:
+        verbose_name = "short link"
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["owner", "-created_at"], name="link_owner_created"),
@@ -150,6 +151,9 @@ class UniqueCode(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = "pool code"
+        # The admin shows the pool as a whole (counts), not code by code.
+        verbose_name_plural = "code pool"
         indexes = [models.Index(fields=["status", "id"], name="uniquecode_status_id")]
 
     def __str__(self) -> str:

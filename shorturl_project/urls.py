@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
     path("healthz", healthz, name="healthz"),
+    path("", include("accounts.urls")),
     path("", include("links.urls")),
     path("", include("analytics.urls")),
     # Last: any single path segment may be a short code, except reserved words, so that

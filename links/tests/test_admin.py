@@ -150,17 +150,6 @@ def test_refill_button_adds_codes(admin_client, settings):
     assert UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).count() == 150
 
 
-def test_refill_action_adds_codes(admin_client, settings):
-    settings.SHORTURL_POOL_BATCH = 120
-    UniqueCode.objects.create(code="abcdefg")
-    code = UniqueCode.objects.get()
-    admin_client.post(
-        reverse("admin:links_uniquecode_changelist"),
-        {"action": "refill_pool_now", "_selected_action": [code.pk]},
-    )
-    assert UniqueCode.objects.count() == 121
-
-
 def test_refill_is_post_only(admin_client):
     assert admin_client.get(reverse("admin:links_uniquecode_refill")).status_code == 405
 

@@ -1,21 +1,32 @@
+import os
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Create a demo marketer (demo/demo) and a superuser (admin/admin) when no user exists."
+    help = (
+        "Create a demo marketer (demo/demo) and a superuser (admin/admin) when no user exists, "
+        "and say where the site answers (HOST and PORT, as `make run` passes them)."
+    )
 
     def handle(self, *args, **options):
+        site = f"http://{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
         User = get_user_model()
         if User.objects.exists():
             self.stdout.write("Users exist already; no demo users created.")
-            return
-        User.objects.create_user("demo", email="demo@example.com", password="demo")
-        User.objects.create_superuser("admin", email="admin@example.com", password="admin")
-        self.stdout.write(
-            self.style.WARNING(
-                "Created demo users for local use only:\n"
-                "  marketer:  demo / demo\n"
-                "  superuser: admin / admin   (admin site: http://127.0.0.1:8000/admin/)"
+        else:
+            User.objects.create_user("demo", email="demo@example.com", password="demo")
+            User.objects.create_superuser("admin", email="admin@example.com", password="admin")
+            self.stdout.write(
+                self.style.WARNING(
+                    "Created demo users for local use only:\n"
+                    "  marketer:  demo / demo\n"
+                    "  superuser: admin / admin"
+                )
             )
+        self.stdout.write(
+            f"  your links: {site}/dashboard/\n"
+            f"  admin site: {site}/admin/\n"
+            f"  API docs:   {site}/api/v1/docs/"
         )

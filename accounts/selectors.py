@@ -1,0 +1,18 @@
+"""Reads for accounts pages and the time zone middleware."""
+
+from __future__ import annotations
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+
+from .models import ApiKey, Profile
+
+
+def api_key_list(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
+    """The user's keys, newest first."""
+    return ApiKey.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def profile_time_zone(*, user: AbstractBaseUser) -> str:
+    """The zone the user chose, or "" when they left it to the browser."""
+    return Profile.objects.filter(user=user).values_list("time_zone", flat=True).first() or ""

@@ -1,0 +1,89 @@
+"""Writes for accounts: API keys (create, revoke, the use that marks them) and preferences."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import secrets
+from datetime import timedelta
+from zoneinfo import available_timezones
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from .models import ApiKey, Profile
+
+# Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
+API_KEY_PREFIX = "su_"
+# last_used_at is only written when older than this: a busy key costs no write per request.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def api_key_hash(raw_key: str) -> str:
+    # The keys are 240 random bits: a fast hash is enough, no salt or stretching needed.
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def api_key_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiKey, str]:
+    """A new key for this user; returns the row and the key itself, which is never stored."""
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "Give the key a name, e.g. the tool that will use it."})
+    raw_key = API_KEY_PREFIX + secrets.token_urlsafe(30)
+    api_key = ApiKey.objects.create(
+        user=user,
+        name=name[: ApiKey._meta.get_field("name").max_length],
+        prefix=raw_key[: len(API_KEY_PREFIX) + 6],
+        key_hash=api_key_hash(raw_key),
+    )
+    return api_key, raw_key
+
+
+def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
+    """Stop one of the user's keys; it is refused from the next request. Raises
+    ApiKey.DoesNotExist for a key that is not theirs."""
+    api_key = ApiKey.objects.get(pk=key_id, user=user)
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+    return api_key
+
+
+def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
+    """The active key with this value (its user loaded), marking it used; None if unknown."""
+    api_key = (
+        ApiKey.objects.select_related("user")
+        .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
+        .first()
+    )
+    if api_key is None:
+        return None
+    now = timezone.now()
+    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        api_key.last_used_at = now
+    return api_key
+
+
+@functools.cache
+def time_zone_names() -> list[str]:
+    """Every IANA zone name this system knows, sorted."""
+    return sorted(available_timezones() - {"localtime", "Factory"})
+
+
+def is_time_zone_name(name: str) -> bool:
+    return name in _time_zone_name_set()
+
+
+@functools.cache
+def _time_zone_name_set() -> frozenset[str]:
+    return frozenset(time_zone_names())
+
+
+def profile_set_time_zone(*, user: AbstractBaseUser, time_zone: str) -> Profile:
+    """Times shown to and entered by this user are in `time_zone` ("" = the browser's)."""
+    if time_zone and not is_time_zone_name(time_zone):
+        raise ValidationError({"time_zone": "Choose a time zone from the list."})
+    profile, _ = Profile.objects.update_or_create(user=user, defaults={"time_zone": time_zone})
+    return profile

@@ -1,0 +1,83 @@
+"""The signed-in user's own pages: API keys and preferences."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import selectors, services
+from .forms import ApiKeyCreateForm, TimeZoneForm
+from .middleware import SESSION_TIME_ZONE, database_converts_time_zones
+from .models import ApiKey
+
+# The new key travels to the page after the redirect in the session, and is dropped there.
+NEW_KEY_SESSION = "accounts.new_api_key"
+
+
+@never_cache  # the page may hold a new key: no copy of it in any cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_keys(request: HttpRequest) -> HttpResponse:
+    form = ApiKeyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            api_key, raw_key = services.api_key_create(
+                user=request.user, name=form.cleaned_data["name"]
+            )
+        except ValidationError as error:
+            form.add_error("name", error.message_dict["name"])
+        else:
+            request.session[NEW_KEY_SESSION] = {"id": api_key.pk, "key": raw_key}
+            return redirect("api_keys")
+    return render(
+        request,
+        "accounts/api_keys.html",
+        {
+            "form": form,
+            "keys": selectors.api_key_list(user=request.user),
+            "new_key": request.session.pop(NEW_KEY_SESSION, None),
+        },
+    )
+
+
+@login_required
+@require_POST
+def api_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    try:
+        api_key = services.api_key_revoke(key_id=key_id, user=request.user)
+    except ApiKey.DoesNotExist:
+        raise Http404("No such API key.") from None
+    messages.success(request, f"Revoked the key “{api_key.name}”: it is refused from now on.")
+    return redirect("api_keys")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences(request: HttpRequest) -> HttpResponse:
+    current = selectors.profile_time_zone(user=request.user)
+    form = TimeZoneForm(
+        request.POST or None,
+        initial={"time_zone": current},
+        zone_names=services.time_zone_names(),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            profile = services.profile_set_time_zone(
+                user=request.user, time_zone=form.cleaned_data["time_zone"]
+            )
+            request.session[SESSION_TIME_ZONE] = profile.time_zone
+        except ValidationError as error:
+            form.add_error("time_zone", error.message_dict["time_zone"])
+        else:
+            messages.success(request, "Saved: times are now shown in your chosen zone.")
+            return redirect("preferences")
+    return render(
+        request,
+        "accounts/preferences.html",
+        {"form": form, "zones_unavailable": not database_converts_time_zones()},
+    )
