@@ -85,6 +85,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "status_label",
         "clicks",
         "redirect_type",
+        "pass_query",
         "code_type",
         "seq_id",
         "created_at",

@@ -59,6 +59,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 title=data["title"],
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
+                pass_query=data["pass_query"],
                 request_host=request.get_host(),
             )
         except ValidationError as error:

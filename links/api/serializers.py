@@ -41,6 +41,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "redirect_type",
             "created_at",
             "expires_at",
+            "pass_query",
             "is_active",
             "clicks",
         ]
@@ -73,6 +74,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "expires_at": (
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
+            "pass_query": link.pass_query,
             "is_active": link.is_active,
             "clicks": self.get_clicks(link),
         }
@@ -140,6 +142,17 @@ def _expires_at_field(**kwargs) -> serializers.DateTimeField:
     )
 
 
+def _pass_query_field(**kwargs) -> serializers.BooleanField:
+    return serializers.BooleanField(
+        help_text=(
+            "Add the query string a visitor brings (`/<code>?utm_source=x`) to the long URL, "
+            "whose own keys win; true by default."
+        ),
+        error_messages={"invalid": BOOLEAN_MESSAGE},
+        **kwargs,
+    )
+
+
 def _title_field(**kwargs) -> StrictCharField:
     return StrictCharField(
         allow_blank=True,
@@ -164,6 +177,7 @@ class LinkCreateSerializer(serializers.Serializer):
     title = _title_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
+    pass_query = _pass_query_field(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -230,6 +244,7 @@ class LinkUpdateSerializer(serializers.Serializer):
     title = _title_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
+    pass_query = _pass_query_field(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

@@ -52,6 +52,7 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         redirect_type=item.get("redirect_type"),
         request_host=None,
         url_rules=url_rules,
+        pass_query=item.get("pass_query"),
     )
     return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
 
@@ -260,7 +261,7 @@ def link_create_many(
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
-    redirect_type). Round trips are per call, not per item: one query finds the owner's
+    redirect_type, pass_query). Round trips are per call, not per item: one query finds the owner's
     existing links, one the taken aliases, codes are claimed in a batch and the rows are
     written by one bulk insert. Results come back in the items' order.
     """

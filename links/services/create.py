@@ -128,6 +128,7 @@ def prepare_link(
     redirect_type: int | None,
     request_host: str | None,
     url_rules: LongUrlRules | None = None,
+    pass_query: bool | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -155,7 +156,10 @@ def prepare_link(
         check(validate_alias, alias)
     if errors:
         raise ValidationError(errors)
-    plain = not alias and not title and expires_at is None and redirect_type == _FOUND
+    pass_query = True if pass_query is None else bool(pass_query)
+    plain = (
+        not alias and not title and expires_at is None and redirect_type == _FOUND and pass_query
+    )
     link = _unsaved_link(
         owner=user,
         long_url=long_url,
@@ -163,6 +167,7 @@ def prepare_link(
         title=title,
         expires_at=expires_at,
         redirect_type=redirect_type,
+        pass_query=pass_query,
     )
     return PreparedLink(link=link, alias=alias, plain=plain)
 
@@ -176,6 +181,7 @@ def link_create(
     expires_at: datetime | None = None,
     redirect_type: int = RedirectType.FOUND,
     request_host: str | None = None,
+    pass_query: bool = True,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -186,6 +192,7 @@ def link_create(
         expires_at=expires_at,
         redirect_type=redirect_type,
         request_host=request_host,
+        pass_query=pass_query,
     )
     with transaction.atomic():
         hold_owner(user)

@@ -24,6 +24,7 @@ LINK_FIELDS = {
     "long_url",
     "title",
     "redirect_type",
+    "pass_query",
     "created_at",
     "expires_at",
     "is_active",
