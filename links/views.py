@@ -69,6 +69,8 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             if result.created:
                 messages.success(request, "Your short link is ready.")
+                for warning in result.warnings.get("alias", []):
+                    messages.warning(request, warning)
             else:
                 messages.info(request, "You already had a short link for this URL; here it is.")
             # Redirect after POST, so reloading the page cannot create a second link.

@@ -242,7 +242,7 @@ def test_a_taken_alias_is_refused(api, other_user):
 
     assert response.status_code == 400
     assert response.json() == {
-        "alias": ["The alias “summer” is already taken; please choose another."]
+        "alias": ["The alias “summer” is already taken; “summer-2” is free."]
     }
 
 
