@@ -96,6 +96,23 @@ class LinkSerializer(serializers.ModelSerializer):
         return int(totals.get(link.pk, {}).get("clicks", 0))
 
 
+class LinkCreatedSerializer(LinkSerializer):
+    """The answer to POST /links/: the link, and `warnings` when there is something to say."""
+
+    warnings = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # not read_only: the schema would then list it as always present
+        help_text=(
+            'Present only when the link was made but something deserves a word, as {"field": '
+            '["message"]}: an alias that differs from an existing one only by case.'
+        ),
+    )
+
+    class Meta(LinkSerializer.Meta):
+        fields = [*LinkSerializer.Meta.fields, "warnings"]
+        read_only_fields = LinkSerializer.Meta.fields
+
+
 class StrictCharField(serializers.CharField):
     """A JSON string, not a number or boolean quietly turned into one."""
 
@@ -142,13 +159,23 @@ def _expires_at_field(**kwargs) -> serializers.DateTimeField:
     )
 
 
-def _pass_query_field(**kwargs) -> serializers.BooleanField:
-    return serializers.BooleanField(
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false, not 0, 1 or "yes" quietly turned into one."""
+
+    default_error_messages = {"invalid": BOOLEAN_MESSAGE}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+def _pass_query_field(**kwargs) -> StrictBooleanField:
+    return StrictBooleanField(
         help_text=(
             "Add the query string a visitor brings (`/<code>?utm_source=x`) to the long URL, "
             "whose own keys win; true by default."
         ),
-        error_messages={"invalid": BOOLEAN_MESSAGE},
         **kwargs,
     )
 

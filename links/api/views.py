@@ -19,6 +19,7 @@ from .serializers import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
+    LinkCreatedSerializer,
     LinkCreateSerializer,
     LinkListQuerySerializer,
     LinkSerializer,
@@ -97,7 +98,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         request=LinkCreateSerializer,
         parameters=[RETRY_AFTER],
         responses={
-            201: OpenApiResponse(LinkSerializer, description="A new link."),
+            201: OpenApiResponse(LinkCreatedSerializer, description="A new link."),
             200: OpenApiResponse(LinkSerializer, description="Your existing link to that URL."),
             **error_responses(400, 401, 429, 503),
         },
