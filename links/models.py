@@ -107,10 +107,13 @@ class UrlLink(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     # A visitor's `?utm_source=…` goes on to the destination (its own keys win); off for
-    # destinations that refuse unknown parameters.
+    # destinations that refuse unknown parameters. The database default too: code that predates
+    # the column (a process during a rolling upgrade, data migrations' historical models) can
+    # still insert rows.
     pass_query = models.BooleanField(
         "pass query string on",
         default=True,
+        db_default=True,
         help_text="Add the query string a visitor brings (?utm_source=…) to the long URL.",
     )
 
