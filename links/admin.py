@@ -87,6 +87,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "status_label",
         "clicks",
         "redirect_type",
+        "pass_query",
         "code_type",
         "created_at",
         "updated_at",

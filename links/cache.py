@@ -111,6 +111,12 @@ CHANGES_KEPT = 100_000
 VERSION_KEPT_SECONDS = 300
 
 
+# The entry's flags field, present only when a link differs from the default (pass_query on):
+# entries of default links keep the five-field form older code reads (a rolling upgrade, and
+# entries cached before it, stay valid).
+_NO_QUERY_FLAG = "noquery"
+
+
 @dataclass(frozen=True, slots=True)
 class LinkEntry:
     code: str
@@ -119,6 +125,7 @@ class LinkEntry:
     redirect_type: int
     expires_at: float | None  # epoch seconds
     revoked: bool
+    pass_query: bool = True  # a visitor's query string goes on to the location
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -129,6 +136,7 @@ class LinkEntry:
             redirect_type=link.redirect_type,
             expires_at=link.expires_at.timestamp() if link.expires_at else None,
             revoked=link.revoked_at is not None,
+            pass_query=link.pass_query,
         )
 
     def is_gone(self, now: float | None = None) -> bool:
@@ -137,17 +145,25 @@ class LinkEntry:
             return True
         return self.expires_at is not None and self.expires_at <= (now or time.time())
 
-    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>location": the Lua script
-    # in fetch_and_record reads the first four fields, so keep the two in step.
+    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>[flags<TAB>]location": the
+    # Lua script in fetch_and_record reads the first four fields, so keep the two in step. A
+    # location never holds a tab (it is percent-encoded), so the field count tells the forms
+    # apart.
     def serialize(self) -> str:
         expires = "" if self.expires_at is None else repr(self.expires_at)
+        flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
         return (
-            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t{self.location}"
+            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t"
+            f"{flags}{self.location}"
         )
 
     @classmethod
     def parse(cls, code: str, value: str) -> LinkEntry:
-        link_id, redirect_type, expires, revoked, location = value.split("\t", 4)
+        fields = value.split("\t", 5)
+        if len(fields) == 6:
+            link_id, redirect_type, expires, revoked, flags, location = fields
+        else:
+            (link_id, redirect_type, expires, revoked, location), flags = fields, ""
         return cls(
             code=code,
             link_id=int(link_id),
@@ -155,6 +171,7 @@ class LinkEntry:
             redirect_type=int(redirect_type),
             expires_at=float(expires) if expires else None,
             revoked=revoked == "1",
+            pass_query=flags != _NO_QUERY_FLAG,
         )
 
 

@@ -16,8 +16,11 @@ DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M
 
 # The web UI offers the two redirects marketers choose between; the API offers all four.
 UI_REDIRECT_CHOICES = [
-    (RedirectType.FOUND.value, "302 temporary — every click is counted (recommended)"),
-    (RedirectType.MOVED_PERMANENTLY.value, "301 permanent — browsers may cache it and skip us"),
+    (RedirectType.FOUND.value, "Temporary (302, default): every click is counted"),
+    (
+        RedirectType.MOVED_PERMANENTLY.value,
+        "Permanent (301): browsers may remember it and skip us, so repeat clicks go uncounted",
+    ),
 ]
 
 
@@ -85,7 +88,15 @@ class LinkFieldsMixin(forms.Form):
         coerce=int,
         initial=RedirectType.FOUND.value,
         widget=forms.RadioSelect,
-        error_messages={"invalid_choice": "Choose 302 (temporary) or 301 (permanent)."},
+        error_messages={"invalid_choice": "Choose temporary (302) or permanent (301)."},
+    )
+    pass_query = forms.BooleanField(
+        label="Pass the query string on",
+        required=False,
+        initial=True,
+        help_text=(
+            "A visitor's ?utm_source=… is added to the long URL (the long URL's own values win)."
+        ),
     )
 
     def __init__(self, *args, **kwargs):
@@ -108,7 +119,7 @@ class LinkCreateForm(LinkFieldsMixin):
         error_messages={"max_length": "Aliases can be at most %(limit_value)d characters."},
     )
 
-    field_order = ["long_url", "alias", "title", "expires_at", "redirect_type"]
+    field_order = ["long_url", "alias", "title", "expires_at", "redirect_type", "pass_query"]
 
 
 class LinkEditForm(LinkFieldsMixin):
@@ -123,6 +134,7 @@ class LinkEditForm(LinkFieldsMixin):
                 "title": link.title,
                 "expires_at": link.expires_at,
                 "redirect_type": link.redirect_type,
+                "pass_query": link.pass_query,
             },
         )
         super().__init__(*args, **kwargs)

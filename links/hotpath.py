@@ -24,11 +24,14 @@ from .redirect import (
     TOO_MANY_REQUESTS,
     error_page,
     resolve,
+    with_visitor_query,
 )
 
 logger = logging.getLogger(__name__)
 
-_SHORT_CODE_PATH = re.compile(r"^/[A-Za-z0-9_-]{1,64}$")
+# `/<code>` and `/<code>/` (a trailing slash, as some mail clients and people add, redirects
+# like the bare code).
+_SHORT_CODE_PATH = re.compile(r"^/([A-Za-z0-9_-]{1,64})/?$")
 _STATUS_LINES = {
     status: f"{status} {HTTPStatus(status).phrase}"
     for status in (301, 302, 307, 308, 404, 410, 429)
@@ -40,13 +43,18 @@ _STATUS_LINES = {
 _REDIRECT_HEADERS = [NO_BROWSER_CACHE, ("Content-Length", "0"), *REDIRECT_SECURITY_HEADERS]
 
 
+def short_code_of(environ: dict) -> str | None:
+    """The code a GET or HEAD of `/<code>` or `/<code>/` asks for; None for any other request."""
+    if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+        return None
+    match = _SHORT_CODE_PATH.match(environ.get("PATH_INFO", ""))
+    if match is None or match[1].lower() in RESERVED_ALIASES:
+        return None
+    return match[1]
+
+
 def is_short_code_request(environ: dict) -> bool:
-    path = environ.get("PATH_INFO", "")
-    return (
-        environ.get("REQUEST_METHOD") in ("GET", "HEAD")
-        and _SHORT_CODE_PATH.match(path) is not None
-        and path[1:].lower() not in RESERVED_ALIASES
-    )
+    return short_code_of(environ) is not None
 
 
 class ShortCodeDispatcher:
@@ -54,9 +62,9 @@ class ShortCodeDispatcher:
         self.application = application
 
     def __call__(self, environ, start_response):
-        if not is_short_code_request(environ):
+        code = short_code_of(environ)
+        if code is None:
             return self.application(environ, start_response)
-        code = environ["PATH_INFO"][1:]
         reads_before = database_reads["count"]
         try:
             status, entry = resolve(code, environ)
@@ -75,9 +83,11 @@ class ShortCodeDispatcher:
             if database_reads["count"] != reads_before:
                 close_old_connections()
         if entry is not None:
-            start_response(
-                _STATUS_LINES[status], [("Location", entry.location), *_REDIRECT_HEADERS]
-            )
+            location = entry.location
+            query_string = environ.get("QUERY_STRING")
+            if query_string and entry.pass_query:  # inlined redirect_location_for: hot path
+                location = with_visitor_query(location, query_string)
+            start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
             return [b""]
         body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(status, code).encode()
         headers = [

@@ -10,10 +10,11 @@ from .fields import CaseSensitiveCharField
 
 
 class RedirectType(models.IntegerChoices):
-    MOVED_PERMANENTLY = 301, "301 Moved Permanently"
-    FOUND = 302, "302 Found (default, every click is counted)"
-    TEMPORARY_REDIRECT = 307, "307 Temporary Redirect"
-    PERMANENT_REDIRECT = 308, "308 Permanent Redirect"
+    # Plain words first: the people choosing are marketers, the number is for the technical.
+    MOVED_PERMANENTLY = 301, "Permanent (301)"
+    FOUND = 302, "Temporary (302, default)"
+    TEMPORARY_REDIRECT = 307, "Temporary, method kept (307)"
+    PERMANENT_REDIRECT = 308, "Permanent, method kept (308)"
 
 
 class CodeType(models.TextChoices):
@@ -59,6 +60,7 @@ class UrlLinkQuerySet(models.QuerySet):
                 title="",
                 expires_at__isnull=True,
                 redirect_type=RedirectType.FOUND,
+                pass_query=True,
             )
             .order_by("-created_at", "-id")
         )
@@ -104,6 +106,16 @@ class UrlLink(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # A visitor's `?utm_source=…` goes on to the destination (its own keys win); off for
+    # destinations that refuse unknown parameters. The database default too: code that predates
+    # the column (a process during a rolling upgrade, data migrations' historical models) can
+    # still insert rows.
+    pass_query = models.BooleanField(
+        "pass query string on",
+        default=True,
+        db_default=True,
+        help_text="Add the query string a visitor brings (?utm_source=…) to the long URL.",
+    )
 
     objects = UrlLinkQuerySet.as_manager()
 
@@ -128,6 +140,12 @@ class UrlLink(models.Model):
     @property
     def status(self) -> str:
         return self.status_at()
+
+    @property
+    def shown_expiry(self) -> datetime | None:
+        """The expiry to show people: none for a revoked link (revoking sets its expiry to the
+        moment of the revoke, which would read as "expires <past time>")."""
+        return None if self.revoked_at is not None else self.expires_at
 
     @property
     def is_active(self) -> bool:

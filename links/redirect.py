@@ -5,7 +5,9 @@
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
 3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
    answered too many 404s (links/not_found_limit.py; only 404s are counted);
-4. the redirect (302 unless the link says otherwise), never cached by browsers;
+4. the redirect (302 unless the link says otherwise), never cached by browsers, with the
+   visitor's query string merged into the long URL's (links that pass it on; the long URL's
+   own keys win): parsing only when there is a query string;
 5. the visit handed to analytics (already done in step 2 when Redis took it): nothing parsed or
    written to the database here.
 
@@ -13,7 +15,9 @@
 and the WSGI fast path in links/hotpath.py, which answers without Django's request machinery.
 """
 
+import re
 from collections.abc import Mapping
+from urllib.parse import quote, unquote_plus
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -63,6 +67,60 @@ REDIRECT_SECURITY_HEADERS = tuple(
 # The Django view gets the site's Referrer-Policy from SecurityMiddleware (which only sets one
 # that is missing): the browsers' own default instead, which keeps the referring site's origin.
 REDIRECT_REFERRER_POLICY = "strict-origin-when-cross-origin"
+
+
+# What may stay as it is in a query of the Location header: RFC 3986's query characters, and
+# "%" so that escapes the visitor's client already made are kept.
+_QUERY_SAFE = "/?:@!$&'()*+,;=-._~%"
+_ALL_QUERY_SAFE = re.compile(r"[A-Za-z0-9/?:@!$&'()*+,;=\-._~%]*\Z")
+
+
+def _key(pair: str) -> str:
+    """A query parameter's key, decoded (unquote_plus only when there is something to decode:
+    it costs a microsecond)."""
+    key = pair.partition("=")[0]
+    return unquote_plus(key) if "%" in key or "+" in key else key
+
+
+def _query_keys(query: str) -> set[str]:
+    return {_key(pair) for pair in query.split("&") if pair}
+
+
+def with_visitor_query(location: str, query_string: str) -> str:
+    """`location` with the visitor's query parameters added, except those whose key the
+    location's own query already has (the marketer's `utm_source` is not overridden by a
+    visitor's).
+
+    `query_string` is the WSGI QUERY_STRING: the raw bytes decoded as latin-1 (PEP 3333); what
+    is not a query character is percent-encoded, so the header stays ASCII and one line.
+    """
+    rest, hash_mark, fragment = location.partition("#")
+    path, _, own = rest.partition("?")
+    if own:
+        own_keys = _query_keys(own)
+        added = "&".join(
+            [pair for pair in query_string.split("&") if pair and _key(pair) not in own_keys]
+        )
+    else:
+        added = query_string.strip("&")
+    if not added:
+        return location
+    if not _ALL_QUERY_SAFE.match(added):  # most are plain `utm_source=mail`: no encoding needed
+        try:
+            raw = added.encode("latin-1")
+        except UnicodeEncodeError:  # not from a WSGI server (a test client, a proxy's rewrite)
+            raw = added.encode()
+        added = quote(raw, safe=_QUERY_SAFE)
+    query = f"{own}&{added}" if own else added
+    return f"{path}?{query}{hash_mark}{fragment}"
+
+
+def redirect_location_for(entry: link_cache.LinkEntry, meta: Mapping[str, str]) -> str:
+    """The Location of a redirect to `entry` for this request (see with_visitor_query)."""
+    query_string = meta.get("QUERY_STRING")
+    if query_string and entry.pass_query:
+        return with_visitor_query(entry.location, query_string)
+    return entry.location
 
 
 def _not_found(meta: Mapping[str, str]) -> tuple[int, None]:
@@ -138,7 +196,7 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
         return response
     # 4. The redirect.
     response = HttpResponse(status=status)
-    response["Location"] = entry.location
+    response["Location"] = redirect_location_for(entry, request.META)
     response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
     response["Referrer-Policy"] = REDIRECT_REFERRER_POLICY
     return response

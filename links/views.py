@@ -59,6 +59,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 title=data["title"],
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
+                pass_query=data["pass_query"],
                 request_host=request.get_host(),
             )
         except ValidationError as error:
@@ -68,6 +69,8 @@ def home(request: HttpRequest) -> HttpResponse:
         else:
             if result.created:
                 messages.success(request, "Your short link is ready.")
+                for warning in result.warnings.get("alias", []):
+                    messages.warning(request, warning)
             else:
                 messages.info(request, "You already had a short link for this URL; here it is.")
             # Redirect after POST, so reloading the page cannot create a second link.

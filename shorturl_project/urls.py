@@ -16,10 +16,11 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("links.urls")),
     path("", include("analytics.urls")),
-    # Last: any single path segment may be a short code, except reserved words, so that
-    # `/admin` still gets its trailing slash from CommonMiddleware.
+    # Last: any single path segment may be a short code, with or without a trailing slash,
+    # except reserved words, so that `/admin` still gets its trailing slash from
+    # CommonMiddleware.
     re_path(
-        r"^(?!(?i:{})$)(?P<code>[^/]{{1,64}})$".format("|".join(sorted(RESERVED_ALIASES))),
+        r"^(?!(?i:{})/?$)(?P<code>[^/]{{1,64}})/?$".format("|".join(sorted(RESERVED_ALIASES))),
         redirect_view,
         name="redirect",
     ),

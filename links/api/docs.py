@@ -114,6 +114,7 @@ LINK_EXAMPLE = {
     "redirect_type": 302,
     "created_at": "2026-03-01T09:30:00Z",
     "expires_at": None,
+    "pass_query": True,
     "is_active": True,
     "clicks": 42,
 }

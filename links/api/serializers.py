@@ -41,6 +41,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "redirect_type",
             "created_at",
             "expires_at",
+            "pass_query",
             "is_active",
             "clicks",
         ]
@@ -73,6 +74,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "expires_at": (
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
+            "pass_query": link.pass_query,
             "is_active": link.is_active,
             "clicks": self.get_clicks(link),
         }
@@ -92,6 +94,23 @@ class LinkSerializer(serializers.ModelSerializer):
     def get_clicks(self, link: UrlLink) -> int:
         totals = self.context.get("totals") or {}
         return int(totals.get(link.pk, {}).get("clicks", 0))
+
+
+class LinkCreatedSerializer(LinkSerializer):
+    """The answer to POST /links/: the link, and `warnings` when there is something to say."""
+
+    warnings = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # not read_only: the schema would then list it as always present
+        help_text=(
+            'Present only when the link was made but something deserves a word, as {"field": '
+            '["message"]}: an alias that differs from an existing one only by case.'
+        ),
+    )
+
+    class Meta(LinkSerializer.Meta):
+        fields = [*LinkSerializer.Meta.fields, "warnings"]
+        read_only_fields = LinkSerializer.Meta.fields
 
 
 class StrictCharField(serializers.CharField):
@@ -140,6 +159,27 @@ def _expires_at_field(**kwargs) -> serializers.DateTimeField:
     )
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false, not 0, 1 or "yes" quietly turned into one."""
+
+    default_error_messages = {"invalid": BOOLEAN_MESSAGE}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+def _pass_query_field(**kwargs) -> StrictBooleanField:
+    return StrictBooleanField(
+        help_text=(
+            "Add the query string a visitor brings (`/<code>?utm_source=x`) to the long URL, "
+            "whose own keys win; true by default."
+        ),
+        **kwargs,
+    )
+
+
 def _title_field(**kwargs) -> StrictCharField:
     return StrictCharField(
         allow_blank=True,
@@ -164,6 +204,7 @@ class LinkCreateSerializer(serializers.Serializer):
     title = _title_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
+    pass_query = _pass_query_field(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -230,6 +271,7 @@ class LinkUpdateSerializer(serializers.Serializer):
     title = _title_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
+    pass_query = _pass_query_field(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

@@ -19,6 +19,7 @@ from .serializers import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
+    LinkCreatedSerializer,
     LinkCreateSerializer,
     LinkListQuerySerializer,
     LinkSerializer,
@@ -89,12 +90,15 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         summary="Shorten a URL",
         description=(
             "Creates a short link (201). Sent with nothing but `long_url`, and you already have "
-            "an active link to that URL with no options, that link comes back instead (200)."
+            "an active link to that URL with no options, that link comes back instead (200). "
+            "A new alias that differs from an existing one only by case is created, with "
+            '`warnings: {"alias": ["…"]}` added to the link. A taken alias is refused (400) '
+            "with a free one like it named in the message."
         ),
         request=LinkCreateSerializer,
         parameters=[RETRY_AFTER],
         responses={
-            201: OpenApiResponse(LinkSerializer, description="A new link."),
+            201: OpenApiResponse(LinkCreatedSerializer, description="A new link."),
             200: OpenApiResponse(LinkSerializer, description="Your existing link to that URL."),
             **error_responses(400, 401, 429, 503),
         },
@@ -121,7 +125,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
             OpenApiExample(
                 "Alias taken",
                 value={
-                    "alias": ["The alias “spring-sale” is already taken; please choose another."]
+                    "alias": ["The alias “spring-sale” is already taken; “spring-sale-2” is free."]
                 },
                 response_only=True,
                 status_codes=["400"],
@@ -132,9 +136,12 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         data = _validated(LinkCreateSerializer, request.data)
         result = link_create(user=request.user, request_host=request.get_host(), **data)
         headers = {"Location": reverse("api-link-detail", args=[result.link.code])}
+        # A new link has no clicks yet: its totals are not read.
+        body = self.serialize(result.link, counted=[] if result.created else None)
+        if result.warnings:
+            body = {**body, "warnings": result.warnings}
         return Response(
-            # A new link has no clicks yet: its totals are not read.
-            self.serialize(result.link, counted=[] if result.created else None),
+            body,
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
             headers=headers,
         )

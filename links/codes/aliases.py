@@ -8,7 +8,8 @@ from django.core.exceptions import ValidationError
 
 from .shape import code_length, is_generated_shape
 
-ALIAS_RE = re.compile(r"^[A-Za-z0-9_-]{3,32}$")
+ALIAS_MAX_LENGTH = 32
+ALIAS_RE = re.compile(rf"^[A-Za-z0-9_-]{{3,{ALIAS_MAX_LENGTH}}}$")
 RESERVED_ALIASES = frozenset(
     {
         "admin",

@@ -17,13 +17,12 @@ from ..codes.strategies import get_strategy
 from ..models import CodeType, UrlLink
 from .create import (
     PreparedLink,
-    alias_taken_error,
     create_with_alias,
     create_with_strategy,
     hold_owner,
     prepare_link,
 )
-from .policy import LongUrlRules
+from .policy import LongUrlRules, alias_taken_error, free_alias_suggestions
 
 BULK_MAX_ITEMS = 1000
 
@@ -52,6 +51,7 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         redirect_type=item.get("redirect_type"),
         request_host=None,
         url_rules=url_rules,
+        pass_query=item.get("pass_query"),
     )
     return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
 
@@ -87,21 +87,29 @@ def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem],
 
 
 def _bulk_refuse_taken_aliases(items: list[_BulkItem], errors: dict[int, dict]) -> list[_BulkItem]:
-    """Drop items whose alias is taken, in the database or earlier in the call (one query)."""
+    """Drop items whose alias is taken, in the database or earlier in the call (one query, and
+    one more for the free aliases suggested instead)."""
     aliases = [item.alias for item in items if item.alias]
     if not aliases:
         return items
     taken = set(UrlLink.objects.filter(code__in=aliases).values_list("code", flat=True))
-    kept = []
+    kept, refused = [], []
     for item in items:
         if item.alias:
             if item.alias in taken:
-                errors[item.index] = alias_taken_error(item.alias).message_dict
+                refused.append(item)
                 continue
             taken.add(item.alias)
             item.link.code = item.alias
             item.link.code_type = CodeType.CUSTOM
         kept.append(item)
+    if refused:
+        suggestions = free_alias_suggestions([item.alias for item in refused])
+        for item in refused:
+            suggestion = suggestions.get(item.alias)
+            if suggestion in taken:  # claimed by an earlier item of this call
+                suggestion = None
+            errors[item.index] = alias_taken_error(item.alias, suggestion=suggestion).message_dict
     return kept
 
 
@@ -260,9 +268,9 @@ def link_create_many(
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
-    redirect_type). Round trips are per call, not per item: one query finds the owner's
-    existing links, one the taken aliases, codes are claimed in a batch and the rows are
-    written by one bulk insert. Results come back in the items' order.
+    redirect_type, pass_query). Round trips are per call, not per item: one query finds the
+    owner's existing links, one the taken aliases, codes are claimed in a batch and the rows
+    are written by one bulk insert. Results come back in the items' order.
     """
     if len(items) > BULK_MAX_ITEMS:
         raise ValidationError(

@@ -1,5 +1,5 @@
-"""Changing a link: its URL, title, expiry or redirect type, or revoking it. The cached entry is
-dropped with the change, or the change is rolled back."""
+"""Changing a link: its URL, title, expiry, redirect type or query pass-through, or revoking it.
+The cached entry is dropped with the change, or the change is rolled back."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ def link_update(
     title=_UNSET,
     expires_at=_UNSET,
     redirect_type=_UNSET,
+    pass_query=_UNSET,
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
@@ -75,6 +76,9 @@ def link_update(
     if redirect_type is not _UNSET:
         link.redirect_type = validate_redirect_type(redirect_type)
         changed.append("redirect_type")
+    if pass_query is not _UNSET:
+        link.pass_query = bool(pass_query)
+        changed.append("pass_query")
     if changed:
         _save_and_drop_cache(link, changed)
     return link

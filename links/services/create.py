@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -17,6 +17,9 @@ from ..codes.strategies import get_strategy
 from ..models import CodeType, RedirectType, UrlLink
 from .policy import (
     LongUrlRules,
+    alias_case_warnings,
+    alias_taken_error,
+    free_alias_suggestions,
     url_hash,
     validate_expiry,
     validate_redirect_type,
@@ -28,12 +31,9 @@ from .policy import (
 class LinkCreateResult:
     link: UrlLink
     created: bool  # False: the owner's existing active link for the same plain request
-
-
-def alias_taken_error(alias: str) -> ValidationError:
-    return ValidationError(
-        {"alias": [f"The alias “{alias}” is already taken; please choose another."]}
-    )
+    # Created all the same, but worth a word ({field: [message]}): an alias that differs from
+    # another only by case.
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
 
 def hold_owner(user: AbstractBaseUser) -> None:
@@ -66,7 +66,8 @@ def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
         with transaction.atomic():
             link.save()
     except IntegrityError:
-        raise alias_taken_error(alias) from None
+        suggestion = free_alias_suggestions([alias]).get(alias)
+        raise alias_taken_error(alias, suggestion=suggestion) from None
     link_cache.aliases_added_after_commit([alias])
     return link
 
@@ -128,6 +129,7 @@ def prepare_link(
     redirect_type: int | None,
     request_host: str | None,
     url_rules: LongUrlRules | None = None,
+    pass_query: bool | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -155,7 +157,10 @@ def prepare_link(
         check(validate_alias, alias)
     if errors:
         raise ValidationError(errors)
-    plain = not alias and not title and expires_at is None and redirect_type == _FOUND
+    pass_query = True if pass_query is None else bool(pass_query)
+    plain = (
+        not alias and not title and expires_at is None and redirect_type == _FOUND and pass_query
+    )
     link = _unsaved_link(
         owner=user,
         long_url=long_url,
@@ -163,6 +168,7 @@ def prepare_link(
         title=title,
         expires_at=expires_at,
         redirect_type=redirect_type,
+        pass_query=pass_query,
     )
     return PreparedLink(link=link, alias=alias, plain=plain)
 
@@ -176,6 +182,7 @@ def link_create(
     expires_at: datetime | None = None,
     redirect_type: int = RedirectType.FOUND,
     request_host: str | None = None,
+    pass_query: bool = True,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -186,6 +193,7 @@ def link_create(
         expires_at=expires_at,
         redirect_type=redirect_type,
         request_host=request_host,
+        pass_query=pass_query,
     )
     with transaction.atomic():
         hold_owner(user)
@@ -199,10 +207,11 @@ def link_create(
             )
             if existing is not None:
                 return LinkCreateResult(link=existing, created=False)
-        link = (
-            create_with_alias(prepared.link, prepared.alias)
-            if prepared.alias
-            else create_with_strategy(prepared.link)
-        )
+        warnings = {}
+        if prepared.alias:
+            link = create_with_alias(prepared.link, prepared.alias)
+            warnings = alias_case_warnings(prepared.alias)
+        else:
+            link = create_with_strategy(prepared.link)
     link_cache.forget_missing_after_commit([link.code])
-    return LinkCreateResult(link=link, created=True)
+    return LinkCreateResult(link=link, created=True, warnings=warnings)

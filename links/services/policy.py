@@ -11,11 +11,13 @@ import idna
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.db.models.functions import Lower
 from django.http.request import split_domain_port
 from django.utils import timezone
 
 from ..cache import host_to_ascii, redirect_location
-from ..models import RedirectType, UrlLink
+from ..codes.aliases import ALIAS_MAX_LENGTH, validate_alias
+from ..models import CodeType, RedirectType, UrlLink
 
 _url_validator = URLValidator(schemes=["http", "https"])
 
@@ -148,6 +150,14 @@ class LongUrlRules:
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number
         except ValueError:
             raise refuse("This is not a valid URL.") from None
+        if not parts.scheme or (
+            "://" not in long_url and any(character.isspace() for character in long_url)
+        ):
+            # Words, or a name without a dot (the form adds https:// only to `example.com/…`).
+            raise refuse(
+                f"“{long_url[:80]}” is not a web address; paste one that starts with https://, "
+                "e.g. https://example.com/page."
+            )
         if parts.scheme.lower() not in ("http", "https"):
             raise refuse("Only http and https URLs can be shortened.")
         host = parts.hostname
@@ -231,6 +241,80 @@ def validate_title(title: str | None) -> str:
     if not is_storable_text(title):
         raise ValidationError({"title": ["This title holds characters that are not text."]})
     return title
+
+
+def alias_case_twins(alias: str) -> list[str]:
+    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
+    codes are case-sensitive, but people retype them from print or speech.
+
+    Aliases only: a generated code has a shape no alias may have. Lower() rather than iexact,
+    which MySQL compares under the column's binary collation, i.e. case-sensitively.
+    """
+    folded = alias.lower()
+    return list(
+        UrlLink.objects.filter(code_type=CodeType.CUSTOM)
+        .annotate(folded_code=Lower("code"))
+        .filter(folded_code=folded)
+        .exclude(code=alias)
+        .order_by("code")
+        .values_list("code", flat=True)[:3]
+    )
+
+
+def alias_case_warnings(alias: str) -> dict[str, list[str]]:
+    """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
+    twins = alias_case_twins(alias)
+    if not twins:
+        return {}
+    existing = " and ".join(f"“{twin}”" for twin in twins)
+    return {
+        "alias": [
+            f"“{alias}” differs from the existing {existing} only by upper and lower case: "
+            "people typing it may end up on the other link."
+        ]
+    }
+
+
+_SUGGESTIONS_TRIED = 20
+
+
+def _alias_candidates(alias: str) -> list[str]:
+    """`alias-2`, `alias-3`, …, shortened to fit the alias length limit."""
+    candidates = []
+    for number in range(2, 2 + _SUGGESTIONS_TRIED):
+        suffix = f"-{number}"
+        candidate = alias[: ALIAS_MAX_LENGTH - len(suffix)].rstrip("-_") + suffix
+        try:
+            validate_alias(candidate)
+        except ValidationError:
+            continue
+        candidates.append(candidate)
+    return candidates
+
+
+def free_alias_suggestions(aliases: list[str]) -> dict[str, str]:
+    """For each taken alias, a free one like it (`spring-sale-2`), where one of the first few
+    is free; one query for them all (a bulk call asks for many)."""
+    candidates = {alias: _alias_candidates(alias) for alias in dict.fromkeys(aliases)}
+    wanted = {candidate for options in candidates.values() for candidate in options}
+    if not wanted:
+        return {}
+    taken = set(UrlLink.objects.filter(code__in=wanted).values_list("code", flat=True))
+    suggestions = {}
+    for alias, options in candidates.items():
+        free = next((option for option in options if option not in taken), None)
+        if free is not None:
+            suggestions[alias] = free
+    return suggestions
+
+
+def alias_taken_error(alias: str, *, suggestion: str | None = None) -> ValidationError:
+    """The refusal of a taken alias, naming a free one (free_alias_suggestions) when there is."""
+    if suggestion:
+        message = f"The alias “{alias}” is already taken; “{suggestion}” is free."
+    else:
+        message = f"The alias “{alias}” is already taken; please choose another."
+    return ValidationError({"alias": [message]})
 
 
 def ensure_changeable(link: UrlLink) -> None:

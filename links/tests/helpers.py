@@ -15,13 +15,16 @@ def client_for(user, **kwargs) -> APIClient:
     return client
 
 
-def call_wsgi(path: str, method: str = "GET") -> tuple[str, dict[str, str], bytes]:
+def call_wsgi(
+    path: str, method: str = "GET", query_string: str = ""
+) -> tuple[str, dict[str, str], bytes]:
     """(status line, headers, body) of one request to the production WSGI entry point, the way
     the server calls it: short codes take the fast path, everything else goes through Django."""
     from shorturl_project.wsgi import application  # set up Django first, as the server does
 
     environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
     setup_testing_defaults(environ)
+    environ["QUERY_STRING"] = query_string
     environ["HTTP_HOST"] = "testserver"
     captured = {}
 

@@ -24,6 +24,7 @@ LINK_FIELDS = {
     "long_url",
     "title",
     "redirect_type",
+    "pass_query",
     "created_at",
     "expires_at",
     "is_active",
@@ -241,7 +242,7 @@ def test_a_taken_alias_is_refused(api, other_user):
 
     assert response.status_code == 400
     assert response.json() == {
-        "alias": ["The alias “summer” is already taken; please choose another."]
+        "alias": ["The alias “summer” is already taken; “summer-2” is free."]
     }
 
 

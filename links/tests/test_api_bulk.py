@@ -62,7 +62,7 @@ def test_mixed_items_get_one_result_each_in_order(api, user):
     assert results[3]["link"]["code"] == "two-alias"
     assert results[3]["link"]["title"] == "Two"
     assert results[4]["errors"] == {
-        "alias": ["The alias “taken-alias” is already taken; please choose another."]
+        "alias": ["The alias “taken-alias” is already taken; “taken-alias-2” is free."]
     }
     # Every problem of an item is reported at once.
     assert set(results[5]["errors"]) == {"redirect_type", "title"}

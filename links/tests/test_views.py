@@ -21,7 +21,13 @@ def logged_in(client, user):
 
 
 def create(client, **data):
-    payload = {"long_url": "https://example.com/spring", "redirect_type": "302", **data}
+    # "pass_query": "on" is what a browser sends for the box, ticked by default.
+    payload = {
+        "long_url": "https://example.com/spring",
+        "redirect_type": "302",
+        "pass_query": "on",
+        **data,
+    }
     return client.post(reverse("home"), payload)
 
 
@@ -149,8 +155,8 @@ def test_same_plain_url_twice_hands_back_the_existing_link(logged_in, user):
         ({"title": "t" * 201}, "title", "200 characters or fewer"),
         ({"expires_at": "yesterday-ish"}, "expires_at", "Enter a date and time"),
         ({"expires_at": "2001-01-01T10:00"}, "expires_at", "must be in the future"),
-        ({"redirect_type": "307"}, "redirect_type", "Choose 302"),
-        ({"redirect_type": "banana"}, "redirect_type", "Choose 302"),
+        ({"redirect_type": "307"}, "redirect_type", "Choose temporary (302)"),
+        ({"redirect_type": "banana"}, "redirect_type", "Choose temporary (302)"),
     ],
 )
 def test_create_form_rejects_bad_input_beside_the_field(logged_in, user, data, field, message):
@@ -331,7 +337,7 @@ def test_edit_keeps_an_expiry_in_the_past_when_only_the_title_changes(logged_in,
         ({"long_url": ""}, "long_url", "Enter the long URL"),
         ({"expires_at": "2001-01-01T00:00"}, "expires_at", "must be in the future"),
         ({"expires_at": "31/12/2030"}, "expires_at", "Enter a date and time"),
-        ({"redirect_type": "999"}, "redirect_type", "Choose 302"),
+        ({"redirect_type": "999"}, "redirect_type", "Choose temporary (302)"),
     ],
 )
 def test_edit_form_rejects_bad_input(logged_in, user, data, field, message):
