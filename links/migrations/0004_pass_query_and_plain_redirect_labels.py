@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('links', '0002_drop_unused_code_kinds_and_hash_index'),
+        ('links', '0003_plain_admin_names'),
     ]
 
     operations = [
