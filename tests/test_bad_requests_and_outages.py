@@ -232,3 +232,21 @@ def test_an_error_in_what_was_asked_is_no_outage():
     with pytest.raises(DatabaseError) as caught, connection.cursor() as cursor:
         cursor.execute("SELECT * FROM no_such_table_here")
     assert not is_database_unavailable(caught.value)
+
+
+@pytest.fixture
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db(transaction=True)  # the outage swaps the connection the test runs on
+def test_a_signed_in_page_answers_the_friendly_503_while_the_database_is_down(
+    signed_in, database_down
+):
+    """The session and the user live in the database too: a middleware that reads them (the
+    person's time zone) must not turn the outage into a 500 before the view answers 503."""
+    response = signed_in.get("/dashboard/")
+    assert response.status_code == 503
+    assert response["Retry-After"]
+    assert b"<title>" in response.content and b"Traceback" not in response.content

@@ -6,6 +6,10 @@ from wsgiref.util import setup_testing_defaults
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+# Imported with the test module, not in a test: its first import runs django.setup(), whose
+# logging configuration would drop the handlers a test's caplog put on the root logger.
+from shorturl_project.wsgi import application
+
 
 def client_for(user, **kwargs) -> APIClient:
     """An API client signed in with `user`'s token, as another system would call."""
@@ -20,8 +24,6 @@ def call_wsgi(
 ) -> tuple[str, dict[str, str], bytes]:
     """(status line, headers, body) of one request to the production WSGI entry point, the way
     the server calls it: short codes take the fast path, everything else goes through Django."""
-    from shorturl_project.wsgi import application  # set up Django first, as the server does
-
     environ = {"PATH_INFO": path, "REQUEST_METHOD": method, "wsgi.input": io.BytesIO()}
     setup_testing_defaults(environ)
     environ["QUERY_STRING"] = query_string
