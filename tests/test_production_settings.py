@@ -3,23 +3,17 @@ only from a proxy; Compose keeps secure cookies on; pages carry a Content-Securi
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from django.conf import settings
 
+from tests.clean_env import python
+
 ROOT = Path(settings.BASE_DIR)
-# What the product reads from the environment: never inherited by the subprocesses here.
-_PRODUCT_VARIABLES = re.compile(
-    r"^(DATABASE_|REDIS_|CELERY_|SECURE_|SESSION_|CSRF_|DEBUG$|SECRET_KEY|ALLOWED_HOSTS$|"
-    r"NUM_PROXIES$|SHORT_URL_BASE$|SILENCED_SYSTEM_CHECKS$)"
-)
 
 
 def documented_production_env() -> dict[str, str]:
@@ -32,21 +26,8 @@ def documented_production_env() -> dict[str, str]:
     return env
 
 
-def _python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not _PRODUCT_VARIABLES.match(k)}
-    clean.update(env, SHOW_DEV_WARNING="0", DJANGO_SETTINGS_MODULE="shorturl_project.settings")
-    return subprocess.run(
-        [sys.executable, *(["-c", code] if code else []), *args],
-        env=clean,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_check_deploy_is_clean_with_the_documented_production_settings():
-    result = _python("", documented_production_env(), "manage.py", "check", "--deploy")
+    result = python("", documented_production_env(), "manage.py", "check", "--deploy")
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout, result.stdout + result.stderr
 
@@ -54,7 +35,7 @@ def test_check_deploy_is_clean_with_the_documented_production_settings():
 def test_check_deploy_warns_without_them():
     """The test above can fail: without the HTTPS settings Django names what is missing."""
     env = {"DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "s.example.com"}
-    result = _python("", env, "manage.py", "check", "--deploy")
+    result = python("", env, "manage.py", "check", "--deploy")
     assert "security.W004" in result.stderr + result.stdout
     assert "security.W008" in result.stderr + result.stdout
 
@@ -63,7 +44,7 @@ def _setting(env: dict[str, str], expression: str) -> str:
     code = (
         f"import django; django.setup(); from django.conf import settings as s; print({expression})"
     )
-    result = _python(code, env)
+    result = python(code, env)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 

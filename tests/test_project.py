@@ -10,27 +10,16 @@ import pytest
 import yaml
 from django.conf import settings
 
+from tests.clean_env import python
+
 ROOT = Path(settings.BASE_DIR)
 
 
 def _settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DEBUG", "SECRET_KEY"}
-    }
-    clean.update(env, SHOW_DEV_WARNING="0", DJANGO_SETTINGS_MODULE="shorturl_project.settings")
     code = (
         f"import django; django.setup(); from django.conf import settings as s; print({expression})"
     )
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        env=clean,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return python(code, env)
 
 
 def test_production_mode_without_secret_key_refuses_to_start():
