@@ -100,6 +100,15 @@ def log_in(page, base_url: str, username: str, password: str, path: str = "/acco
     page.get_by_role("button", name="Log in").click()
 
 
+def page_at_width(browser, width: int, height: int = 900):
+    """(context, page): a new page `width` px wide, in a context of its own (its own cookies),
+    waiting up to 10 s for what it is asked to find."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    return context, page
+
+
 def keep_screenshot(artifacts_dir: str, name: str) -> None:
     """With UPDATE_SCREENSHOTS=1, copy a screenshot into docs/screenshots/ (docs/ui.md shows
     them); otherwise a test run leaves the tracked files alone."""

@@ -16,6 +16,7 @@ from tests.test_browser import (  # noqa: F401
     browser,
     keep_screenshot,
     log_in,
+    page_at_width,
 )
 
 pytestmark = [
@@ -52,9 +53,7 @@ def test_marketer_makes_uses_and_revokes_an_api_key(
     browser, live_server, user, width, artifacts_dir
 ):
     base = live_server.url
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
+    context, page = page_at_width(browser, width)
     log_in(page, base, "marketer", "s3cret-pass-1")
     page.wait_for_url(base + "/")
 
@@ -158,9 +157,7 @@ def test_staff_find_the_overview_revoke_on_the_link_page_and_see_pool_counts(
     link = UrlLinkFactory(owner=user, long_url="https://example.com/" + "very-long-path-" * 30)
     UniqueCode.objects.bulk_create([UniqueCode(code=f"p{i:05d}q") for i in range(25)])
     base = live_server.url
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
+    context, page = page_at_width(browser, width)
     log_in(page, base, "staffer", "s3cret-pass-3", path="/admin/login/")
     page.wait_for_url(base + "/admin/")
 

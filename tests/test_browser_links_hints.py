@@ -17,6 +17,7 @@ from .test_browser import (  # noqa: F401 - fixtures are found by name
     browser,
     keep_screenshot,
     log_in,
+    page_at_width,
     target_url,
 )
 
@@ -30,9 +31,7 @@ pytestmark = [
 
 
 def _signed_in_page(browser, base: str, width: int):  # noqa: F811 - the fixture's value
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
+    context, page = page_at_width(browser, width)
     log_in(page, base, "marketer", "s3cret-pass-1")
     page.wait_for_url(base + "/")
     return context, page

@@ -11,7 +11,13 @@ import os
 import pytest
 from django.utils import timezone
 
-from tests.test_browser import CHROMIUM, browser, keep_screenshot, log_in  # noqa: F401
+from tests.test_browser import (  # noqa: F401
+    CHROMIUM,
+    browser,
+    keep_screenshot,
+    log_in,
+    page_at_width,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -64,9 +70,7 @@ def test_shares_other_show_all_buckets_and_presets(
 ):
     pytest.importorskip("axe_playwright_python")
     base = live_server.url
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
+    context, page = page_at_width(browser, width)
     log_in(page, base, "marketer", "s3cret-pass-1")
     page.wait_for_url(base + "/")
     stats = f"{base}/dashboard/links/{old_link.code}/"
