@@ -892,6 +892,15 @@ def post_form(
     )
 
 
+def post_create_form(
+    dep: Deployment, sess: requests.Session, home_html: str, long_url: str, **fields: str
+) -> requests.Response:
+    """Shorten `long_url` with the home page's form as a browser sends it (the options left as
+    they come, `fields` changing some of them)."""
+    defaults = {"alias": "", "title": "", "expires_at": "", "redirect_type": "302"}
+    return post_form(dep, sess, "/", home_html, {"long_url": long_url, **defaults, **fields})
+
+
 def login(dep: Deployment, username: str, password: str) -> requests.Session:
     """A browser-like session signed in through the login form (CSRF cookie + token)."""
     sess = dep.session()

@@ -74,18 +74,8 @@ def test_an_expiry_is_read_in_the_zone_the_form_names(deployment):
     else:
         assert named == "Asia/Tokyo", named
     long_url = harness.unique_url("zone-expiry")
-    posted = harness.post_form(
-        deployment,
-        sess,
-        "/",
-        home.text,
-        {
-            "long_url": long_url,
-            "alias": "",
-            "title": "",
-            "expires_at": "2030-07-01T12:00",
-            "redirect_type": "302",
-        },
+    posted = harness.post_create_form(
+        deployment, sess, home.text, long_url, expires_at="2030-07-01T12:00"
     )
     assert posted.status_code == 302, f"creating answered {posted.status_code}"
     links = deployment.api().get(

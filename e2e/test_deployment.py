@@ -77,19 +77,7 @@ def test_web_form_create_then_short_url_redirects(deployment):
     home = sess.get(deployment.url("/"), timeout=HTTP_TIMEOUT)
     assert home.status_code == 200, f"GET / signed in → {home.status_code}: {home.text[:500]}"
     long_url = harness.unique_url("web-form")
-    posted = harness.post_form(
-        deployment,
-        sess,
-        "/",
-        home.text,
-        {
-            "long_url": long_url,
-            "alias": "",
-            "title": "e2e web form",
-            "expires_at": "",
-            "redirect_type": "302",
-        },
-    )
+    posted = harness.post_create_form(deployment, sess, home.text, long_url, title="e2e web form")
     assert posted.status_code == 302, (
         f"posting the create form answered {posted.status_code} (expected 302, redirect after "
         f"POST): {posted.text[:800]}"
