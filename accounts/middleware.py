@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from django.db import DatabaseError, connection
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-
-from shorturl_project.outages import is_database_unavailable
 
 from . import selectors, services
 
@@ -49,17 +47,8 @@ class TimeZoneMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         # The API answers in UTC for every caller: machines compare its times, and the ISO
         # offset says which zone anyway.
-        try:
-            zone = "" if request.path_info.startswith("/api/") else time_zone_for(request)
-            use_zone = bool(zone) and database_converts_time_zones()
-        except DatabaseError as exc:
-            # The session and the user live in the database. An outage raised here, in a
-            # middleware, would be a 500; let the view meet it and answer the 503 page
-            # (shorturl_project.outages), in TIME_ZONE meanwhile.
-            if not is_database_unavailable(exc):
-                raise
-            use_zone = False
-        if use_zone:
+        zone = "" if request.path_info.startswith("/api/") else time_zone_for(request)
+        if zone and database_converts_time_zones():
             timezone.activate(ZoneInfo(zone))
         else:
             timezone.deactivate()

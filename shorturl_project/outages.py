@@ -10,10 +10,13 @@ is the right answer for them.
 
 from __future__ import annotations
 
+import sys
+
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.log import log_response
+from django.views import defaults
 
 RETRY_AFTER_SECONDS = 30
 DATABASE_UNAVAILABLE_MESSAGE = (
@@ -78,3 +81,13 @@ class DatabaseUnavailableMiddleware:
             request=request,
         )
         return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500. An outage met outside a view, in a middleware that reads the session or the
+    user (the time zone's, say), never reaches DatabaseUnavailableMiddleware.process_exception:
+    it still answers 503 here. Anything else is Django's 500 page."""
+    exception = sys.exc_info()[1]
+    if exception is not None and is_database_unavailable(exception):
+        return database_unavailable_response(request)
+    return defaults.server_error(request)

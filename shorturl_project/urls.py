@@ -25,3 +25,6 @@ urlpatterns = [
         name="redirect",
     ),
 ]
+
+# An outage met outside a view is a 503 too (shorturl_project.outages).
+handler500 = "shorturl_project.outages.server_error"
