@@ -22,8 +22,8 @@ from links.shortlinks import short_url_for
 from shorturl_project.redis_conn import uses_redis
 
 from . import geodata, selectors
-from .charts import breakdown_tables, chart_data
-from .enrich import city_db_path
+from .charts import breakdown_cards, breakdown_tables, chart_data
+from .enrich import asn_reader, city_db_path
 from .forms import StatsRangeForm, TimeRange
 
 
@@ -47,8 +47,14 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         limit=None if every_row else selectors.DEFAULT_LIMIT,
         bucket=bucket,
     )
+    tables = breakdown_tables(stats)
     period = request.GET.copy()
     period.pop("rows", None)
+    # People only unless asked: bots and link previews would otherwise fill the list.
+    show_bots = request.GET.get("bots") == "1"
+    latest = list(selectors.latest_visits(link=link, limit=20, include_bots=show_bots))
+    # With no visit by people listed, whether bots came at all decides what the section says.
+    bots_only = not latest and not show_bots and selectors.has_visits(link=link)
     return render(
         request,
         "analytics/link_stats.html",
@@ -60,11 +66,15 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "range_choices": StatsRangeForm.RANGE_CHOICES,
             "stats": stats,
             "chart": chart_data(stats["series"], bucket),
-            "breakdowns": breakdown_tables(stats),
+            "breakdowns": tables,
+            # The tables worth a card, and one line for the rest.
+            "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
             "every_row": every_row,
             # The same period with every row, or back to the top rows.
             "period_query": period.urlencode(),
-            "latest_visits": selectors.latest_visits(link=link, limit=20),
+            "latest_visits": latest,
+            "show_bots": show_bots,
+            "bots_only": bots_only,
             "status": link.status,
             "credit_dbip": geodata.is_dbip_city(city_db_path()),
         },
