@@ -2,10 +2,13 @@
 what is wrong; a warning for an alias that differs from another only by case; a free alias
 suggested when the one asked for is taken. The same through the service, API, form and bulk."""
 
+import datetime as dt
 import re
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
 
 from links.models import UrlLink
 from links.services.bulk import link_create_many
@@ -66,6 +69,46 @@ def test_a_revoked_link_shows_no_past_expiry(client, user):
     assert cell[1].strip() == "—"
     assert "; expires" not in client.get(f"/dashboard/links/{link.code}/").content.decode()
     assert "· expires" not in client.get(f"/?created={link.code}").content.decode()
+
+
+def test_a_stopped_link_says_when_it_stopped_on_every_page(client, user, staff_user):
+    """Revoked or expired: "revoked <when>" / "expired <when>", never "expires <past time>"
+    (a revoke sets expires_at to its own moment)."""
+    revoked = link_create(user=user, long_url="https://example.com/r", alias="was-here").link
+    link_revoke(code=revoked.code, user=user)
+    revoked.refresh_from_db()
+    expired = link_create(user=user, long_url="https://example.com/e", alias="ran-out").link
+    UrlLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - dt.timedelta(days=1))
+    expired.refresh_from_db()
+
+    def shown(moment):
+        return f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
+
+    client.force_login(user)
+    for link, word, moment in [
+        (revoked, "revoked", revoked.revoked_at),
+        (expired, "expired", expired.expires_at),
+    ]:
+        page = client.get(f"/dashboard/links/{link.code}/").content.decode()
+        dates = re.search(r'data-testid="link-dates">(.*?)</div>', page)[1]
+        assert dates == f"Created; {word} {shown(moment)}"
+
+    client.force_login(staff_user)
+    listed = client.get(reverse("admin:links_urllink_changelist")).content.decode()
+    assert f"revoked {shown(revoked.revoked_at)}" in listed
+    assert f"expired {shown(expired.expires_at)}" in listed
+    change = client.get(reverse("admin:links_urllink_change", args=[revoked.pk])).content.decode()
+    assert f"revoked {shown(revoked.revoked_at)}" in change
+    assert "Expires at" not in change
+
+
+def test_a_working_link_still_says_when_it_expires(client, user):
+    later = timezone.now() + dt.timedelta(days=3)
+    link = link_create(user=user, long_url="https://example.com/l", expires_at=later).link
+    client.force_login(user)
+    page = client.get(f"/dashboard/links/{link.code}/").content.decode()
+    dates = re.search(r'data-testid="link-dates">(.*?)</div>', page)[1]
+    assert dates == f"Created; expires {timezone.localtime(later):%Y-%m-%d %H:%M}"
 
 
 # --- Aliases that differ only by case -------------------------------------------------------
