@@ -97,14 +97,17 @@ def _cell(value) -> str:
     return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
 
 
-def _csv_lines(rows: Iterable[tuple]) -> Iterator[str]:
+def _csv_lines(rows: Iterable[tuple], zone: dt.tzinfo, zone_name: str) -> Iterator[str]:
     writer = csv.writer(_Echo())
-    # EXPORT_FIELDS order; the first column says its time zone so spreadsheets are not misread.
-    yield writer.writerow(["visit_time_utc", *selectors.EXPORT_FIELDS[1:]])
+    # EXPORT_FIELDS order, the time twice: in the person's zone, then in UTC (for joining with
+    # other data). Each header names its zone and each value carries its offset, so neither a
+    # person nor a spreadsheet can take one for the other.
+    yield writer.writerow([f"time ({zone_name})", "time (UTC)", *selectors.EXPORT_FIELDS[1:]])
     for row in rows:
         visit_time, *rest = row
-        when = visit_time.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        yield writer.writerow([when, *(_cell(value) for value in rest)])
+        local = visit_time.astimezone(zone).isoformat(timespec="seconds")
+        utc = visit_time.astimezone(dt.UTC).isoformat(timespec="seconds")
+        yield writer.writerow([local, utc, *(_cell(value) for value in rest)])
 
 
 @login_required
@@ -112,7 +115,11 @@ def link_visits_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
     """Every visit of the link as CSV, streamed in chunks: memory stays flat at a million rows."""
     link = visible_link_or_404(request, code)
     rows = selectors.visit_rows_for_export(link=link)
-    response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
+    # The zone is read now: the rows are written after TimeZoneMiddleware has deactivated it.
+    zone, zone_name = timezone.get_current_timezone(), timezone.get_current_timezone_name()
+    response = StreamingHttpResponse(
+        _csv_lines(rows, zone, zone_name), content_type="text/csv; charset=utf-8"
+    )
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
     response["Content-Disposition"] = f'attachment; filename="visits-{link.code}-{stamp}.csv"'
     response["Cache-Control"] = "private, no-store"
