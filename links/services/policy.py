@@ -243,27 +243,43 @@ def validate_title(title: str | None) -> str:
     return title
 
 
-def alias_case_twins(alias: str) -> list[str]:
-    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
-    codes are case-sensitive, but people retype them from print or speech.
+_CASE_TWINS_NAMED = 3
+
+
+def _case_twins(aliases: list[str]) -> dict[str, list[str]]:
+    """{alias: existing aliases that differ from it only by case}, one query for them all.
 
     Aliases only: a generated code has a shape no alias may have. Lower() rather than iexact,
     which MySQL compares under the column's binary collation, i.e. case-sensitively.
     """
-    folded = alias.lower()
-    return list(
+    folded = {alias.lower() for alias in aliases}
+    if not folded:
+        return {}
+    by_fold: dict[str, list[str]] = {}
+    rows = (
         UrlLink.objects.filter(code_type=CodeType.CUSTOM)
         .annotate(folded_code=Lower("code"))
-        .filter(folded_code=folded)
-        .exclude(code=alias)
+        .filter(folded_code__in=folded)
         .order_by("code")
-        .values_list("code", flat=True)[:3]
+        .values_list("code", flat=True)
     )
+    for code in rows:
+        by_fold.setdefault(code.lower(), []).append(code)
+    return {
+        alias: [code for code in by_fold.get(alias.lower(), []) if code != alias][
+            :_CASE_TWINS_NAMED
+        ]
+        for alias in aliases
+    }
 
 
-def alias_case_warnings(alias: str) -> dict[str, list[str]]:
-    """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
-    twins = alias_case_twins(alias)
+def alias_case_twins(alias: str) -> list[str]:
+    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
+    codes are case-sensitive, but people retype them from print or speech."""
+    return _case_twins([alias])[alias]
+
+
+def _case_warning(alias: str, twins: list[str]) -> dict[str, list[str]]:
     if not twins:
         return {}
     existing = " and ".join(f"“{twin}”" for twin in twins)
@@ -273,6 +289,22 @@ def alias_case_warnings(alias: str) -> dict[str, list[str]]:
             "people typing it may end up on the other link."
         ]
     }
+
+
+def alias_case_warnings(alias: str) -> dict[str, list[str]]:
+    """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
+    return _case_warning(alias, alias_case_twins(alias))
+
+
+def alias_case_warnings_many(aliases: list[str]) -> dict[str, dict[str, list[str]]]:
+    """alias_case_warnings for each of `aliases` that has case twins (one query for them all,
+    for a bulk call): {alias: {"alias": [warning]}}. Aliases made together count as existing
+    for each other."""
+    warnings = {}
+    for alias, twins in _case_twins(aliases).items():
+        if twins:
+            warnings[alias] = _case_warning(alias, twins)
+    return warnings
 
 
 _SUGGESTIONS_TRIED = 20

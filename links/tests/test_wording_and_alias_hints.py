@@ -142,6 +142,54 @@ def test_the_api_answers_the_warning_with_the_new_link(user):
     assert "only by upper and lower case" in response.json()["warnings"]["alias"][0]
 
 
+def test_bulk_warns_per_item_as_the_single_create_does(user):
+    UrlLinkFactory(owner=user, alias="spring-sale")
+    items = [
+        {"long_url": "https://example.com/1", "alias": "Spring-Sale"},  # beside an old one
+        {"long_url": "https://example.com/2", "alias": "autumn"},
+        {"long_url": "https://example.com/3"},
+        {"long_url": "https://example.com/4", "alias": "Winter"},  # beside the next item
+        {"long_url": "https://example.com/5", "alias": "WINTER"},
+    ]
+    results = link_create_many(user=user, items=items)
+    single = link_create(user=user, long_url="https://example.com/6", alias="SPRING-SALE")
+    assert results[0].created
+    assert results[0].warnings == {
+        "alias": [
+            "“Spring-Sale” differs from the existing “spring-sale” only by upper and lower "
+            "case: people typing it may end up on the other link."
+        ]
+    }
+    assert results[1].warnings is None and results[2].warnings is None
+    assert "the existing “WINTER” only" in results[3].warnings["alias"][0]
+    assert "the existing “Winter” only" in results[4].warnings["alias"][0]
+    assert "“Spring-Sale” and “spring-sale”" in single.warnings["alias"][0]
+
+
+def test_the_bulk_api_answers_warnings_in_the_items_result(user):
+    UrlLinkFactory(owner=user, alias="spring-sale")
+    response = client_for(user).post(
+        "/api/v1/links/bulk/",
+        {
+            "items": [
+                {"long_url": "https://example.com/c", "alias": "SPRING-sale"},
+                {"long_url": "https://example.com/d", "alias": "summer"},
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 200
+    first, second = response.json()["results"]
+    assert first["status"] == 201 and first["errors"] is None
+    assert first["warnings"] == {
+        "alias": [
+            "“SPRING-sale” differs from the existing “spring-sale” only by upper and lower "
+            "case: people typing it may end up on the other link."
+        ]
+    }
+    assert "warnings" not in second  # only when there is something to say
+
+
 def test_the_form_shows_the_warning(client, user):
     UrlLinkFactory(owner=user, alias="spring-sale")
     client.force_login(user)
