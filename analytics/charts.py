@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from .selectors import UNKNOWN
+
 BREAKDOWN_TITLES = [
     ("countries", "Countries"),
     ("provinces", "Provinces / regions"),
@@ -60,3 +62,54 @@ def breakdown_tables(stats: dict) -> list[dict]:
             {"key": key, "title": title, "rows": rows, "has_other": bool(other and other["values"])}
         )
     return tables
+
+
+_PLACE_KEYS = {"countries", "provinces", "cities", "isps"}
+
+
+def _short_title(title: str) -> str:
+    """A table's title without its parenthesis, for lists of names ("Networks", "Bots & link
+    previews")."""
+    return title.split(" (")[0]
+
+
+def breakdown_cards(tables: list[dict], *, networks_named: bool) -> dict:
+    """Which of breakdown_tables' tables the stats page shows, and one line for the rest, instead
+    of a card per table that says nothing (a new link had ten "No data in this period" cards):
+
+    - `tables`: those with something known in them;
+    - `empty`: short titles of those without a row ("No data yet: Bots & link previews, …");
+    - `unknown`: short titles of those whose only row is "Unknown" (a place the GeoIP data
+      does not know, say), apart from the networks table, which has its own note;
+    - `networks_note`: why networks are not named, when that is worth a word: no network data is
+      installed (`networks_named` False) and some people clicked, or the data named none of the
+      period's networks;
+    - `nothing`: no table has a row at all (one "No data yet" message stands for them all);
+    - `places_shown`: a table of places or networks is shown (their data's credit goes with it).
+    """
+    shown, empty, unknown = [], [], []
+    networks_unknown = False
+    for table in tables:
+        if not table["rows"]:
+            empty.append(_short_title(table["title"]))
+        elif all(row["name"] == UNKNOWN for row in table["rows"]):
+            if table["key"] == "isps":
+                networks_unknown = True
+            else:
+                unknown.append(_short_title(table["title"]))
+        else:
+            shown.append(table)
+    people = any(table["key"] == "isps" and table["rows"] for table in tables)
+    networks_note = ""
+    if people and not networks_named:
+        networks_note = "not-installed"
+    elif networks_unknown:
+        networks_note = "none-named"
+    return {
+        "tables": shown,
+        "empty": empty,
+        "unknown": unknown,
+        "networks_note": networks_note,
+        "nothing": not shown and not unknown and not networks_unknown,
+        "places_shown": any(table["key"] in _PLACE_KEYS for table in shown),
+    }

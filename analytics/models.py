@@ -56,6 +56,13 @@ class VisitRecord(models.Model):
     def __str__(self) -> str:
         return f"{self.code} @ {self.visit_time:%Y-%m-%d %H:%M:%S}"
 
+    @property
+    def place(self) -> str:
+        """ "City, Country" as far as known, each name once: private and loopback addresses are
+        stored with the same label in both ("Loopback", not "Loopback, Loopback")."""
+        names = [name for name in (self.city, self.country) if name]
+        return ", ".join(dict.fromkeys(names)) or "Unknown"
+
 
 def utc_hour(moment: datetime) -> datetime:
     """The HourlyClick bucket `moment` falls in: the start of its UTC hour."""

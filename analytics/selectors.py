@@ -470,9 +470,20 @@ def first_moment(*, link_ids: Iterable[int] | None = None) -> datetime | None:
     return links.aggregate(first=Min("created_at"))["first"]
 
 
-def latest_visits(*, link, limit: int = 50) -> QuerySet:
-    """The latest stored visits of a link, newest first (for the admin and the stats page)."""
-    return VisitRecord.objects.filter(link=link).order_by("-visit_time", "-id")[:limit]
+def latest_visits(*, link, limit: int = 50, include_bots: bool = True) -> QuerySet:
+    """The latest stored visits of a link, newest first (for the admin and the stats page).
+
+    `include_bots=False` keeps people's visits only: on a link shared in chat or crawled, bots
+    and link previews otherwise fill the list (the stats page shows them on request)."""
+    visits = VisitRecord.objects.filter(link=link)
+    if not include_bots:
+        visits = visits.filter(is_bot=False)
+    return visits.order_by("-visit_time", "-id")[:limit]
+
+
+def has_visits(*, link) -> bool:
+    """Whether the link has any stored visit, a bot's included."""
+    return VisitRecord.objects.filter(link=link).exists()
 
 
 EXPORT_FIELDS = (

@@ -22,8 +22,8 @@ from links.shortlinks import short_url_for
 from shorturl_project.redis_conn import uses_redis
 
 from . import geodata, selectors
-from .charts import breakdown_tables, chart_data
-from .enrich import city_db_path
+from .charts import breakdown_cards, breakdown_tables, chart_data
+from .enrich import asn_reader, city_db_path
 from .forms import StatsRangeForm, TimeRange
 
 
@@ -47,8 +47,14 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         limit=None if every_row else selectors.DEFAULT_LIMIT,
         bucket=bucket,
     )
+    tables = breakdown_tables(stats)
     period = request.GET.copy()
     period.pop("rows", None)
+    # People only unless asked: bots and link previews would otherwise fill the list.
+    show_bots = request.GET.get("bots") == "1"
+    latest = list(selectors.latest_visits(link=link, limit=20, include_bots=show_bots))
+    # With no visit by people listed, whether bots came at all decides what the section says.
+    bots_only = not latest and not show_bots and selectors.has_visits(link=link)
     return render(
         request,
         "analytics/link_stats.html",
@@ -60,11 +66,15 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "range_choices": StatsRangeForm.RANGE_CHOICES,
             "stats": stats,
             "chart": chart_data(stats["series"], bucket),
-            "breakdowns": breakdown_tables(stats),
+            "breakdowns": tables,
+            # The tables worth a card, and one line for the rest.
+            "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
             "every_row": every_row,
             # The same period with every row, or back to the top rows.
             "period_query": period.urlencode(),
-            "latest_visits": selectors.latest_visits(link=link, limit=20),
+            "latest_visits": latest,
+            "show_bots": show_bots,
+            "bots_only": bots_only,
             "status": link.status,
             "credit_dbip": geodata.is_dbip_city(city_db_path()),
         },
@@ -87,14 +97,17 @@ def _cell(value) -> str:
     return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
 
 
-def _csv_lines(rows: Iterable[tuple]) -> Iterator[str]:
+def _csv_lines(rows: Iterable[tuple], zone: dt.tzinfo, zone_name: str) -> Iterator[str]:
     writer = csv.writer(_Echo())
-    # EXPORT_FIELDS order; the first column says its time zone so spreadsheets are not misread.
-    yield writer.writerow(["visit_time_utc", *selectors.EXPORT_FIELDS[1:]])
+    # EXPORT_FIELDS order, the time twice: in the person's zone, then in UTC (for joining with
+    # other data). Each header names its zone and each value carries its offset, so neither a
+    # person nor a spreadsheet can take one for the other.
+    yield writer.writerow([f"time ({zone_name})", "time (UTC)", *selectors.EXPORT_FIELDS[1:]])
     for row in rows:
         visit_time, *rest = row
-        when = visit_time.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-        yield writer.writerow([when, *(_cell(value) for value in rest)])
+        local = visit_time.astimezone(zone).isoformat(timespec="seconds")
+        utc = visit_time.astimezone(dt.UTC).isoformat(timespec="seconds")
+        yield writer.writerow([local, utc, *(_cell(value) for value in rest)])
 
 
 @login_required
@@ -102,7 +115,11 @@ def link_visits_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
     """Every visit of the link as CSV, streamed in chunks: memory stays flat at a million rows."""
     link = visible_link_or_404(request, code)
     rows = selectors.visit_rows_for_export(link=link)
-    response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv; charset=utf-8")
+    # The zone is read now: the rows are written after TimeZoneMiddleware has deactivated it.
+    zone, zone_name = timezone.get_current_timezone(), timezone.get_current_timezone_name()
+    response = StreamingHttpResponse(
+        _csv_lines(rows, zone, zone_name), content_type="text/csv; charset=utf-8"
+    )
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
     response["Content-Disposition"] = f'attachment; filename="visits-{link.code}-{stamp}.csv"'
     response["Cache-Control"] = "private, no-store"

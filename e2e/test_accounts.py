@@ -3,7 +3,9 @@ HTTP only."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import re
 from zoneinfo import ZoneInfo
 
@@ -86,6 +88,39 @@ def test_an_expiry_is_read_in_the_zone_the_form_names(deployment):
     expected = typed.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert link["expires_at"] == expected, (link["expires_at"], named)
     harness.post_form(deployment, sess, "/accounts/preferences/", prefs.text, {"time_zone": ""})
+
+
+def test_the_visits_csv_is_in_the_chosen_zone_and_names_it(deployment):
+    """Tokyo chosen: the export's first column is `time (Asia/Tokyo)` with +09:00 offsets, the
+    second the same moment in UTC (the zone the pages name, as above, when the database cannot
+    convert zones)."""
+    sess = harness.login(deployment, "demo", "demo")
+    prefs = sess.get(deployment.url("/accounts/preferences/"), timeout=HTTP_TIMEOUT)
+    saved = harness.post_form(
+        deployment, sess, "/accounts/preferences/", prefs.text, {"time_zone": "Asia/Tokyo"}
+    )
+    assert saved.status_code == 302, f"saving the time zone answered {saved.status_code}"
+    try:
+        home = sess.get(deployment.url("/"), timeout=HTTP_TIMEOUT).text
+        named = re.search(r"Times are in ([\w/+-]+)\.", home).group(1)
+        link = harness.create_link(deployment, harness.unique_url("csv-zone"))
+        assert get_fresh(deployment.port, f"/{link['code']}", visitor_headers(3)).status == 302
+        count = harness.wait_for_visits(deployment, link["code"], 1, timeout=30)
+        assert count.reached, f"the click was not stored: {count.history}"
+
+        export = sess.get(
+            deployment.url(f"/dashboard/links/{link['code']}/visits.csv"), timeout=HTTP_TIMEOUT
+        )
+        assert export.status_code == 200, f"the CSV answered {export.status_code}"
+        header, row = list(csv.reader(io.StringIO(export.text)))[:2]
+        assert header[:2] == [f"time ({named})", "time (UTC)"], header
+        local, utc = dt.datetime.fromisoformat(row[0]), dt.datetime.fromisoformat(row[1])
+        assert local == utc, row[:2]  # one moment, two zones
+        assert local.utcoffset() == dt.datetime.now(ZoneInfo(named)).utcoffset(), row[0]
+        assert utc.utcoffset() == dt.timedelta(0), row[1]
+        assert abs(dt.datetime.now(dt.UTC) - utc) < dt.timedelta(minutes=5), row[1]
+    finally:
+        harness.post_form(deployment, sess, "/accounts/preferences/", prefs.text, {"time_zone": ""})
 
 
 def test_staff_find_the_overview_and_revoke_from_the_link_page(deployment):

@@ -57,11 +57,23 @@ def test_links_back_to_the_service_are_refused_in_every_spelling(deployment):
         f"http://localhost:{port}/x",
         f"http://[::1]:{port}/x",
         "http://LOCALHOST/x",
-        f"http://127.0.0.1:{port + 1}/x",
         "http://127.0.0.2/x",
         "http://0.0.0.0/x",
     ):
         assert "redirect loop" in _refusal(deployment, long_url), long_url
+
+
+def test_a_local_address_on_another_port_is_refused_as_local_not_as_a_loop(deployment):
+    """Issue #14: another app on this machine (the service's port + 1) is not a short link of
+    ours, but visitors cannot reach it either."""
+    for long_url, host in (
+        (f"http://127.0.0.1:{deployment.port + 1}/x", "127.0.0.1"),
+        (f"http://localhost:{deployment.port + 1}/x", "localhost"),
+    ):
+        assert _refusal(deployment, long_url) == (
+            f"This URL points at a local address ({host}) that visitors cannot reach: "
+            "on their devices it means their own machine."
+        ), long_url
 
 
 def test_two_links_cannot_point_at_each_other(deployment):

@@ -70,3 +70,29 @@ def test_alias_hints(deployment):
     assert taken.json() == {
         "alias": [f"The alias “{alias}” is already taken; “{alias}-2” is free."]
     }
+
+
+def test_bulk_answers_the_case_warning_per_item(deployment):
+    alias = f"Bulk-{secrets.token_hex(4)}"
+    harness.create_link(deployment, harness.unique_url("bulk-hint"), alias=alias.lower())
+    with deployment.api() as api:
+        answer = api.post(
+            deployment.url("/api/v1/links/bulk/"),
+            json={
+                "items": [
+                    {"long_url": harness.unique_url("bulk-hint"), "alias": alias},
+                    {"long_url": harness.unique_url("bulk-hint")},
+                ]
+            },
+            timeout=HTTP_TIMEOUT,
+        )
+    assert answer.status_code == 200, answer.text[:500]
+    twin, plain = answer.json()["results"]
+    assert twin["status"] == 201, twin
+    assert twin["warnings"] == {
+        "alias": [
+            f"“{alias}” differs from the existing “{alias.lower()}” only by upper and lower "
+            "case: people typing it may end up on the other link."
+        ]
+    }, twin
+    assert plain["status"] == 201 and "warnings" not in plain, plain

@@ -91,7 +91,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "code_type",
         "created_at",
         "updated_at",
-        "expires_at",
+        "expires",
         "revoked_at",
     )
     readonly_fields = fields
@@ -136,6 +136,9 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="expires", ordering="expires_at")
     def expires(self, link: UrlLink) -> str:
+        # A revoke sets expires_at to its own moment: "revoked <when>", not a past expiry.
+        if link.ended_at is not None:
+            return f"{link.status} {_short_date(link.ended_at)}"
         return _short_date(link.expires_at) if link.expires_at else "never"
 
     @admin.display(description="clicks", ordering="total_clicks")

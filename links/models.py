@@ -148,6 +148,16 @@ class UrlLink(models.Model):
         return None if self.revoked_at is not None else self.expires_at
 
     @property
+    def ended_at(self) -> datetime | None:
+        """When the link stopped redirecting: its revoke, else its expiry once past; None while
+        it works. Pages say "revoked <when>" / "expired <when>" with it, never "expires <past>"."""
+        if self.revoked_at is not None:
+            return self.revoked_at
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return self.expires_at
+        return None
+
+    @property
     def is_active(self) -> bool:
         return self.status == LinkStatus.ACTIVE
 

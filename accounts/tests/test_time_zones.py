@@ -134,3 +134,23 @@ def test_the_zone_costs_no_query_per_page_once_known(client, user, zones_convert
         page = client.get(reverse("dashboard")).content.decode()
     assert "Times in Europe/Paris" in page
     assert not [q for q in second_page.captured_queries if "accounts_profile" in q["sql"]]
+
+
+def test_the_visits_csv_is_in_the_chosen_zone_with_offsets_and_names_it(client, paris_user):
+    """The rows are written while the response streams, after the middleware has switched the
+    zone off again: the export must still be in the person's zone."""
+    from analytics.tests.factories import add_visits
+    from analytics.tests.test_views import read_csv
+
+    link = UrlLinkFactory(owner=paris_user)
+    add_visits(link, when=dt.datetime(2030, 7, 1, 10, 0, 5, tzinfo=dt.UTC))
+    add_visits(link, when=dt.datetime(2030, 1, 15, 9, 30, tzinfo=dt.UTC))
+
+    rows = read_csv(client.get(reverse("link_visits_csv", args=[link.code])))
+
+    header, *data = rows
+    assert header[:2] == ["time (Europe/Paris)", "time (UTC)"]
+    assert [row[:2] for row in data] == [
+        ["2030-01-15T10:30:00+01:00", "2030-01-15T09:30:00+00:00"],  # CET
+        ["2030-07-01T12:00:05+02:00", "2030-07-01T10:00:05+00:00"],  # CEST
+    ]

@@ -92,7 +92,8 @@ def test_stats_api_and_page_show_bot_kinds(client, user, visited):
 
 def test_the_latest_visits_name_each_bot_and_its_kind(client, user, visited):
     client.force_login(user)
-    html = client.get(reverse("link_stats", args=[visited.code])).content.decode()
+    # Bots are listed on request (?bots=1): people only by default.
+    html = client.get(reverse("link_stats", args=[visited.code]), {"bots": "1"}).content.decode()
     assert "AI crawler</span>" in html
     assert 'data-label="Device">Bot <span' not in html  # no "Bot bot" any more
 

@@ -20,6 +20,7 @@ import pytest
 from django.urls import reverse
 
 from analytics import enrich, geodata
+from analytics.tests.factories import add_visits
 from links.services.create import link_create
 
 REPO = Path(__file__).resolve().parents[2]
@@ -377,6 +378,10 @@ def test_the_stats_page_credits_db_ip_only_when_its_data_is_shown(client, user, 
     """DB-IP's licence (CC BY 4.0) asks pages showing its data to say where it comes from."""
     link = link_create(user=user, long_url="https://example.com/credit").link
     client.force_login(user)
+    page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert "db-ip.com" not in page  # no clicks: no places shown
+
+    add_visits(link)
     page = client.get(reverse("link_stats", args=[link.code])).content.decode()
     assert '<a href="https://db-ip.com">IP Geolocation by DB-IP</a>' in page
 

@@ -349,6 +349,14 @@ class BulkItemResultSerializer(serializers.Serializer):
         allow_null=True,
         help_text='Why the item was refused, as {"field": ["message"]}; null on success.',
     )
+    warnings = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # not read_only: the schema would then list it as always present
+        help_text=(
+            'Present only when the link was made but something deserves a word, as {"field": '
+            '["message"]}: an alias that differs from an existing one only by case.'
+        ),
+    )
 
 
 class BulkResponseSerializer(serializers.Serializer):

@@ -217,8 +217,10 @@ class LinkBulkView(_LinkViewMixin, ApiView):
             "Up to 1,000 items, each shaped like the body of `POST /links/`, in one "
             "transaction. Every item succeeds or fails on its own: the answer is 200 with one "
             "result per item, in order, whose `status` says what happened to it (201 created, "
-            "200 your existing link, 400 refused with `errors`). The whole call is refused "
-            "(400) only when `items` itself is missing, empty or longer than 1,000."
+            "200 your existing link, 400 refused with `errors`); a new alias that differs from "
+            'another only by case adds `warnings: {"alias": ["…"]}` to its result. The whole '
+            "call is refused (400) only when `items` itself is missing, empty or longer than "
+            "1,000."
         ),
         request=BulkRequestDocSerializer,
         parameters=[RETRY_AFTER],
@@ -281,6 +283,8 @@ class LinkBulkView(_LinkViewMixin, ApiView):
                 results[index].update(status=400, errors=outcome.errors)
             else:
                 results[index].update(status=201 if outcome.created else 200, link=next(serialized))
+                if outcome.warnings:
+                    results[index]["warnings"] = outcome.warnings
         counts = {201: 0, 200: 0, 400: 0}
         for result in results:
             counts[result["status"]] += 1

@@ -22,7 +22,12 @@ from .create import (
     hold_owner,
     prepare_link,
 )
-from .policy import LongUrlRules, alias_taken_error, free_alias_suggestions
+from .policy import (
+    LongUrlRules,
+    alias_case_warnings_many,
+    alias_taken_error,
+    free_alias_suggestions,
+)
 
 BULK_MAX_ITEMS = 1000
 
@@ -34,6 +39,9 @@ class BulkItemResult:
     link: UrlLink | None = None
     created: bool = False
     errors: dict[str, list[str]] | None = None
+    # Created all the same, but worth a word, as link_create's warnings: an alias that differs
+    # from another only by case (another item of the same call included).
+    warnings: dict[str, list[str]] | None = None
 
 
 @dataclass
@@ -291,9 +299,9 @@ def link_create_many(
         _bulk_assign_codes(to_create, errors)
         to_create = [item for item in to_create if item.index not in errors]
         _bulk_insert(to_create, errors)
-        link_cache.aliases_added_after_commit(
-            [item.alias for item in to_create if item.alias and item.index not in errors]
-        )
+        new_aliases = [item.alias for item in to_create if item.alias and item.index not in errors]
+        link_cache.aliases_added_after_commit(new_aliases)
+        warnings = alias_case_warnings_many(new_aliases)  # after the insert: sees the call's own
     created = {item.index: item.link for item in to_create if item.index not in errors}
     link_cache.forget_missing_after_commit([link.code for link in created.values()])
     results = []
@@ -301,7 +309,10 @@ def link_create_many(
         if index in errors:
             results.append(BulkItemResult(errors=errors[index]))
         elif index in created:
-            results.append(BulkItemResult(link=created[index], created=True))
+            link = created[index]
+            results.append(
+                BulkItemResult(link=link, created=True, warnings=warnings.get(link.code))
+            )
         else:
             link, _ = reused[index]
             if isinstance(link, _BulkItem):

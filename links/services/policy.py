@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 from datetime import datetime
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import idna
 from django.conf import settings
@@ -88,8 +88,8 @@ def _is_this_machine(host: str) -> bool:
 
 
 def own_hosts(request_host: str | None = None) -> set[str]:
-    """The names this service answers to, comparable (_comparable_host), each on any port:
-    SHORT_URL_BASE's host, the host the request came to and the ALLOWED_HOSTS entries.
+    """The names this service answers to, comparable (_comparable_host): SHORT_URL_BASE's host,
+    the host the request came to and the ALLOWED_HOSTS entries (on the ports own_ports gives).
 
     An ALLOWED_HOSTS entry `.example.com` counts as example.com itself, not as every
     subdomain: a shortener at go.example.com commonly allows `.example.com`, and its marketers'
@@ -102,12 +102,52 @@ def own_hosts(request_host: str | None = None) -> set[str]:
     return {_comparable_host(name) for name in names if name} - {""}
 
 
-def points_back_here(host: str, own: set[str]) -> bool:
-    """Whether a link to `host` would lead back to this service: any spelling of one of its
-    own hosts (own_hosts), or this machine itself. Every short link of ours is on one of those,
-    so two links can never point at each other."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_port(parts: SplitResult) -> int | None:
+    """The port a URL reaches: the one it names, else its scheme's default (None for a scheme
+    without one)."""
+    return parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+
+
+def own_ports(request_host: str | None = None) -> set[int]:
+    """The ports this service is reached on: SHORT_URL_BASE's and the request's (each the
+    scheme's default when it names none), and always 80 and 443: a proxy in front commonly
+    serves both, http:// answering with a redirect to https://, so either spelling of an own
+    host without a port leads back here. Another port on one of its hosts is another server
+    (a developer's app on 127.0.0.1:9999 beside this one on :8000)."""
+    ports = set(_DEFAULT_PORTS.values())
+    if settings.SHORT_URL_BASE:
+        try:
+            port = url_port(urlsplit(settings.SHORT_URL_BASE))
+        except ValueError:
+            port = None
+        if port:
+            ports.add(port)
+    if request_host:
+        port = split_domain_port(request_host)[1]
+        if port.isdigit():
+            ports.add(int(port))
+    return ports
+
+
+def points_back_here(host: str, port: int | None, own: set[str], ports: set[int]) -> bool:
+    """Whether a link to `host`:`port` would lead back to this service: any spelling of one of
+    its own hosts (own_hosts) on one of its ports (own_ports). Every short link of ours is on
+    one of those, so two links can never point at each other. When the service answers on a
+    local name (localhost, 127.0.0.1), every local name is one of its hosts: they all reach
+    this machine."""
+    if port not in ports:
+        return False
     host = _comparable_host(host)
-    return host in own or _is_this_machine(host)
+    return host in own or (_is_this_machine(host) and any(_is_this_machine(h) for h in own))
+
+
+def is_local_address(host: str) -> bool:
+    """localhost, loopback and unspecified addresses: a visitor's browser would look for them on
+    the visitor's own device, never on the server the link was made on."""
+    return _is_this_machine(_comparable_host(host))
 
 
 def _needs_idna(host: str) -> bool:
@@ -129,6 +169,7 @@ class LongUrlRules:
     def __init__(self, *, request_host: str | None = None):
         self.max_length = settings.SHORTURL_MAX_URL_LENGTH
         self.own_hosts = own_hosts(request_host)
+        self.own_ports = own_ports(request_host)
         self.blocked = settings.SHORTURL_BLOCKED_DOMAINS
         self.allowed = settings.SHORTURL_ALLOWED_DOMAINS
 
@@ -164,10 +205,16 @@ class LongUrlRules:
         if not host:
             raise refuse("The URL needs a host name, e.g. https://example.com/page.")
         host = host.lower()
-        if points_back_here(host, self.own_hosts):
+        if points_back_here(host, url_port(parts), self.own_hosts, self.own_ports):
             raise refuse(
                 "This URL points back at this short-link service; "
                 "shortening it would make a redirect loop."
+            )
+        if is_local_address(host):
+            # Kept apart from the loop: another app on this machine is not a short link.
+            raise refuse(
+                f"This URL points at a local address ({host}) that visitors cannot reach: "
+                "on their devices it means their own machine."
             )
         try:
             _url_validator(long_url)
@@ -243,27 +290,43 @@ def validate_title(title: str | None) -> str:
     return title
 
 
-def alias_case_twins(alias: str) -> list[str]:
-    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
-    codes are case-sensitive, but people retype them from print or speech.
+_CASE_TWINS_NAMED = 3
+
+
+def _case_twins(aliases: list[str]) -> dict[str, list[str]]:
+    """{alias: existing aliases that differ from it only by case}, one query for them all.
 
     Aliases only: a generated code has a shape no alias may have. Lower() rather than iexact,
     which MySQL compares under the column's binary collation, i.e. case-sensitively.
     """
-    folded = alias.lower()
-    return list(
+    folded = {alias.lower() for alias in aliases}
+    if not folded:
+        return {}
+    by_fold: dict[str, list[str]] = {}
+    rows = (
         UrlLink.objects.filter(code_type=CodeType.CUSTOM)
         .annotate(folded_code=Lower("code"))
-        .filter(folded_code=folded)
-        .exclude(code=alias)
+        .filter(folded_code__in=folded)
         .order_by("code")
-        .values_list("code", flat=True)[:3]
+        .values_list("code", flat=True)
     )
+    for code in rows:
+        by_fold.setdefault(code.lower(), []).append(code)
+    return {
+        alias: [code for code in by_fold.get(alias.lower(), []) if code != alias][
+            :_CASE_TWINS_NAMED
+        ]
+        for alias in aliases
+    }
 
 
-def alias_case_warnings(alias: str) -> dict[str, list[str]]:
-    """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
-    twins = alias_case_twins(alias)
+def alias_case_twins(alias: str) -> list[str]:
+    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
+    codes are case-sensitive, but people retype them from print or speech."""
+    return _case_twins([alias])[alias]
+
+
+def _case_warning(alias: str, twins: list[str]) -> dict[str, list[str]]:
     if not twins:
         return {}
     existing = " and ".join(f"“{twin}”" for twin in twins)
@@ -273,6 +336,22 @@ def alias_case_warnings(alias: str) -> dict[str, list[str]]:
             "people typing it may end up on the other link."
         ]
     }
+
+
+def alias_case_warnings(alias: str) -> dict[str, list[str]]:
+    """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
+    return _case_warning(alias, alias_case_twins(alias))
+
+
+def alias_case_warnings_many(aliases: list[str]) -> dict[str, dict[str, list[str]]]:
+    """alias_case_warnings for each of `aliases` that has case twins (one query for them all,
+    for a bulk call): {alias: {"alias": [warning]}}. Aliases made together count as existing
+    for each other."""
+    warnings = {}
+    for alias, twins in _case_twins(aliases).items():
+        if twins:
+            warnings[alias] = _case_warning(alias, twins)
+    return warnings
 
 
 _SUGGESTIONS_TRIED = 20

@@ -1,5 +1,7 @@
 """Admin for staff: links with their clicks, revoke and cache actions, the code pool."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -116,6 +118,20 @@ def test_change_page_is_read_only_with_chart_and_latest_visits(admin_client, use
     admin_client.post(url, {"long_url": "https://evil.example/"})
     link.refresh_from_db()
     assert link.long_url == "https://example.com/detail"
+
+
+def test_the_link_page_lists_bots_too_each_by_name_and_kind(admin_client, user):
+    """Staff reviewing a link see every visit (the stats page hides bots unless asked); a bot
+    reads as its name and kind, one stored before bots were named as "unnamed bot"."""
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/bots")
+    add_visits(link)
+    add_visits(link, bot=True)
+    add_visits(link, is_bot=True, device_type="Bot")
+    html = admin_client.get(reverse("admin:links_urllink_change", args=[link.pk])).content
+    latest = html.decode().split("<h2>Latest visits</h2>")[1]
+    rows = [re.findall(r"<td>(.*?)</td>", row, re.S) for row in latest.split("<tr>")[2:]]
+    # Time, Country, City, Browser, OS, Device, Bot, …
+    assert sorted(cells[6] for cells in rows) == ["Googlebot (Search engine)", "no", "unnamed bot"]
 
 
 def test_links_cannot_be_added_or_deleted_in_the_admin(admin_client, user):

@@ -40,7 +40,6 @@ def refusal(long_url: str, *, request_host: str = REQUEST_HOST, user) -> str:
     "long_url",
     [
         "http://localhost:8000/x",  # the request host's port, by name
-        "http://localhost:9999/x",
         "http://LOCALHOST/x",
         "http://LocalHost./x",
         "http://app.localhost/x",  # every *.localhost is this machine (RFC 6761)
@@ -48,13 +47,14 @@ def refusal(long_url: str, *, request_host: str = REQUEST_HOST, user) -> str:
         "http://[0:0:0:0:0:0:0:1]/x",
         "http://[::ffff:127.0.0.1]:8000/x",
         "http://127.0.0.1:8000/x",  # the request host itself
-        "http://127.0.0.1:1/x",  # the request host on another port
+        "http://127.0.0.1:443/x",  # … on a port a proxy in front would serve
         "http://127.0.0.2/x",  # all of 127.0.0.0/8 is loopback
         "http://127.255.255.254:8000/x",
         "http://0.0.0.0:8000/x",
         "http://[::]:8000/x",
         "https://s.example.com/abc1234",  # SHORT_URL_BASE
-        "https://S.Example.COM:8443/abc1234",  # … in capitals, on another port
+        "https://S.Example.COM:443/abc1234",  # … in capitals, its port spelt out
+        "http://s.example.com/abc1234",  # … over http, which a proxy sends on to https
         "https://s.example.com./abc1234",
         "http://go.example.net/x",  # an ALLOWED_HOSTS entry
         "https://corp.example/x",  # an ALLOWED_HOSTS pattern's own domain (.corp.example)
@@ -67,15 +67,58 @@ def test_every_spelling_of_this_service_is_refused(user, long_url):
 @pytest.mark.parametrize(
     ("request_host", "long_url"),
     [
-        ("[::1]:8000", "http://[::1]/x"),
-        ("LocalHost:8000", "http://localhost:8001/x"),
-        ("short.example.org", "https://SHORT.example.org:444/x"),
+        ("[::1]:8000", "http://[::1]:8000/x"),
+        ("[::1]:8000", "http://[::1]/x"),  # port 80: a proxy in front may serve it
+        ("LocalHost:8000", "http://localhost:8000/x"),
+        ("short.example.org", "https://SHORT.example.org/x"),
+        ("short.example.org:8080", "http://short.example.org:8080/x"),
         ("xn--bcher-kva.example", "https://bücher.example/x"),  # one host, two spellings
     ],
 )
-def test_the_host_the_call_came_to_is_refused_on_any_port(settings, user, request_host, long_url):
+def test_the_host_the_call_came_to_is_refused_on_its_port(settings, user, request_host, long_url):
     settings.ALLOWED_HOSTS = ["*"]
     assert refusal(long_url, request_host=request_host, user=user) == LOOP
+
+
+@pytest.mark.parametrize(
+    ("request_host", "long_url"),
+    [
+        ("short.example.org", "https://SHORT.example.org:444/x"),
+        ("short.example.org:8080", "http://short.example.org:8081/x"),
+    ],
+)
+def test_another_port_on_the_same_name_is_another_server(settings, user, request_host, long_url):
+    settings.ALLOWED_HOSTS = ["*"]
+    assert link_create(user=user, long_url=long_url, request_host=request_host).created
+
+
+def test_another_port_than_short_url_bases_is_not_this_service(user):
+    """SHORT_URL_BASE is https://s.example.com/ (443): s.example.com:8443 is someone else's."""
+    long_url = "https://S.Example.COM:8443/abc1234"
+    assert link_create(user=user, long_url=long_url, request_host=REQUEST_HOST).created
+
+
+@pytest.mark.parametrize(
+    ("request_host", "long_url", "named"),
+    [
+        # The issue's case: this service on :8000, another app on :9999 of the same machine.
+        ("127.0.0.1:8000", "http://127.0.0.1:9999/x", "127.0.0.1"),
+        ("LocalHost:8000", "http://localhost:8001/x", "localhost"),
+        ("127.0.0.1:8000", "http://[::1]:1/x", "::1"),
+        # The service on a public name: every local address is someone's own machine.
+        ("s.example.com", "http://LOCALHOST/x", "localhost"),
+        ("s.example.com", "http://127.0.0.1:8000/x", "127.0.0.1"),
+        ("s.example.com", "http://0.0.0.0/x", "0.0.0.0"),  # noqa: S104 - a URL, no binding
+    ],
+)
+def test_a_local_address_that_is_not_this_service_is_refused_for_what_it_is(
+    settings, user, request_host, long_url, named
+):
+    settings.ALLOWED_HOSTS = ["s.example.com"] if request_host == "s.example.com" else ["*"]
+    assert refusal(long_url, request_host=request_host, user=user) == (
+        f"This URL points at a local address ({named}) that visitors cannot reach: "
+        "on their devices it means their own machine."
+    )
 
 
 @pytest.mark.parametrize(
@@ -151,6 +194,23 @@ def test_the_form_refuses_a_link_back_to_this_service(client, user):
     page = client.post(reverse("home"), {"long_url": "http://LOCALHOST/x", "redirect_type": "302"})
     assert page.status_code == 200
     assert page.context["form"].errors["long_url"] == [LOOP]
+    assert not UrlLink.objects.exists()
+
+
+def test_the_api_and_form_name_a_local_address_on_another_port_for_what_it_is(client, user):
+    """The issue's case over the API and the form: the service on 127.0.0.1:8000, the link to
+    127.0.0.1:9999 was refused as pointing back at it."""
+    long_url = "http://127.0.0.1:9999/x"
+    api = client_for(user, HTTP_HOST=REQUEST_HOST)
+    answer = api.post("/api/v1/links/", {"long_url": long_url}, format="json")
+    assert answer.status_code == 400
+    (message,) = answer.json()["long_url"]
+    assert "local address (127.0.0.1) that visitors cannot reach" in message
+    client.force_login(user)
+    page = client.post(
+        reverse("home"), {"long_url": long_url, "redirect_type": "302"}, HTTP_HOST=REQUEST_HOST
+    )
+    assert page.context["form"].errors["long_url"] == [message]
     assert not UrlLink.objects.exists()
 
 

@@ -2,10 +2,13 @@
 what is wrong; a warning for an alias that differs from another only by case; a free alias
 suggested when the one asked for is taken. The same through the service, API, form and bulk."""
 
+import datetime as dt
 import re
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils import timezone
 
 from links.models import UrlLink
 from links.services.bulk import link_create_many
@@ -68,6 +71,46 @@ def test_a_revoked_link_shows_no_past_expiry(client, user):
     assert "· expires" not in client.get(f"/?created={link.code}").content.decode()
 
 
+def test_a_stopped_link_says_when_it_stopped_on_every_page(client, user, staff_user):
+    """Revoked or expired: "revoked <when>" / "expired <when>", never "expires <past time>"
+    (a revoke sets expires_at to its own moment)."""
+    revoked = link_create(user=user, long_url="https://example.com/r", alias="was-here").link
+    link_revoke(code=revoked.code, user=user)
+    revoked.refresh_from_db()
+    expired = link_create(user=user, long_url="https://example.com/e", alias="ran-out").link
+    UrlLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - dt.timedelta(days=1))
+    expired.refresh_from_db()
+
+    def shown(moment):
+        return f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
+
+    client.force_login(user)
+    for link, word, moment in [
+        (revoked, "revoked", revoked.revoked_at),
+        (expired, "expired", expired.expires_at),
+    ]:
+        page = client.get(f"/dashboard/links/{link.code}/").content.decode()
+        dates = re.search(r'data-testid="link-dates">(.*?)</div>', page)[1]
+        assert dates == f"Created; {word} {shown(moment)}"
+
+    client.force_login(staff_user)
+    listed = client.get(reverse("admin:links_urllink_changelist")).content.decode()
+    assert f"revoked {shown(revoked.revoked_at)}" in listed
+    assert f"expired {shown(expired.expires_at)}" in listed
+    change = client.get(reverse("admin:links_urllink_change", args=[revoked.pk])).content.decode()
+    assert f"revoked {shown(revoked.revoked_at)}" in change
+    assert "Expires at" not in change
+
+
+def test_a_working_link_still_says_when_it_expires(client, user):
+    later = timezone.now() + dt.timedelta(days=3)
+    link = link_create(user=user, long_url="https://example.com/l", expires_at=later).link
+    client.force_login(user)
+    page = client.get(f"/dashboard/links/{link.code}/").content.decode()
+    dates = re.search(r'data-testid="link-dates">(.*?)</div>', page)[1]
+    assert dates == f"Created; expires {timezone.localtime(later):%Y-%m-%d %H:%M}"
+
+
 # --- Aliases that differ only by case -------------------------------------------------------
 
 
@@ -97,6 +140,54 @@ def test_the_api_answers_the_warning_with_the_new_link(user):
     )
     assert response.status_code == 201
     assert "only by upper and lower case" in response.json()["warnings"]["alias"][0]
+
+
+def test_bulk_warns_per_item_as_the_single_create_does(user):
+    UrlLinkFactory(owner=user, alias="spring-sale")
+    items = [
+        {"long_url": "https://example.com/1", "alias": "Spring-Sale"},  # beside an old one
+        {"long_url": "https://example.com/2", "alias": "autumn"},
+        {"long_url": "https://example.com/3"},
+        {"long_url": "https://example.com/4", "alias": "Winter"},  # beside the next item
+        {"long_url": "https://example.com/5", "alias": "WINTER"},
+    ]
+    results = link_create_many(user=user, items=items)
+    single = link_create(user=user, long_url="https://example.com/6", alias="SPRING-SALE")
+    assert results[0].created
+    assert results[0].warnings == {
+        "alias": [
+            "“Spring-Sale” differs from the existing “spring-sale” only by upper and lower "
+            "case: people typing it may end up on the other link."
+        ]
+    }
+    assert results[1].warnings is None and results[2].warnings is None
+    assert "the existing “WINTER” only" in results[3].warnings["alias"][0]
+    assert "the existing “Winter” only" in results[4].warnings["alias"][0]
+    assert "“Spring-Sale” and “spring-sale”" in single.warnings["alias"][0]
+
+
+def test_the_bulk_api_answers_warnings_in_the_items_result(user):
+    UrlLinkFactory(owner=user, alias="spring-sale")
+    response = client_for(user).post(
+        "/api/v1/links/bulk/",
+        {
+            "items": [
+                {"long_url": "https://example.com/c", "alias": "SPRING-sale"},
+                {"long_url": "https://example.com/d", "alias": "summer"},
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 200
+    first, second = response.json()["results"]
+    assert first["status"] == 201 and first["errors"] is None
+    assert first["warnings"] == {
+        "alias": [
+            "“SPRING-sale” differs from the existing “spring-sale” only by upper and lower "
+            "case: people typing it may end up on the other link."
+        ]
+    }
+    assert "warnings" not in second  # only when there is something to say
 
 
 def test_the_form_shows_the_warning(client, user):
