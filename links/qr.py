@@ -59,7 +59,8 @@ SIZES = {
         QrSize(2048, "posters and banners", print_size=True),
     )
 }
-SIZE_CHOICES_TEXT = ", ".join(str(pixels) for pixels in SIZES)
+*_FIRST_SIZES, _LAST_SIZE = SIZES
+SIZE_CHOICES_TEXT = f"{', '.join(map(str, _FIRST_SIZES))} or {_LAST_SIZE}"  # "256, … or 2048"
 FORMATS = ("png", "svg")
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 
@@ -69,7 +70,7 @@ class UnknownSize(ValueError):
 
     def __init__(self, asked: str):
         super().__init__(
-            f"There is no QR code size {asked!r}: choose {SIZE_CHOICES_TEXT} (pixels wide)."
+            f"There is no QR code size “{asked}”: choose {SIZE_CHOICES_TEXT} (pixels wide)."
         )
 
 

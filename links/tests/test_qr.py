@@ -107,7 +107,7 @@ def test_an_unknown_size_answers_400_with_the_qr_page_naming_the_sizes(logged_in
     assert response["Content-Type"].startswith("text/html")
     html = response.content.decode()
     assert 'role="alert"' in html
-    assert "choose 256, 512, 1024, 2048" in html
+    assert "choose 256, 512, 1024 or 2048" in html
     assert 'data-qr-size="2048"' in html  # the sizes there are, one click away
 
 
@@ -163,7 +163,7 @@ def test_the_api_gives_the_qr_code_as_png_at_a_size_or_as_svg(user):
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [
-        ({"size": "300"}, "size", "Choose a size of 256, 512, 1024, 2048 (pixels wide)."),
+        ({"size": "300"}, "size", "Choose a size of 256, 512, 1024 or 2048 (pixels wide)."),
         ({"format": "gif"}, "format", "Choose png or svg."),
     ],
 )
