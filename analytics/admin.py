@@ -32,7 +32,7 @@ class VisitRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "bot_kind",
         "referrer_short",
     )
-    list_filter = ("is_bot", "bot_kind", "device_type", "browser_type", "country")
+    list_filter = ("is_bot", "bot_kind", "channel", "device_type", "browser_type", "country")
     search_fields = ("=code", "=client_id", "=client_ip")
     date_hierarchy = "visit_time"
     ordering = ("-visit_time", "-id")

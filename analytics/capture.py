@@ -22,6 +22,12 @@ from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_re
 
 from . import services, spool
 from .buffer import VISITS_KEY
+
+# The redirect drops the QR code's marker from the query string it passes on; the message of
+# such a visit says it came through the QR code (analytics.messages).
+from .channels import QR_MARKER as QR_MARKER
+from .channels import qr_url as qr_url
+from .channels import without_qr_marker as without_qr_marker
 from .messages import encode_visit, encode_visit_without_link
 
 logger = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ BREAKDOWN_TITLES = [
     ("os", "Operating systems"),
     ("devices", "Devices"),
     ("referrers", "Referrers"),
+    ("channels", "How people came"),
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),
     ("bot_kinds", "Bots by kind"),

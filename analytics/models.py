@@ -4,6 +4,7 @@ from django.db import models
 
 from links.models import UrlLink
 
+from . import channels
 from .bots import BotKind
 
 
@@ -13,6 +14,13 @@ class DeviceType(models.TextChoices):
     TABLET = "Tablet", "Tablet"
     BOT = "Bot", "Bot"
     OTHER = "Other", "Other"
+
+
+class Channel(models.TextChoices):
+    """How the visitor came (analytics.channels): the short link, or a scan of its QR code."""
+
+    LINK = channels.LINK, channels.LABELS[channels.LINK]
+    QR = channels.QR, channels.LABELS[channels.QR]
 
 
 class VisitRecord(models.Model):
@@ -46,6 +54,15 @@ class VisitRecord(models.Model):
     # Which bot, for bots only (analytics.bots): "Googlebot", "Slackbot", "curl", …
     bot_name = models.CharField(max_length=64, blank=True, default="")
     bot_kind = models.CharField(max_length=16, choices=BotKind.choices, blank=True, default="")
+    # Through the QR code's own URL (`?qr=1`) or the short link. The database default too: code
+    # that predates the column (a process during a rolling upgrade) can still insert visits.
+    channel = models.CharField(
+        "came through",
+        max_length=8,
+        choices=Channel.choices,
+        default=Channel.LINK,
+        db_default=Channel.LINK,
+    )
 
     class Meta:
         indexes = [

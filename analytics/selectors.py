@@ -29,7 +29,7 @@ from django.utils import timezone
 from links.models import UrlLink
 from shorturl_project.redis_conn import redis_client
 
-from . import buffer, spool
+from . import buffer, channels, spool
 from .bots import BotKind
 from .models import (
     DailyBreakdown,
@@ -49,6 +49,8 @@ BREAKDOWN_FIELDS = {
     "os": "os_type",
     "devices": "device_type",
     "referrers": "referrer_host",
+    # The short link itself or its QR code (analytics.channels), named by the channels' labels.
+    "channels": "channel",
 }
 # Bots are broken down apart from people: by the bot's name and by its kind (analytics.bots).
 BOT_BREAKDOWN_FIELDS = {"bots": "bot_name", "bot_kinds": "bot_kind"}
@@ -308,8 +310,10 @@ def breakdowns(
 ) -> dict:
     """Top `limit` values (all when None) per BREAKDOWN_FIELDS name (people only) plus `bots` (by
     bot name) and `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its
-    `kind`). Each entry's `share` is of the breakdown's whole period (people's clicks; bots' for
-    the bot breakdowns); `other` holds, per breakdown, what the limit left out.
+    `kind`). `channels` entries are named by the channels' labels ("Short link", "QR code") and
+    carry the `channel` ("link", "qr"). Each entry's `share` is of the breakdown's whole period
+    (people's clicks; bots' for the bot breakdowns); `other` holds, per breakdown, what the limit
+    left out.
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`, and
     are counted by it: a country stored under two names (GeoIP data from two sources, e.g.
@@ -339,6 +343,10 @@ def breakdowns(
         if entry["name"] in BotKind.values
         else {**entry, "kind": ""}
         for entry in result["bot_kinds"]
+    ]
+    result["channels"] = [
+        {**entry, "channel": entry["name"], "name": channels.LABELS.get(entry["name"], UNKNOWN)}
+        for entry in result["channels"]
     ]
     return result
 
@@ -503,6 +511,7 @@ EXPORT_FIELDS = (
     "isp",
     "referrer",
     "user_agent",
+    "channel",  # last: columns already read by position keep their place
 )
 
 

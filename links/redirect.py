@@ -7,9 +7,10 @@
    answered too many 404s (links/not_found_limit.py; only 404s are counted);
 4. the redirect (302 unless the link says otherwise), never cached by browsers, with the
    visitor's query string merged into the long URL's (links that pass it on; the long URL's
-   own keys win): parsing only when there is a query string;
+   own keys win) less the QR code's `qr=1` marker: parsing only when there is a query string;
 5. the visit handed to analytics (already done in step 2 when Redis took it): nothing parsed or
-   written to the database here.
+   written to the database here; the message says "QR code" when the query string holds the
+   marker (analytics.messages, a substring test when there is a query string at all).
 
 `resolve` makes the decision for both entry points: the Django view below (tests, `runserver`)
 and the WSGI fast path in links/hotpath.py, which answers without Django's request machinery.
@@ -24,7 +25,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from analytics.capture import new_event_id, record_visit
+from analytics.capture import QR_MARKER, new_event_id, record_visit, without_qr_marker
 
 from . import cache as link_cache
 from . import not_found_limit
@@ -93,7 +94,13 @@ def with_visitor_query(location: str, query_string: str) -> str:
 
     `query_string` is the WSGI QUERY_STRING: the raw bytes decoded as latin-1 (PEP 3333); what
     is not a query character is percent-encoded, so the header stays ASCII and one line.
+    The QR code's marker (`qr=1`, analytics.channels) is ours, not the visitor's: it counted
+    the visit as a scan and goes no further.
     """
+    if QR_MARKER in query_string:
+        query_string = without_qr_marker(query_string)
+        if not query_string:
+            return location
     rest, hash_mark, fragment = location.partition("#")
     path, _, own = rest.partition("?")
     if own:

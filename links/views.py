@@ -5,10 +5,8 @@ Views only translate between HTTP and links.services / links.selectors.
 
 from __future__ import annotations
 
-import io
 from urllib.parse import urlencode
 
-import segno
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -20,6 +18,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
+from . import qr
 from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
@@ -33,15 +32,14 @@ from .shortlinks import short_url_for
 LINKS_PER_PAGE = 20
 
 
-def _qr_code(short_url: str) -> segno.QRCode:
-    # Level M survives a smudged print; short URLs keep the symbol small anyway.
-    return segno.make(short_url, error="m", micro=False)
-
-
 def qr_svg_inline(short_url: str) -> str:
     # segno writes the SVG itself from the encoded modules; nothing from the URL is echoed.
-    svg = _qr_code(short_url).svg_inline(scale=5, border=2, dark="#1d2330", svgclass="qr-svg")
-    return mark_safe(svg)  # noqa: S308
+    return mark_safe(qr.svg_inline(short_url))  # noqa: S308
+
+
+def _qr_downloads(code: str) -> dict:
+    """The download links every page offering a QR code shows (includes/qr_downloads.html)."""
+    return {"code": code, "sizes": list(qr.SIZES.values())}
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -85,7 +83,12 @@ def home(request: HttpRequest) -> HttpResponse:
             link = None
         if link is not None:
             short_url = short_url_for(link.code, request=request)
-            created = {"link": link, "short_url": short_url, "qr_svg": qr_svg_inline(short_url)}
+            created = {
+                "link": link,
+                "short_url": short_url,
+                "qr_svg": qr_svg_inline(short_url),
+                "qr_downloads": _qr_downloads(link.code),
+            }
     options_open = any(form[name].errors for name in ("alias", "title", "expires_at"))
     return render(
         request,
@@ -182,20 +185,40 @@ def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "links/revoke_confirm.html", {"link": link, "short_url": short_url})
 
 
+def _qr_page(request: HttpRequest, link, *, error: str = "", status: int = 200) -> HttpResponse:
+    short_url = short_url_for(link.code, request=request)
+    return render(
+        request,
+        "links/qr.html",
+        {
+            "link": link,
+            "short_url": short_url,
+            "qr_svg": qr_svg_inline(short_url),
+            "qr_downloads": _qr_downloads(link.code),
+            "error": error,
+        },
+        status=status,
+    )
+
+
+@login_required
+def link_qr_page(request: HttpRequest, code: str) -> HttpResponse:
+    """A link's QR code: a preview and its downloads, PNG at each size and SVG."""
+    return _qr_page(request, visible_link_or_404(request, code))
+
+
 @login_required
 def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
-    """The link's QR code as a PNG or SVG file to download (for print and slides)."""
+    """The link's QR code as a PNG (`?size=` one of qr.SIZES) or SVG file to download."""
     link = visible_link_or_404(request, code)
-    qr = _qr_code(short_url_for(link.code, request=request))
-    buffer = io.BytesIO()
-    if fmt == "png":
-        qr.save(buffer, kind="png", scale=10, border=4)
-        content_type = "image/png"
-    else:
-        qr.save(buffer, kind="svg", scale=10, border=4, dark="#000")
-        content_type = "image/svg+xml"
-    response = HttpResponse(buffer.getvalue(), content_type=content_type)
-    # Codes are letters, digits, '-' and '_' only, so the file name needs no quoting.
-    response["Content-Disposition"] = f'attachment; filename="qr-{link.code}.{fmt}"'
-    response["Cache-Control"] = "private, max-age=300"
-    return response
+    try:
+        size = qr.parse_size(request.GET.get("size"))
+    except qr.UnknownSize as error:
+        # The QR page, with what went wrong and the sizes there are.
+        return _qr_page(request, link, error=str(error), status=400)
+    return qr.file_response(
+        code=link.code,
+        short_url=short_url_for(link.code, request=request),
+        fmt=fmt,
+        size=size,
+    )

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from analytics import ranges, selectors
 from analytics.bots import BotKind
+from analytics.models import Channel
 
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
 # An unencoded "+01:00" in a query string arrives as " 01:00".
@@ -122,6 +123,15 @@ class BotKindEntrySerializer(BreakdownEntrySerializer):
     )
 
 
+class ChannelEntrySerializer(BreakdownEntrySerializer):
+    channel = serializers.ChoiceField(
+        choices=Channel.choices,
+        required=False,
+        help_text="The channel's stable value: `link` (the short URL itself) or `qr` (its QR "
+        "code, which opens the short URL with `?qr=1`).",
+    )
+
+
 class HourlyPointSerializer(serializers.Serializer):
     hour = serializers.DateTimeField(help_text="Start of the hour (of the day or week: `bucket`).")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
@@ -161,6 +171,10 @@ class LinkStatsSerializer(serializers.Serializer):
     os = _breakdown("By operating system.")
     devices = _breakdown("By device type (PC, Mobile, Tablet, Other).")
     referrers = _breakdown("By referring site; Direct when none was sent.")
+    channels = _breakdown(
+        "How people came: through the short link or by scanning its QR code.",
+        ChannelEntrySerializer,
+    )
     bots = _breakdown("Bot clicks by bot name.", required=False)
     bot_kinds = _breakdown(
         "Bot clicks by kind: search engine, social preview, monitoring, AI crawler, HTTP library, "

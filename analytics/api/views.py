@@ -49,6 +49,10 @@ STATS_EXAMPLE = {
         {"name": "Direct", "clicks": 2, "share": 66.7},
         {"name": "t.co", "clicks": 1, "share": 33.3},
     ],
+    "channels": [
+        {"name": "QR code", "clicks": 2, "share": 66.7, "channel": "qr"},
+        {"name": "Short link", "clicks": 1, "share": 33.3, "channel": "link"},
+    ],
     "bots": [{"name": "Slackbot", "clicks": 1, "share": 100.0}],
     "bot_kinds": [{"name": "Social preview", "clicks": 1, "share": 100.0, "kind": "social"}],
     "other": {"countries": {"clicks": 0, "values": 0, "share": 0.0}},
@@ -64,10 +68,10 @@ class LinkStatsView(ApiView):
         summary="Click stats of a link",
         description=(
             "Hourly clicks and breakdowns (country, province, city, browser, OS, device, "
-            "referrer) for `[start, end)`, the last 7 days by default. People and bots are "
-            "counted apart: the totals, series and breakdowns are people's clicks. Each entry's "
-            "`share` is of the whole range's clicks; `other` sums the entries past `limit` "
-            "(`?limit=all` lists every entry)."
+            "referrer, short link or QR code) for `[start, end)`, the last 7 days by default. "
+            "People and bots are counted apart: the totals, series and breakdowns are people's "
+            "clicks. Each entry's `share` is of the whole range's clicks; `other` sums the "
+            "entries past `limit` (`?limit=all` lists every entry)."
         ),
         parameters=[CODE_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
         responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},

@@ -35,8 +35,10 @@ def test_visits_are_read_only(admin_client, link):
 def test_visit_filters_and_date_hierarchy(admin_client, link):
     add_visits(link, 2, browser_type="Firefox")
     add_visits(link, 1, country="Kenya", browser_type="Googlebot", device_type="Bot", is_bot=True)
+    add_visits(link, 1, channel="qr")
     html = admin_client.get(VISITS).content.decode()
-    for label in ("By is bot", "By device type", "By browser type", "By country"):
+    labels = ("By is bot", "By came through", "By device type", "By browser type", "By country")
+    for label in labels:
         assert label in html
     assert 'class="toplinks"' in html  # the date hierarchy
 
@@ -45,10 +47,11 @@ def test_visit_filters_and_date_hierarchy(admin_client, link):
 
     assert count(is_bot__exact="1") == 1
     assert count(country="Kenya") == 1
-    assert count(device_type__exact="PC") == 2
+    assert count(device_type__exact="PC") == 3
     assert count(browser_type="Firefox") == 2
+    assert count(channel__exact="qr") == 1
     today = timezone.localdate()
-    assert count(visit_time__year=today.year) == 3
+    assert count(visit_time__year=today.year) == 4
 
 
 def test_visit_changelist_query_count_does_not_grow(

@@ -56,3 +56,42 @@ def test_bots_stored_before_kinds_keep_their_name_and_count_as_other():
 def _migrate_latest_targets():
     executor = MigrationExecutor(connection)
     return executor.loader.graph.leaf_nodes()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_periods_rolled_up_before_channels_read_as_clicks_on_the_short_link():
+    """Every visit before QR codes carried their marker came through the short link: its
+    periods get a "channels" row with their people's clicks (what their "devices" rows sum to),
+    so an old week shows "Short link 100 %", not an empty or partial breakdown."""
+    apps = _migrate([("analytics", "0005_dailybreakdown_by_value")])
+    user = apps.get_model("auth", "User").objects.create(username="before-channels")
+    link = apps.get_model("links", "UrlLink").objects.create(
+        owner_id=user.pk,
+        code="abc",
+        long_url="https://example.com/",
+        long_url_hash="h" * 40,
+        code_type="custom",
+    )
+    apps.get_model("analytics", "VisitRecord").objects.create(
+        link_id=link.pk, code="abc", event_id="e0", client_id="c0", visit_time=HOUR
+    )
+    for model_name, period in (("HourlyBreakdown", "hour"), ("DailyBreakdown", "day")):
+        rows = apps.get_model("analytics", model_name).objects
+        for dimension, value, clicks in [
+            ("devices", "Mobile", 3),
+            ("devices", "PC", 2),
+            ("browsers", "Safari", 5),
+            ("bots", "Googlebot", 4),
+        ]:
+            rows.create(
+                link_id=link.pk, dimension=dimension, value=value, clicks=clicks, **{period: HOUR}
+            )
+    try:
+        apps = _migrate([("analytics", "0006_visit_channel")])
+        visits = apps.get_model("analytics", "VisitRecord")
+        assert list(visits.objects.values_list("channel", flat=True)) == ["link"]
+        for model_name in ("HourlyBreakdown", "DailyBreakdown"):
+            rows = apps.get_model("analytics", model_name).objects.filter(dimension="channels")
+            assert list(rows.values_list("value", "clicks")) == [("link", 5)]
+    finally:
+        _migrate(_migrate_latest_targets())

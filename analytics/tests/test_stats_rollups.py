@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from analytics import selectors, services
+from analytics import channels, selectors, services
 from analytics.bots import BotKind
 from analytics.models import (
     DailyBreakdown,
@@ -82,6 +82,7 @@ def _visits(rnd: random.Random, links, count: int) -> list[VisitRecord]:
                 is_bot=bot,
                 bot_name=bot_name,
                 bot_kind=bot_kind,
+                channel=rnd.choice(["link", "link", "qr"]),
             )
         )
     return visits
@@ -116,6 +117,10 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
         if entry["name"] in BotKind.values
         else {**entry, "kind": ""}  # "Unknown": stored before kinds existed
         for entry in ranked(bots, "bot_kind")
+    ]
+    result["channels"] = [
+        {**entry, "channel": entry["name"], "name": channels.LABELS[entry["name"]]}
+        for entry in result["channels"]
     ]
     return result
 

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 
+from links import qr
 from links.models import RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
 from links.shortlinks import short_url_for
@@ -302,6 +303,28 @@ class LinkListQuerySerializer(serializers.Serializer):
         required=False,
         min_value=1,
         error_messages={"invalid": "Use a number of links per page (at most 500)."},
+    )
+
+
+class QrQuerySerializer(serializers.Serializer):
+    """Query string of GET /api/v1/links/{code}/qr/."""
+
+    format = serializers.ChoiceField(
+        choices=qr.FORMATS,
+        required=False,
+        default="png",
+        help_text="`png` (default) or `svg` (a vector drawing: any size, no `size` needed).",
+        error_messages={"invalid_choice": "Choose png or svg."},
+    )
+    size = serializers.ChoiceField(
+        choices=list(qr.SIZES),
+        required=False,
+        help_text="PNG width and height in pixels: "
+        + "; ".join(size.label for size in qr.SIZES.values())
+        + ". Without it, 10 pixels a module (about 370 px).",
+        error_messages={
+            "invalid_choice": f"Choose a size of {qr.SIZE_CHOICES_TEXT} (pixels wide)."
+        },
     )
 
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
+from links import qr
 from links.selectors import link_click_totals, link_list
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
+from links.shortlinks import short_url_for
 
 from .base import ApiView
 from .docs import CODE_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
@@ -24,6 +28,7 @@ from .serializers import (
     LinkListQuerySerializer,
     LinkSerializer,
     LinkUpdateSerializer,
+    QrQuerySerializer,
     validate_create_items,
 )
 
@@ -295,4 +300,50 @@ class LinkBulkView(_LinkViewMixin, ApiView):
                 "failed": counts[400],
                 "results": results,
             }
+        )
+
+
+class _ErrorsAsJson(DefaultContentNegotiation):
+    """For a view that answers with a file: `?format=` is the view's own parameter, not DRF's
+    renderer override (which would answer 404 for `png`), and whatever the Accept header asks
+    for (`image/png`), errors are JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class LinkQrView(ApiView):
+    serializer_class = QrQuerySerializer
+    content_negotiation_class = _ErrorsAsJson
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_qr",
+        summary="QR code of a link (PNG or SVG)",
+        description=(
+            "The QR code people scan to open the short link, as a file. It encodes the short "
+            "URL with `?qr=1`: those visits count as `qr` in the stats' `channels` breakdown, "
+            "and the marker is not passed on to the long URL."
+        ),
+        parameters=[CODE_PARAMETER, QrQuerySerializer, RETRY_AFTER],
+        responses={
+            **{
+                (200, media_type): OpenApiResponse(
+                    OpenApiTypes.BINARY,
+                    description="The QR code as a file to download (PNG or SVG, as `format` asks), "
+                    "named `<code>-qr-<size>.png` or `<code>-qr.svg`.",
+                )
+                for media_type in qr.CONTENT_TYPES.values()
+            },
+            **error_responses(400, 401, 404, 429),
+        },
+    )
+    def get(self, request, code: str):
+        link = self.get_link(code)  # 404 first: others' codes cannot be probed
+        query = _validated(QrQuerySerializer, request.query_params.dict())
+        return qr.file_response(
+            code=link.code,
+            short_url=short_url_for(link.code, request=request),
+            fmt=query["format"],
+            size=query.get("size") or None,
         )

@@ -1,6 +1,8 @@
 """Helpers shared by the links tests (importable, unlike conftest files)."""
 
 import io
+import struct
+import zlib
 from wsgiref.util import setup_testing_defaults
 
 from rest_framework.authtoken.models import Token
@@ -35,3 +37,35 @@ def call_wsgi(
 
     body = b"".join(application(environ, start_response))
     return captured["status"], captured["headers"], body
+
+
+def read_png(data: bytes) -> dict:
+    """What a PNG file says about itself: width, height, pixels per metre (None without a pHYs
+    chunk), and for unfiltered 1-bit greyscale images (links.qr's) the pixel rows, 1 = white,
+    decoded here independently of the writer."""
+    assert data.startswith(b"\x89PNG\r\n\x1a\n"), "not a PNG file"
+    chunks, offset = {}, 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        body = data[offset + 8 : offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
+        assert crc == zlib.crc32(kind + body), f"bad CRC in {kind!r}"
+        chunks[kind] = chunks.get(kind, b"") + body  # IDAT may come in several chunks
+        offset += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    info = {"width": width, "height": height, "per_metre": None, "rows": None}
+    if b"pHYs" in chunks:
+        per_x, per_y, unit = struct.unpack(">IIB", chunks[b"pHYs"])
+        assert unit == 1 and per_x == per_y
+        info["per_metre"] = per_x
+    if (depth, colour) == (1, 0):
+        raw = zlib.decompress(chunks[b"IDAT"])
+        stride = 1 + (width + 7) // 8
+        assert len(raw) == stride * height
+        lines = [raw[y * stride : (y + 1) * stride] for y in range(height)]
+        if all(line[0] == 0 for line in lines):  # filter type 0 on every row: bits as they are
+            info["rows"] = [
+                [(line[1 + x // 8] >> (7 - x % 8)) & 1 for x in range(width)] for line in lines
+            ]
+    return info

@@ -646,10 +646,11 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/",
         "/api/v1/links/bulk/",
         "/api/v1/links/{code}/",
+        "/api/v1/links/{code}/qr/",
         "/api/v1/links/{code}/stats/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 7
+    assert len(operations) == 8
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

@@ -88,6 +88,7 @@ def test_password_change_works(logged_in, user):
         ("link_edit", ["abc-1"]),
         ("link_revoke", ["abc-1"]),
         ("link_qr", ["abc-1", "png"]),
+        ("link_qr_page", ["abc-1"]),
         ("password_change", []),
     ],
 )
@@ -117,7 +118,8 @@ def test_create_link_shows_short_url_copy_button_and_qr(logged_in, user):
     assert "http://testserver/spring-sale" in html
     assert 'data-copy="http://testserver/spring-sale"' in html
     assert "<svg" in html  # the QR code, inline
-    assert reverse("link_qr", args=["spring-sale", "png"]) in html
+    assert reverse("link_qr", args=["spring-sale", "png"]) + "?size=2048" in html
+    assert reverse("link_qr", args=["spring-sale", "svg"]) in html
     assert "Your short link is ready." in html
 
 
@@ -198,7 +200,7 @@ def test_qr_png_and_svg_downloads(logged_in, user):
     assert png.status_code == 200
     assert png["Content-Type"] == "image/png"
     assert png.content.startswith(b"\x89PNG")
-    assert f'filename="qr-{link.code}.png"' in png["Content-Disposition"]
+    assert f'filename="{link.code}-qr.png"' in png["Content-Disposition"]
     svg = logged_in.get(reverse("link_qr", args=[link.code, "svg"]))
     assert svg["Content-Type"] == "image/svg+xml"
     assert b"<svg" in svg.content
@@ -207,6 +209,7 @@ def test_qr_png_and_svg_downloads(logged_in, user):
 def test_qr_of_another_marketers_link_is_404(logged_in, other_user):
     theirs = UrlLinkFactory(owner=other_user)
     assert logged_in.get(reverse("link_qr", args=[theirs.code, "png"])).status_code == 404
+    assert logged_in.get(reverse("link_qr_page", args=[theirs.code])).status_code == 404
 
 
 # --- My links ---------------------------------------------------------------------------------
