@@ -72,6 +72,10 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "every_row": every_row,
             # The same period with every row, or back to the top rows.
             "period_query": period.urlencode(),
+            # What the page shows, kept when the period changes (the tabs, the custom range).
+            "view_params": [
+                (name, request.GET[name]) for name in ("rows", "bots") if name in request.GET
+            ],
             "latest_visits": latest,
             "show_bots": show_bots,
             "bots_only": bots_only,

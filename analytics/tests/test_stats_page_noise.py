@@ -154,3 +154,18 @@ def test_networks_without_network_data_say_how_to_install_it(page, link):
     assert "isps" not in [table["key"] for table in response.context["cards"]["tables"]]
     note = re.search(r'data-testid="networks-note">(.+?)</p>', html).group(1)
     assert "<code>make geodata</code>" in note and "GEOIP_ASN_DB" in note
+
+
+def test_changing_the_period_keeps_bots_and_every_row_on_show(page, link):
+    """Showing bots or every row, then picking another period (a tab, or a custom range) keeps
+    them: the period changes, not what the page lists."""
+    add_visits(link, 1, bot=True)
+    _, html = page(range="7d", bots="1", rows="all")
+    tabs = re.findall(r'<a href="(\?range=[^"]+)"', html)
+    assert "?range=30d&amp;rows=all&amp;bots=1" in tabs
+    custom = html[html.index('name="range" value="custom"') :]
+    custom = custom[: custom.index("</form>")]
+    assert '<input type="hidden" name="bots" value="1">' in custom
+    assert '<input type="hidden" name="rows" value="all">' in custom
+    _, plain = page(range="7d")
+    assert "?range=30d&amp;" not in plain
