@@ -11,7 +11,7 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 
 from links import qr
-from links.models import RedirectType, UrlLink
+from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
 from links.shortlinks import short_url_for
 
@@ -30,6 +30,16 @@ class LinkSerializer(serializers.ModelSerializer):
     is_active = serializers.BooleanField(
         read_only=True, help_text="False once the link is revoked or past its expiry."
     )
+    status = serializers.ChoiceField(
+        choices=LinkStatus.choices,
+        read_only=True,
+        help_text="active, expired (past expires_at) or revoked (at revoked_at).",
+    )
+    revoked_at = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When the link was revoked; null if it never was.",
+    )
     clicks = serializers.SerializerMethodField(help_text="Clicks by people (bots not counted).")
 
     class Meta:
@@ -44,6 +54,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "expires_at",
             "pass_query",
             "is_active",
+            "status",
+            "revoked_at",
             "clicks",
         ]
         read_only_fields = fields
@@ -64,7 +76,8 @@ class LinkSerializer(serializers.ModelSerializer):
         """What ModelSerializer would give, without its per-field machinery (a bulk answer
         shows a thousand links). test_bulk_serialization holds the two in step."""
         fields = self.fields
-        expires_at = link.expires_at
+        expires_at, revoked_at = link.expires_at, link.revoked_at
+        status = link.status
         return {
             "code": link.code,
             "short_url": self.get_short_url(link),
@@ -76,7 +89,11 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
             "pass_query": link.pass_query,
-            "is_active": link.is_active,
+            "is_active": status == LinkStatus.ACTIVE,
+            "status": status,
+            "revoked_at": (
+                None if revoked_at is None else fields["revoked_at"].to_representation(revoked_at)
+            ),
             "clicks": self.get_clicks(link),
         }
 

@@ -28,6 +28,8 @@ LINK_FIELDS = {
     "created_at",
     "expires_at",
     "is_active",
+    "status",
+    "revoked_at",
     "clicks",
 }
 
@@ -405,7 +407,23 @@ def test_revoke_answers_204_and_the_short_url_then_answers_410(api, user):
     assert APIClient().get(f"/{link.code}").status_code == 410
     restored = api.get(f"/api/v1/links/{link.code}/").json()
     assert restored["is_active"] is False
-    assert restored["expires_at"] is not None
+    assert restored["status"] == "revoked"
+    assert restored["revoked_at"] is not None
+
+
+def test_a_client_can_tell_a_revoked_link_from_an_expired_one(api, user):
+    """Both answer 410 and read is_active false; status and revoked_at say which it is."""
+    expired = UrlLinkFactory(owner=user, expired=True)
+    revoked = UrlLinkFactory(owner=user, revoked=True)
+    live = UrlLinkFactory(owner=user)
+    shown = {
+        code: api.get(f"/api/v1/links/{code}/").json()
+        for code in (expired.code, revoked.code, live.code)
+    }
+    assert [shown[expired.code][key] for key in ("status", "revoked_at")] == ["expired", None]
+    assert shown[revoked.code]["status"] == "revoked"
+    assert shown[revoked.code]["revoked_at"].startswith(str(revoked.revoked_at.year))
+    assert [shown[live.code][key] for key in ("status", "is_active")] == ["active", True]
 
 
 def test_revoke_unknown_code_answers_404(api):
