@@ -281,3 +281,11 @@ def test_chart_labels_keep_the_minutes_of_half_hour_zones(settings, logged_in, l
     bucket = click_time.replace(minute=0).astimezone(dt.timezone(dt.timedelta(hours=5, minutes=30)))
     assert f"{bucket:%Y-%m-%d %H:%M}" in html
     assert bucket.minute == 30
+
+
+def test_an_empty_overview_says_no_clicks_once(client, staff_user):
+    """A period without clicks: the chart says so, and the top links card does not repeat it."""
+    client.force_login(staff_user)
+    html = client.get(reverse("overview")).content.decode()
+    assert html.count("No clicks in this period") == 1
+    assert "The most clicked links of the period will be listed here." in html
