@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (the browser fixture is imported from test_browser, then asked for by name)
 """In a real browser, at phone, laptop and desktop widths: a marketer makes, uses and revokes an
 API key and sees times in their own zone; staff find the overview, revoke from the link page
 and read the code pool as counts. Every page fits its width and passes axe-core (no serious or
@@ -9,37 +8,17 @@ import datetime as dt
 import os
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
-from tests.test_browser import (  # noqa: F401
-    CHROMIUM,
-    browser,
+from tests.browser_support import (
+    WIDTHS,
+    assert_fits_and_accessible,
     keep_screenshot,
     log_in,
+    needs_chromium,
     page_at_width,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
-]
-
-WIDTHS = [390, 1280, 1920]
-
-
-def assert_fits_and_accessible(page, what: str) -> None:
-    """Nothing runs off the side of the page, and axe-core finds nothing serious."""
-    width = page.evaluate("window.innerWidth")
-    scroll_width = page.evaluate("document.documentElement.scrollWidth")
-    assert scroll_width <= width, f"{what}: {scroll_width}px wide in a {width}px window"
-    results = Axe().run(page).response
-    serious = [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert not serious, f"{what}: {serious}"
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
 
 def shot(page, artifacts_dir: str, name: str, width: int) -> None:

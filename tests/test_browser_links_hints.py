@@ -9,43 +9,31 @@ import re
 import pytest
 
 from links.tests.factories import UrlLinkFactory
-
-# The shared browser test's fixtures and helpers (one Chromium launch recipe, one target page).
-from .test_browser import (  # noqa: F401 - fixtures are found by name
-    CHROMIUM,
+from tests.browser_support import (
     TARGET_TITLE,
-    browser,
+    WIDTHS,
+    assert_fits_and_accessible,
     keep_screenshot,
     log_in,
+    needs_chromium,
     page_at_width,
-    target_url,
 )
 
-WIDTHS = [390, 1280, 1920]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
 
-def _signed_in_page(browser, base: str, width: int):  # noqa: F811 - the fixture's value
+def _signed_in_page(browser, base: str, width: int):
     context, page = page_at_width(browser, width)
     log_in(page, base, "marketer", "s3cret-pass-1")
     page.wait_for_url(base + "/")
     return context, page
 
 
-def _fits(page, width: int) -> None:
-    assert page.evaluate("document.documentElement.scrollWidth") <= width
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_short_link_passes_the_query_string_on_with_or_without_a_slash(
-    browser,  # noqa: F811
+    browser,
     live_server,
-    target_url,  # noqa: F811
+    target_url,
     user,
     width,
     artifacts_dir,
@@ -58,7 +46,7 @@ def test_the_short_link_passes_the_query_string_on_with_or_without_a_slash(
     # Plain words for the redirect types; query pass-through offered and on by default.
     assert page.get_by_label("Temporary (302, default)", exact=False).is_checked()
     assert page.get_by_label("Pass the query string on").is_checked()
-    _fits(page, width)
+    assert_fits_and_accessible(page, "create form, options open")
     page.screenshot(path=os.path.join(artifacts_dir, f"create-options-{width}.png"), full_page=True)
     if width == 1280:
         keep_screenshot(artifacts_dir, "create-options-1280.png")
@@ -76,7 +64,7 @@ def test_the_short_link_passes_the_query_string_on_with_or_without_a_slash(
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_creating_a_link_speaks_plainly(
-    browser,  # noqa: F811
+    browser,
     live_server,
     user,
     other_user,
@@ -100,7 +88,7 @@ def test_creating_a_link_speaks_plainly(
     page.get_by_label("Custom alias").fill("summer")
     page.get_by_role("button", name="Shorten").click()
     page.get_by_text("“summer-2” is free").wait_for()
-    _fits(page, width)
+    assert_fits_and_accessible(page, "create form, alias taken")
     page.screenshot(path=os.path.join(artifacts_dir, f"alias-taken-{width}.png"), full_page=True)
     if width == 1280:
         keep_screenshot(artifacts_dir, "alias-taken-1280.png")
@@ -113,7 +101,7 @@ def test_creating_a_link_speaks_plainly(
     page.get_by_role("button", name="Shorten").click()
     page.wait_for_selector("[data-testid=created-link]")
     page.get_by_text("only by upper and lower case").wait_for()
-    _fits(page, width)
+    assert_fits_and_accessible(page, "created link with a case warning")
 
     # A revoked link: no "expires <past time>" in the list.
     page.goto(f"{base}/dashboard/links/Spring-Sale/revoke/")

@@ -1,7 +1,7 @@
 """The stats page's breakdown shares, series buckets and periods in a real browser (issue #14),
 at a phone's, a laptop's and a wide screen's width: shares of the period's total with an
 "Other" row and "Show all", days and weeks on the chart, the 90-day and all-time presets, a
-refused range said on the page, and axe-core finding nothing serious in those parts.
+refused range said on the page, and the page fitting with axe-core finding nothing serious.
 Screenshots go to test-artifacts/; UPDATE_SCREENSHOTS=1 also refreshes docs/screenshots/.
 """
 
@@ -11,25 +11,19 @@ import os
 import pytest
 from django.utils import timezone
 
-from tests.test_browser import (  # noqa: F401
-    CHROMIUM,
-    browser,
+from tests.browser_support import (
+    WIDTHS,
+    assert_fits_and_accessible,
     keep_screenshot,
     log_in,
+    needs_chromium,
     page_at_width,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
-WIDTHS = [390, 1280, 1920]
 # 12 browsers, 170 clicks: the top one is 30 of 170 (17.6 %), the last two (7 clicks) "Other".
 CLICKS = [30, 25, 20, 18, 16, 14, 13, 11, 9, 7, 4, 3]
-# Our parts of the page, for axe-core (the rest of the page is other rows' work).
-AXE_PARTS = [[".range-tabs"], ["section[aria-labelledby=chart-heading]"], [".breakdowns"]]
 
 
 @pytest.fixture
@@ -46,29 +40,14 @@ def old_link(user):
     return link
 
 
-def _serious_violations(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    found = []
-    for part in AXE_PARTS:
-        result = Axe().run(page, context={"include": [part]})
-        found += [
-            f"{rule['id']} ({rule['impact']}) in {part}"
-            for rule in result.response["violations"]
-            if rule["impact"] in {"serious", "critical"}
-        ]
-    return found
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_shares_other_show_all_buckets_and_presets(
-    browser,  # noqa: F811
+    browser,
     live_server,
     old_link,
     artifacts_dir,
     width,
 ):
-    pytest.importorskip("axe_playwright_python")
     base = live_server.url
     context, page = page_at_width(browser, width)
     log_in(page, base, "marketer", "s3cret-pass-1")
@@ -88,7 +67,7 @@ def test_shares_other_show_all_buckets_and_presets(
     page.screenshot(path=os.path.join(artifacts_dir, f"stats-shares-{width}.png"), full_page=True)
     if width == 1280:
         keep_screenshot(artifacts_dir, f"stats-shares-{width}.png")
-    assert _serious_violations(page) == []
+    assert_fits_and_accessible(page, "stats, 7 days")
 
     # Every row on request, then back to the top rows.
     page.get_by_role("link", name="Show all browsers").click()
@@ -106,7 +85,7 @@ def test_shares_other_show_all_buckets_and_presets(
     assert page.get_by_role("heading", name="Clicks per week").is_visible()
     assert tabs.get_by_role("link", name="All time").get_attribute("aria-current") == "page"
     assert "170" in page.get_by_test_id("total-clicks").inner_text()
-    assert _serious_violations(page) == []
+    assert_fits_and_accessible(page, "stats, all time")
 
     # A range the page refuses is said, with what it shows instead.
     page.get_by_text("Custom range", exact=True).click()

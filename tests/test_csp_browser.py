@@ -1,22 +1,19 @@
 """The Content-Security-Policy breaks nothing: the product's pages, the admin and Swagger UI load in
 Chromium without one policy violation (issue #12 row 10)."""
 
-import os
-
 import pytest
 
 from links.tests.factories import UrlLinkFactory
-
-from .test_browser import CHROMIUM, browser, log_in  # noqa: F401 - `browser` is a fixture
+from tests.browser_support import log_in, needs_chromium
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
+    needs_chromium,
 ]
 
 
-def test_pages_admin_and_swagger_ui_work_under_the_policy(browser, live_server, staff_user):  # noqa: F811
+def test_pages_admin_and_swagger_ui_work_under_the_policy(browser, live_server, staff_user):
     link = UrlLinkFactory(owner=staff_user, long_url="https://example.com/csp")
     base = live_server.url
     page = browser.new_page()

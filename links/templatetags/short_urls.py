@@ -1,0 +1,18 @@
+"""How a short URL is printed on a page."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+@register.filter
+def code_kept_whole(short_url: str) -> SafeString:
+    """The short URL with a line-break opportunity after its last slash and the code in a span
+    that never breaks (site.css: .code-part). On a phone the URL may wrap before the code, never
+    inside it: people retype codes from screens and print, and a code cut in two reads as two."""
+    head, slash, code = short_url.rpartition("/")
+    return format_html('{}{}<wbr><span class="code-part">{}</span>', head, slash, code)
