@@ -132,6 +132,8 @@ def link_visits_csv(request: HttpRequest, code: str) -> StreamingHttpResponse:
 
 def _runway(hours: float) -> str:
     """How long the unused codes last at the current rate, in words."""
+    if hours < 1:  # an empty pool is refilled inline by the next create (links.codes.pool)
+        return "less than an hour; the next link made refills it"
     if hours < 48:
         return f"about {round(hours)} hours"
     return f"about {round(hours / 24)} days"

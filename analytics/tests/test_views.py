@@ -289,3 +289,16 @@ def test_an_empty_overview_says_no_clicks_once(client, staff_user):
     html = client.get(reverse("overview")).content.decode()
     assert html.count("No clicks in this period") == 1
     assert "The most clicked links of the period will be listed here." in html
+
+
+def test_an_empty_pool_is_not_said_to_last_zero_hours(client, staff_user):
+    """Pool codes used today and none left: the overview says the next create refills it."""
+    from links.models import CodeType, UniqueCode
+    from links.tests.factories import UrlLinkFactory
+
+    UniqueCode.objects.all().delete()
+    UrlLinkFactory(owner=staff_user, code_type=CodeType.POOL)
+    client.force_login(staff_user)
+    html = client.get(reverse("overview")).content.decode()
+    assert "about 0 hours" not in html
+    assert "the pool lasts less than an hour; the next link made refills it" in html
