@@ -129,7 +129,7 @@ def test_the_link_page_lists_bots_too_each_by_name_and_kind(admin_client, user):
     add_visits(link, is_bot=True, device_type="Bot")
     html = admin_client.get(reverse("admin:links_urllink_change", args=[link.pk])).content
     latest = html.decode().split("<h2>Latest visits</h2>")[1]
-    rows = [re.findall(r"<td>(.*?)</td>", row, re.S) for row in latest.split("<tr>")[2:]]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in latest.split("<tr>")[2:]]
     # Time, Country, City, Browser, OS, Device, Bot, …
     assert sorted(cells[6] for cells in rows) == ["Googlebot (Search engine)", "no", "unnamed bot"]
 
