@@ -253,16 +253,16 @@ def _bucket_people(link_ids: LinkIds, buckets: list[_Bucket], bucket: str, zone:
         return
     links = _links_key(link_ids)
     now_hour = utc_hour(timezone.now())
-    keys = {}
+    keys: dict[_Bucket, str] = {}
     if links is not None:
         for item in todo:
-            if item.end <= now_hour:  # over: no visit can be rolled up into it any more but late
+            if item.end <= now_hour:  # over: only a late visit still reaches it (see fingerprint)
                 span = f"{item.start.timestamp():.0f}:{item.end.timestamp():.0f}"
-                keys[id(item)] = f"{BUCKET_PEOPLE_KEY}:{links}:{span}"
+                keys[item] = f"{BUCKET_PEOPLE_KEY}:{links}:{span}"
     cached = cache.get_many(list(keys.values())) if keys else {}
     missing = []
     for item in todo:
-        hit = cached.get(keys.get(id(item)))
+        hit = cached.get(keys.get(item, ""))
         if hit is not None and hit[0] == item.fingerprint():
             item.people = hit[1]
         else:
@@ -271,12 +271,12 @@ def _bucket_people(link_ids: LinkIds, buckets: list[_Bucket], bucket: str, zone:
     fresh: dict[int, dict[str, list]] = defaultdict(dict)
     for item, people in zip(missing, counted, strict=True):
         item.people = people
-        if id(item) in keys:
-            key = _bucket_start(item.start, bucket, zone)
-            whole = _bucket_start(item.start - HOUR, bucket, zone) != key
-            whole = whole and _bucket_start(item.end, bucket, zone) != key
+        if item in keys:
+            first = _bucket_start(item.start, bucket, zone)
+            whole = _bucket_start(item.start - HOUR, bucket, zone) != first
+            whole = whole and _bucket_start(item.end, bucket, zone) != first
             ttl = BUCKET_PEOPLE_SECONDS if whole else PARTIAL_BUCKET_PEOPLE_SECONDS
-            fresh[ttl][keys[id(item)]] = [item.fingerprint(), people]
+            fresh[ttl][keys[item]] = [item.fingerprint(), people]
     for ttl, values in fresh.items():
         cache.set_many(values, timeout=ttl)
 
