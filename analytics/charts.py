@@ -23,18 +23,17 @@ BREAKDOWN_TITLES = [
 
 def chart_data(series: list[dict], bucket: str = "hour") -> dict:
     """Labels and values for Chart.js, in local time, one point per entry of `series` (one
-    bucket each, see selectors.series); `unique_visitors` is None when the series has none."""
+    bucket each, see selectors.series), with each bucket's distinct people."""
     labels = []
     for row in series:
         moment = timezone.localtime(row["hour"])
         # %M too: in zones such as Asia/Kolkata a UTC hour starts at half past.
         labels.append(f"{moment:%Y-%m-%d %H:%M}" if bucket == "hour" else f"{moment:%Y-%m-%d}")
-    people = [row["unique_visitors"] for row in series]
     return {
         "unit": bucket,
         "labels": labels,
         "clicks": [row["clicks"] for row in series],
-        "unique_visitors": None if None in people else people,
+        "unique_visitors": [row["unique_visitors"] for row in series],
         "bot_clicks": [row["bot_clicks"] for row in series],
     }
 

@@ -30,9 +30,10 @@ class VisitRecord(models.Model):
     code = models.CharField(max_length=32)
     # Chosen by the redirect that saw the click; makes a re-delivered batch harmless.
     event_id = models.CharField(max_length=32, unique=True)
-    # Not indexed: a random SHA-1 per visitor made every insert a random B-tree write, and no
-    # read used the index (unique visitors are counted within a link's (link, visit_time) range;
-    # the admin's search ORs unindexed columns, a table scan either way). docs/performance.md.
+    # Not indexed on its own: a random SHA-1 per visitor made every insert a random B-tree write,
+    # and no read needs it first (unique visitors are counted within a link's time range, from
+    # the covering index below; the admin's search ORs unindexed columns, a table scan either
+    # way). docs/performance.md.
     client_id = models.CharField(max_length=40)
     client_ip = models.CharField(max_length=45, blank=True, default="")
     visit_time = models.DateTimeField()
@@ -66,7 +67,13 @@ class VisitRecord(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["link", "visit_time"], name="visit_link_time"),
+            # A link's visits in time order (latest visits, the CSV export's keyset pages: id
+            # breaks ties), and covering for a range's distinct people: COUNT(DISTINCT
+            # client_id) of the people (is_bot) in a day or week reads this index alone.
+            models.Index(
+                fields=["link", "visit_time", "id", "is_bot", "client_id"],
+                name="visit_link_time_people",
+            ),
             models.Index(fields=["visit_time"], name="visit_time"),
         ]
 

@@ -23,7 +23,8 @@ from datetime import datetime, time, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.core.cache import cache
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum, Value
 from django.utils import timezone
 
 from links.models import UrlLink
@@ -73,10 +74,16 @@ LinkIds = Iterable[int] | QuerySet | None
 BUCKETS = ("hour", "day", "week")
 HOURLY_SERIES_MAX = timedelta(hours=48)
 DAILY_SERIES_MAX = timedelta(days=180)
-# Each day's or week's unique visitors are distinct people in it, counted from the visits: past
-# this many people's clicks in the range that read would cost more than the whole page, so the
-# series leaves them out (None) and only the range's total, exact at any size, is shown.
-BUCKET_VISITORS_MAX_CLICKS = 20_000
+# A bucket's distinct people, counted by the database, are kept in the cache once the bucket is
+# over (it ended before the current hour), with a fingerprint of its HourlyClick rows: a late
+# visit rolled up into one of its hours changes the fingerprint, so it is counted again, never
+# served stale. A whole day or week is asked for again on every view of any range holding it; a
+# range's partial first bucket only until the range moves on, an hour later.
+BUCKET_PEOPLE_KEY = "bucket-people"
+BUCKET_PEOPLE_SECONDS = 7 * 86400
+PARTIAL_BUCKET_PEOPLE_SECONDS = 3600
+# Buckets counted per statement (one COUNT(DISTINCT) per bucket, joined by UNION ALL).
+_BUCKETS_PER_QUERY = 40
 
 
 def _hour_ceil(moment: datetime) -> datetime:
@@ -110,17 +117,8 @@ def _visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
     return visits
 
 
-def hourly_series(
-    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime
-) -> list[dict]:
-    """[{hour, clicks, unique_visitors, bot_clicks}] for every hour in [start, end), zeros kept.
-
-    `hour` is an aware datetime in the current time zone; `start` is rounded down to its hour.
-    `link_ids=None` sums every link. With several links, `unique_visitors` is the sum of each
-    link's unique visitors in that hour.
-    """
-    if end <= start:
-        return []
+def _hour_sums(link_ids: LinkIds, start: datetime, end: datetime) -> dict[datetime, dict]:
+    """{UTC hour: its HourlyClick rows summed} for the hours of [start, end) that have rows."""
     sums = (
         _hourly_rows(link_ids, start, end)
         .values("hour")
@@ -128,25 +126,27 @@ def hourly_series(
             clicks_sum=Sum("clicks"),
             unique_sum=Sum("unique_visitors"),
             bots_sum=Sum("bot_clicks"),
+            last_sum=Sum("last_visitors"),
+            rows=Count("id"),
+            stale=Count("id", filter=Q(rolled_up=False)),
+            updated=Max("updated_at"),
         )
         .order_by()
     )
-    by_hour = {row["hour"]: row for row in sums}  # aware datetimes hash by instant
-    zone = timezone.get_current_timezone()
-    series = []
-    hour = utc_hour(start)
-    while hour < end:
-        row = by_hour.get(hour)
-        series.append(
-            {
-                "hour": hour.astimezone(zone),
-                "clicks": row["clicks_sum"] if row else 0,
-                "unique_visitors": row["unique_sum"] if row else 0,
-                "bot_clicks": row["bots_sum"] if row else 0,
-            }
-        )
-        hour += HOUR
-    return series
+    return {row["hour"]: row for row in sums}  # aware datetimes hash by instant
+
+
+def hourly_series(
+    *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime
+) -> list[dict]:
+    """[{hour, clicks, unique_visitors, bot_clicks}] for every hour in [start, end), zeros kept:
+    series(bucket="hour").
+
+    `hour` is an aware datetime in the current time zone; `start` is rounded down to its hour.
+    `link_ids=None` sums every link; a person who visited several of the links in an hour is
+    one unique visitor of that hour.
+    """
+    return series(link_ids=link_ids, start=start, end=end, bucket="hour")
 
 
 def series_bucket(start: datetime, end: datetime) -> str:
@@ -157,54 +157,171 @@ def series_bucket(start: datetime, end: datetime) -> str:
 
 
 def _bucket_start(hour: datetime, bucket: str, zone: tzinfo) -> datetime:
-    """The local midnight starting the day (or the week, from Monday) `hour` begins in."""
+    """The local midnight starting the day (or the week, from Monday) `hour` begins in; for
+    "hour", the hour itself."""
+    if bucket == "hour":
+        return hour
     day = hour.astimezone(zone).date()
     if bucket == "week":
         day -= timedelta(days=day.weekday())
     return datetime.combine(day, time.min, tzinfo=zone)
 
 
-def _bucket_visitors(
-    link_ids: LinkIds, start: datetime, end: datetime, bucket: str, zone: tzinfo
-) -> dict[datetime, int]:
-    """{bucket start: distinct people} from the range's visits (whole UTC hours, as the clicks),
-    a person visiting several of the links counting once."""
-    people: dict[datetime, set[str]] = defaultdict(set)
-    visits = _visits(link_ids, start, end).filter(is_bot=False)
-    for client_id, moment in visits.values_list("client_id", "visit_time").iterator(2000):
-        people[_bucket_start(utc_hour(moment), bucket, zone)].add(client_id)
-    return {key: len(ids) for key, ids in people.items()}
+class _Bucket:
+    """One entry of a series: its UTC hours [start, end) and their HourlyClick sums."""
+
+    def __init__(self, start: datetime):
+        self.start = self.end = start
+        self.clicks = self.bot_clicks = self.hourly_people = self.last_people = 0
+        self.rows = self.stale = 0
+        self.updated: datetime | None = None
+        self.people = 0  # distinct people, set by series
+
+    def add(self, hour: datetime, row: dict | None) -> None:
+        self.end = hour + HOUR
+        if row is None:
+            return
+        self.clicks += row["clicks_sum"] or 0
+        self.bot_clicks += row["bots_sum"] or 0
+        self.hourly_people += row["unique_sum"] or 0
+        self.last_people += row["last_sum"] or 0
+        self.rows += row["rows"]
+        self.stale += row["stale"]
+        if self.updated is None or row["updated"] > self.updated:
+            self.updated = row["updated"]
+
+    def fingerprint(self) -> list:
+        """Changes whenever the roll-up rewrites one of the bucket's hours (a visit came, one
+        turned out to be a bot): a cached count with another fingerprint is counted again."""
+        updated = self.updated.isoformat() if self.updated else ""
+        return [self.rows, self.clicks, self.bot_clicks, self.hourly_people, updated]
+
+
+def _links_key(link_ids: LinkIds) -> str | None:
+    """The links' part of a cache key; None for a QuerySet (not cached)."""
+    if link_ids is None:
+        return "all"
+    if isinstance(link_ids, QuerySet):
+        return None
+    ids = sorted(set(link_ids))
+    text = ",".join(map(str, ids))
+    return text if len(ids) <= 4 else hashlib.sha1(text.encode()).hexdigest()  # noqa: S324
+
+
+def _count_people(link_ids: LinkIds, spans: list[tuple[datetime, datetime]]) -> list[int]:
+    """Distinct people (not bots) in each [start, end) of `spans`, a person visiting several of
+    the links counting once: COUNT(DISTINCT client_id) per span, over the covering index
+    (link, visit_time, id, is_bot, client_id) when the links are named."""
+    people = VisitRecord.objects.filter(is_bot=False)
+    if link_ids is not None:
+        people = people.filter(link_id__in=_ids(link_ids))
+    counts: list[int] = []
+    for i in range(0, len(spans), _BUCKETS_PER_QUERY):
+        parts = [
+            people.filter(visit_time__gte=lo, visit_time__lt=hi)
+            .values(n=Value(n))  # a constant: no GROUP BY, one row per part
+            .annotate(people=Count("client_id", distinct=True))
+            .values_list("n", "people")
+            for n, (lo, hi) in enumerate(spans[i : i + _BUCKETS_PER_QUERY], start=i)
+        ]
+        rows = dict(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+        counts += [rows.get(n, 0) for n in range(i, i + len(parts))]
+    return counts
+
+
+def _last_bucket_from_latest_visits(link_ids: LinkIds, last: _Bucket) -> bool:
+    """Whether the people of a single link's last bucket are the sum of its hours'
+    last_visitors (see LinkVisitor): when nobody's latest visit is at or after its end (the
+    bucket reaches "now") and the roll-up wrote all its rows."""
+    if link_ids is None or isinstance(link_ids, QuerySet):
+        return False
+    ids = list(link_ids)
+    if len(ids) != 1 or last.stale:
+        return False
+    later = LinkVisitor.objects.filter(link_id=ids[0], last_hour__gte=last.end)
+    return not later.exists()
+
+
+def _bucket_people(link_ids: LinkIds, buckets: list[_Bucket], bucket: str, zone: tzinfo) -> None:
+    """Set each bucket's `people`: distinct people in it, exact at any size, never a sum of
+    hours. Buckets without clicks hold nobody; a single link's last bucket, when it reaches now,
+    is read from the roll-up; closed buckets from the cache when their fingerprint still holds;
+    the rest are counted from the visits, and cached when closed."""
+    todo = [item for item in buckets if item.clicks]
+    if todo and todo[-1] is buckets[-1] and _last_bucket_from_latest_visits(link_ids, todo[-1]):
+        last = todo.pop()
+        last.people = last.last_people
+    if not todo:
+        return
+    links = _links_key(link_ids)
+    now_hour = utc_hour(timezone.now())
+    keys: dict[_Bucket, str] = {}
+    if links is not None:
+        for item in todo:
+            if item.end <= now_hour:  # over: only a late visit still reaches it (see fingerprint)
+                span = f"{item.start.timestamp():.0f}:{item.end.timestamp():.0f}"
+                keys[item] = f"{BUCKET_PEOPLE_KEY}:{links}:{span}"
+    cached = cache.get_many(list(keys.values())) if keys else {}
+    missing = []
+    for item in todo:
+        hit = cached.get(keys.get(item, ""))
+        if hit is not None and hit[0] == item.fingerprint():
+            item.people = hit[1]
+        else:
+            missing.append(item)
+    counted = _count_people(link_ids, [(item.start, item.end) for item in missing])
+    fresh: dict[int, dict[str, list]] = defaultdict(dict)
+    for item, people in zip(missing, counted, strict=True):
+        item.people = people
+        if item in keys:
+            first = _bucket_start(item.start, bucket, zone)
+            whole = _bucket_start(item.start - HOUR, bucket, zone) != first
+            whole = whole and _bucket_start(item.end, bucket, zone) != first
+            ttl = BUCKET_PEOPLE_SECONDS if whole else PARTIAL_BUCKET_PEOPLE_SECONDS
+            fresh[ttl][keys[item]] = [item.fingerprint(), people]
+    for ttl, values in fresh.items():
+        cache.set_many(values, timeout=ttl)
 
 
 def series(
     *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime, bucket: str = "hour"
 ) -> list[dict]:
-    """hourly_series, or its hours summed into local days or weeks (Monday first): [{hour (the
-    bucket's local start), clicks, unique_visitors, bot_clicks}], zeros kept.
+    """[{hour (the bucket's start, local), clicks, unique_visitors, bot_clicks}] for every hour,
+    local day or week (Monday first) of [start, end), zeros kept; `start` is rounded down to its
+    hour, and a day or week is the UTC hours that begin in it (so it follows DST changes).
 
-    A day's or week's `unique_visitors` are the distinct people in it, never a sum of its hours;
-    None when the range holds more than BUCKET_VISITORS_MAX_CLICKS people's clicks.
+    `unique_visitors` is the distinct people in the bucket, exact at any size and never a sum of
+    hours: one person clicking at 9, 13 and 20 h is one visitor that day, and a person visiting
+    several of the links is one visitor. A single link's hours read HourlyClick.unique_visitors.
     """
-    hourly = hourly_series(link_ids=link_ids, start=start, end=end)
-    if bucket == "hour":
-        return hourly
+    if end <= start:
+        return []
+    sums = _hour_sums(link_ids, start, end)
     zone = timezone.get_current_timezone()
-    points: dict[datetime, dict] = {}
-    for row in hourly:
-        key = _bucket_start(row["hour"], bucket, zone)
-        point = points.setdefault(
-            key, {"hour": key, "clicks": 0, "unique_visitors": 0, "bot_clicks": 0}
-        )
-        point["clicks"] += row["clicks"]
-        point["bot_clicks"] += row["bot_clicks"]
-    clicks = sum(point["clicks"] for point in points.values())
-    if clicks > BUCKET_VISITORS_MAX_CLICKS:
-        people = None
+    buckets: dict[datetime, _Bucket] = {}
+    hour = utc_hour(start)
+    while hour < end:
+        key = _bucket_start(hour, bucket, zone)
+        item = buckets.get(key)
+        if item is None:
+            item = buckets[key] = _Bucket(hour)
+        item.add(hour, sums.get(hour))
+        hour += HOUR
+    ids = None if link_ids is None or isinstance(link_ids, QuerySet) else list(link_ids)
+    if bucket == "hour" and ids is not None and len(ids) <= 1:
+        for item in buckets.values():  # a link's hours are counted by the roll-up
+            item.people = item.hourly_people
     else:
-        people = _bucket_visitors(link_ids, start, end, bucket, zone) if clicks else {}
-    for key, point in points.items():
-        point["unique_visitors"] = None if people is None else people.get(key, 0)
-    return list(points.values())
+        _bucket_people(link_ids if ids is None else ids, list(buckets.values()), bucket, zone)
+    return [
+        {
+            "hour": key.astimezone(zone),
+            "clicks": item.clicks,
+            "unique_visitors": item.people,
+            "bot_clicks": item.bot_clicks,
+        }
+        for key, item in buckets.items()
+    ]
 
 
 def referrer_host(referrer: str) -> str:

@@ -1,7 +1,7 @@
 """The stats API's shares, "other" and buckets over HTTP against both deployments (issue #14):
 each entry's share is of the range's clicks with the rest summed in `other`, `?limit=all` lists
-every entry, `?bucket=day` counts a returning visitor once that day, and a year of hours is a
-400 naming `start`."""
+every entry, `?bucket=day` counts a returning visitor once that day and a new one as soon as
+the stats have their click, and a year of hours is a 400 naming `start`."""
 
 from __future__ import annotations
 
@@ -56,6 +56,22 @@ def test_shares_other_every_entry_and_day_buckets(deployment):
     assert sum(point["clicks"] for point in clicked) == len(VISITORS)
     if len(clicked) == 1:  # (the clicks did not straddle midnight)
         assert clicked[0]["unique_visitors"] == daily["unique_visitors"] == len(set(VISITORS))
+
+    # A new person later the same day: the day's people follow once the roll-up has the visit
+    # (what is cached is only days that are over).
+    newcomer = get_fresh(deployment.port, f"/{code}", visitor_headers(len(set(VISITORS))))
+    assert newcomer.status == 302, newcomer
+    deadline = time.monotonic() + STATS_POLL_SECONDS
+    while True:
+        status, daily = _stats(deployment, code, bucket="day")
+        if status == 200 and daily["total_clicks"] == len(VISITORS) + 1:
+            break
+        assert time.monotonic() < deadline, f"stats never showed the new click: {status} {daily}"
+        time.sleep(1)
+    clicked = [point for point in daily["series"] if point["clicks"]]
+    if len(clicked) == 1:
+        people = len(set(VISITORS)) + 1
+        assert clicked[0]["unique_visitors"] == daily["unique_visitors"] == people, clicked
 
     with deployment.api() as api:
         too_long = api.get(

@@ -136,9 +136,8 @@ class HourlyPointSerializer(serializers.Serializer):
     hour = serializers.DateTimeField(help_text="Start of the hour (of the day or week: `bucket`).")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
     unique_visitors = serializers.IntegerField(
-        allow_null=True,
-        help_text="Distinct people in the entry (never a sum of hours); null for days and weeks "
-        "of a range with more than 20,000 clicks (the range's total is always given).",
+        help_text="Distinct people in the entry, counted exactly (never a sum of hours; a "
+        "person who came back several times in a day is one visitor of that day)."
     )
     bot_clicks = serializers.IntegerField(required=False, help_text="Bots and link previews.")
 

@@ -10,7 +10,7 @@
     var datasets = [
       { type: "bar", label: "Clicks (people)", data: data.clicks, backgroundColor: "#2456d6", order: 2 }
     ];
-    if (data.unique_visitors) {  // null for days or weeks of a very busy range (see the page)
+    if (data.unique_visitors) {  // each bucket's distinct people (analytics.selectors.series)
       datasets.push({ type: "line", label: "Unique visitors", data: data.unique_visitors,
         borderColor: "#067647", backgroundColor: "#067647",
         pointRadius: data.labels.length > 60 ? 0 : 2, order: 1 });
