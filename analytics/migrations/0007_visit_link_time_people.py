@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     foreign key always has one."""
 
     dependencies = [
-        ("analytics", "0005_dailybreakdown_by_value"),
+        ("analytics", "0006_visit_channel"),
     ]
 
     operations = [
