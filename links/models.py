@@ -116,6 +116,17 @@ class UrlLink(models.Model):
         db_default=True,
         help_text="Add the query string a visitor brings (?utm_source=…) to the long URL.",
     )
+    # Gates: a link with any of these is decided in links/gates.py, not by the fused
+    # read-and-count of the redirect's cache entry (see LinkEntry.gated).
+    # Django's password hash (never the password): visitors unlock the link with a form.
+    password_hash = models.CharField(max_length=128, blank=True, default="", db_default="")
+    # After this many clicks by people the link answers 410 (bots never count).
+    max_visits = models.PositiveIntegerField(null=True, blank=True)
+    # [{"device"?, "os"?, "country"?, "language"?, "url"}]: the first rule whose every given key
+    # matches the visitor sends them to its url.
+    rules = models.JSONField(default=list, blank=True, db_default=[])
+    # [{"url", "weight"}], 2–4 of them: an A/B split of the people who click.
+    variants = models.JSONField(default=list, blank=True, db_default=[])
 
     objects = UrlLinkQuerySet.as_manager()
 
