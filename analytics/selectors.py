@@ -531,13 +531,28 @@ def link_stats(
     """
     return {
         "code": link.code,
+        **links_stats(link_ids=[link.pk], start=start, end=end, limit=limit, bucket=bucket),
+    }
+
+
+def links_stats(
+    *,
+    link_ids: list[int],
+    start: datetime,
+    end: datetime,
+    limit: int | None = DEFAULT_LIMIT,
+    bucket: str = "hour",
+) -> dict:
+    """link_stats's shape (without `code`) summed over several links (a tag's): clicks add
+    up, and `unique_visitors` counts a person who visited several of them once."""
+    return {
         "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
-        **_totals([link.pk], start, end),
+        **_totals(link_ids, start, end),
         "bucket": bucket,
-        "series": series(link_ids=[link.pk], start=start, end=end, bucket=bucket),
-        **breakdowns(link_ids=[link.pk], start=start, end=end, limit=limit),
+        "series": series(link_ids=link_ids, start=start, end=end, bucket=bucket),
+        **breakdowns(link_ids=link_ids, start=start, end=end, limit=limit),
     }
 
 

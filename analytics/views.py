@@ -149,7 +149,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     series = selectors.series(start=time_range.start, end=time_range.end, bucket=bucket)
     chart = chart_data(series, bucket)
     top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
-    newest = list(link_list(user=request.user, owned_only=False)[:10])
+    newest = list(link_list(user=request.user, owned_only=False, archived=True)[:10])
     pool_report = pool.pool_report()
     runway_hours = pool_report["pool_runway_hours"]
     return render(

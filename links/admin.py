@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Count, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -23,7 +23,7 @@ from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
 from .codes import pool
-from .models import LinkStatus, UniqueCode, UniqueCodeStatus, UrlLink
+from .models import LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink
 from .shortlinks import short_url_for
 
 admin.site.site_header = "shorturl administration"
@@ -52,6 +52,28 @@ class LinkStatusFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LinkTagFilter(admin.SimpleListFilter):
+    """Links by tag name, any owner's and any case (tags are per owner: one name may be many
+    owners' tags). The most used names are offered."""
+
+    title = "tag"
+    parameter_name = "tag"
+    OFFERED = 30
+
+    def lookups(self, request, model_admin):
+        rows = (
+            Tag.objects.values("key")
+            .annotate(n=Count("links"), name=Min("name"))
+            .order_by("-n", "key")[: self.OFFERED]
+        )
+        return [(row["key"], row["name"]) for row in rows]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(tags__key=self.value().strip().lower()).distinct()
+        return queryset
+
+
 @admin.register(UrlLink)
 class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
@@ -65,7 +87,15 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     )
     list_display_links = ("long_url_short",)
     list_select_related = ("owner",)
-    list_filter = (LinkStatusFilter, "redirect_type", "code_type", "created_at", "expires_at")
+    list_filter = (
+        LinkStatusFilter,
+        "archived",
+        LinkTagFilter,
+        "redirect_type",
+        "code_type",
+        "created_at",
+        "expires_at",
+    )
     search_fields = ("=code", "long_url", "title")
     date_hierarchy = "created_at"
     ordering = ("-created_at", "-id")
@@ -84,6 +114,8 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "clicks",
         "redirect_type",
         "pass_query",
+        "tag_names",
+        "archived",
         "code_type",
         "created_at",
         "updated_at",
@@ -140,6 +172,10 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="clicks", ordering="total_clicks")
     def clicks(self, link: UrlLink) -> int:
         return link.total_clicks
+
+    @admin.display(description="tags")
+    def tag_names(self, link: UrlLink) -> str:
+        return ", ".join(tag.name for tag in link.tags.order_by("key")) or "—"
 
     @admin.display(description="status")
     def status_label(self, link: UrlLink) -> str:

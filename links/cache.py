@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import logging
 import time
 import uuid
@@ -111,10 +112,14 @@ CHANGES_KEPT = 100_000
 VERSION_KEPT_SECONDS = 300
 
 
-# The entry's flags field, present only when a link differs from the default (pass_query on):
-# entries of default links keep the five-field form older code reads (a rolling upgrade, and
-# entries cached before it, stay valid).
+# The entry's flags field, present only when a link differs from the default: "noquery" for a
+# link that keeps visitors' query strings to itself, or a JSON object for a gated link (GATE_KEYS
+# below). Entries of default links keep the five-field form older code reads (a rolling upgrade,
+# and entries cached before it, stay valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
+# The revoked field of a gated, active link: the Lua script in fetch_and_record pushes a visit
+# only for "0", so a gated link's clicks are decided (and counted, or not) in links/gates.py.
+_GATED = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +131,13 @@ class LinkEntry:
     expires_at: float | None  # epoch seconds
     revoked: bool
     pass_query: bool = True  # a visitor's query string goes on to the location
+    # The gates (links/gates.py): a link with any of them is not counted by the fused push.
+    password_hash: str = ""  # Django's hash; the password itself is never cached
+    max_visits: int | None = None
+    # ({"device"?, "os"?, "country"?, "language"?, "location"}, …): "location" is the rule's url
+    # as it goes into the Location header.
+    rules: tuple[dict, ...] = ()
+    variants: tuple[tuple[str, int], ...] = ()  # (location, weight)
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -137,7 +149,25 @@ class LinkEntry:
             expires_at=link.expires_at.timestamp() if link.expires_at else None,
             revoked=link.revoked_at is not None,
             pass_query=link.pass_query,
+            password_hash=link.password_hash,
+            max_visits=link.max_visits,
+            rules=tuple(
+                {
+                    **{key: value for key, value in rule.items() if key != "url"},
+                    "location": redirect_location(rule["url"]),
+                }
+                for rule in link.rules or ()
+            ),
+            variants=tuple(
+                (redirect_location(variant["url"]), int(variant["weight"]))
+                for variant in link.variants or ()
+            ),
         )
+
+    @property
+    def gated(self) -> bool:
+        """A password, a visit cap, rules or variants: the click is decided in links/gates.py."""
+        return bool(self.password_hash or self.max_visits or self.rules or self.variants)
 
     def is_gone(self, now: float | None = None) -> bool:
         """Revoked or past its expiry: the redirect answers 410."""
@@ -145,17 +175,31 @@ class LinkEntry:
             return True
         return self.expires_at is not None and self.expires_at <= (now or time.time())
 
-    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1<TAB>[flags<TAB>]location": the
+    def _gates(self) -> dict:
+        gates: dict = {"q": int(self.pass_query)}
+        if self.password_hash:
+            gates["pw"] = self.password_hash
+        if self.max_visits:
+            gates["max"] = self.max_visits
+        if self.rules:
+            gates["rules"] = list(self.rules)
+        if self.variants:
+            gates["variants"] = [list(variant) for variant in self.variants]
+        return gates
+
+    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
     # Lua script in fetch_and_record reads the first four fields, so keep the two in step. A
     # location never holds a tab (it is percent-encoded), so the field count tells the forms
     # apart.
     def serialize(self) -> str:
         expires = "" if self.expires_at is None else repr(self.expires_at)
-        flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
-        return (
-            f"{self.link_id}\t{self.redirect_type}\t{expires}\t{int(self.revoked)}\t"
-            f"{flags}{self.location}"
-        )
+        revoked = "1" if self.revoked else "0"
+        if self.gated:
+            flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
+            revoked = "1" if self.revoked else _GATED
+        else:
+            flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
+        return f"{self.link_id}\t{self.redirect_type}\t{expires}\t{revoked}\t{flags}{self.location}"
 
     @classmethod
     def parse(cls, code: str, value: str) -> LinkEntry:
@@ -164,14 +208,24 @@ class LinkEntry:
             link_id, redirect_type, expires, revoked, flags, location = fields
         else:
             (link_id, redirect_type, expires, revoked, location), flags = fields, ""
+        common = {
+            "code": code,
+            "link_id": int(link_id),
+            "location": location,
+            "redirect_type": int(redirect_type),
+            "expires_at": float(expires) if expires else None,
+            "revoked": revoked == "1",
+        }
+        if not flags.startswith("{"):
+            return cls(**common, pass_query=flags != _NO_QUERY_FLAG)
+        gates = json.loads(flags)
         return cls(
-            code=code,
-            link_id=int(link_id),
-            location=location,
-            redirect_type=int(redirect_type),
-            expires_at=float(expires) if expires else None,
-            revoked=revoked == "1",
-            pass_query=flags != _NO_QUERY_FLAG,
+            **common,
+            pass_query=bool(gates.get("q", 1)),
+            password_hash=gates.get("pw", ""),
+            max_visits=gates.get("max"),
+            rules=tuple(gates.get("rules", ())),
+            variants=tuple((location, weight) for location, weight in gates.get("variants", ())),
         )
 
 
@@ -361,7 +415,7 @@ def fetch_and_record(
         return None, False
     entry = _decode(code, value)
     _keep_here(code, entry, generation)
-    return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now)
+    return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now) and not entry.gated
 
 
 # Stores a Redis entry only if no change to the code happened since its version was read

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from .models import RedirectType, UrlLink
 from .selectors import DEFAULT_ORDER, LINK_ORDERS
+from .services.utm import UTM_FIELDS, UTM_MAX_LENGTH
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
@@ -110,7 +111,59 @@ class LinkFieldsMixin(forms.Form):
         return _with_scheme(self.cleaned_data["long_url"])
 
 
-class LinkCreateForm(LinkFieldsMixin):
+def split_tags(value: str) -> list[str]:
+    """`spring, Newsletter ,` as typed in a form → ["spring", "Newsletter"]; the rules are
+    links.services.tags.clean_tags's."""
+    return [name.strip() for name in (value or "").split(",") if name.strip()]
+
+
+_UTM_LABELS = {
+    "utm_source": ("Source", "newsletter"),
+    "utm_medium": ("Medium", "email"),
+    "utm_campaign": ("Campaign", "spring-sale"),
+    "utm_term": ("Term", "running shoes"),
+    "utm_content": ("Content", "header-button"),
+}
+
+
+class LinkOptionsMixin(forms.Form):
+    """Tags and the UTM builder of the "Advanced" section, on the create and edit forms."""
+
+    tags = forms.CharField(
+        label="Tags",
+        required=False,
+        max_length=2000,  # 20 tags of 50 characters and their commas; the service has the rule
+        help_text="Optional. Separate tags with commas, e.g. spring, newsletter.",
+        widget=forms.TextInput(
+            attrs={"list": "tag-suggestions", "autocomplete": "off", "data-tags-input": ""}
+        ),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in UTM_FIELDS:
+            label, example = _UTM_LABELS[name]
+            self.fields[name] = forms.CharField(
+                label=f"{label} ({name})",
+                required=False,
+                max_length=UTM_MAX_LENGTH,
+                widget=forms.TextInput(
+                    attrs={"placeholder": example, "autocomplete": "off", "data-utm": name}
+                ),
+            )
+
+    def clean_tags(self) -> list[str]:
+        return split_tags(self.cleaned_data["tags"])
+
+    @property
+    def utm_fields(self) -> list:
+        return [self[name] for name in UTM_FIELDS]
+
+    def utm(self) -> dict[str, str]:
+        return {name: self.cleaned_data.get(name) or "" for name in UTM_FIELDS}
+
+
+class LinkCreateForm(LinkOptionsMixin, LinkFieldsMixin):
     alias = forms.CharField(
         label="Custom alias",
         required=False,
@@ -122,9 +175,15 @@ class LinkCreateForm(LinkFieldsMixin):
     field_order = ["long_url", "alias", "title", "expires_at", "redirect_type", "pass_query"]
 
 
-class LinkEditForm(LinkFieldsMixin):
+class LinkEditForm(LinkOptionsMixin, LinkFieldsMixin):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
+
+    archived = forms.BooleanField(
+        label="Archived",
+        required=False,
+        help_text="Hidden from My links unless you ask to see archived links; it still redirects.",
+    )
 
     def __init__(self, *args, link: UrlLink, **kwargs):
         kwargs.setdefault(
@@ -135,6 +194,8 @@ class LinkEditForm(LinkFieldsMixin):
                 "expires_at": link.expires_at,
                 "redirect_type": link.redirect_type,
                 "pass_query": link.pass_query,
+                "tags": ", ".join(tag.name for tag in link.tags.order_by("key")),
+                "archived": link.archived,
             },
         )
         super().__init__(*args, **kwargs)
@@ -145,8 +206,22 @@ class LinkEditForm(LinkFieldsMixin):
                 (link.redirect_type, RedirectType(link.redirect_type).label),
             ]
 
+    def has_changed_tags(self) -> bool:
+        initial = split_tags(self.initial.get("tags", ""))
+        return [t.lower() for t in initial] != [t.lower() for t in self.cleaned_data["tags"]]
+
     def changes(self) -> dict:
-        return {name: self.cleaned_data[name] for name in self.changed_data}
+        changes = {
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if name not in UTM_FIELDS and name != "tags"
+        }
+        if "tags" in self.changed_data and self.has_changed_tags():
+            changes["tags"] = self.cleaned_data["tags"]
+        utm = {name: value for name, value in self.utm().items() if value}
+        if utm:
+            changes["utm"] = utm
+        return changes
 
 
 class LinkFilterForm(forms.Form):
@@ -173,6 +248,12 @@ class LinkFilterForm(forms.Form):
         required=False,
         error_messages={"invalid_choice": "Unknown sort order; showing newest first."},
     )
+    archived = forms.BooleanField(label="Show archived", required=False)
+
+    def selected_tags(self) -> list[str]:
+        """The tags to filter by: `?tag=` is repeatable (a link must have them all)."""
+        values = self.data.getlist("tag") if hasattr(self.data, "getlist") else []
+        return list(dict.fromkeys(value.strip() for value in values if value.strip()))[:20]
 
     def selector_kwargs(self) -> dict:
         self.is_valid()
@@ -182,4 +263,6 @@ class LinkFilterForm(forms.Form):
             "search": data.get("q") or None,
             "active": active,
             "order": data.get("order") or DEFAULT_ORDER,
+            "tags": self.selected_tags(),
+            "archived": bool(data.get("archived")),
         }

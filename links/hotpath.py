@@ -14,7 +14,7 @@ from django.db import close_old_connections
 
 from shorturl_project.outages import is_database_unavailable
 
-from . import not_found_limit
+from . import gates, not_found_limit
 from .cache import database_reads
 from .codes.aliases import RESERVED_ALIASES
 from .redirect import (
@@ -82,6 +82,8 @@ class ShortCodeDispatcher:
             # miss used (most redirects use none, and the check costs more than the hit).
             if database_reads["count"] != reads_before:
                 close_old_connections()
+        if status == gates.UNLOCK:  # the password form: a page of Django's, with its CSRF token
+            return self.application(environ, start_response)
         if entry is not None:
             location = entry.location
             query_string = environ.get("QUERY_STRING")

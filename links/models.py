@@ -87,6 +87,31 @@ class UrlLinkQuerySet(models.QuerySet):
         )
 
 
+TAG_MAX_LENGTH = 50
+
+
+class Tag(models.Model):
+    """A marketer's free label for links (`spring-sale`, `Newsletter`): one per owner and name,
+    whatever the case. The name is kept as first typed; `key` (the lowercased name) is what
+    makes two spellings one tag."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_tags"
+    )
+    name = models.CharField(max_length=TAG_MAX_LENGTH)
+    # A column rather than a unique index on Lower(name): MariaDB has no functional index, and
+    # a binary collation keeps MySQL from also folding accents (café ≠ cafe).
+    key = CaseSensitiveCharField(max_length=2 * TAG_MAX_LENGTH)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [models.UniqueConstraint(fields=["owner", "key"], name="tag_owner_key")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class UrlLink(models.Model):
     code = CaseSensitiveCharField(max_length=32, unique=True)
     long_url = models.CharField(max_length=2048)
@@ -116,6 +141,20 @@ class UrlLink(models.Model):
         db_default=True,
         help_text="Add the query string a visitor brings (?utm_source=…) to the long URL.",
     )
+    # Gates: a link with any of these is decided in links/gates.py, not by the fused
+    # read-and-count of the redirect's cache entry (see LinkEntry.gated).
+    # Django's password hash (never the password): visitors unlock the link with a form.
+    password_hash = models.CharField(max_length=128, blank=True, default="", db_default="")
+    # After this many clicks by people the link answers 410 (bots never count).
+    max_visits = models.PositiveIntegerField(null=True, blank=True)
+    # [{"device"?, "os"?, "country"?, "language"?, "url"}]: the first rule whose every given key
+    # matches the visitor sends them to its url.
+    rules = models.JSONField(default=list, blank=True, db_default=[])
+    # [{"url", "weight"}], 2–4 of them: an A/B split of the people who click.
+    variants = models.JSONField(default=list, blank=True, db_default=[])
+    # Hidden from the default lists (API and My links) but still redirecting; reversible.
+    archived = models.BooleanField(default=False, db_default=False)
+    tags = models.ManyToManyField(Tag, related_name="links", blank=True)
 
     objects = UrlLinkQuerySet.as_manager()
 

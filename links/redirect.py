@@ -28,7 +28,7 @@ from django.utils.html import escape
 from analytics.capture import QR_MARKER, new_event_id, record_visit, without_qr_marker
 
 from . import cache as link_cache
-from . import not_found_limit
+from . import gates, not_found_limit
 from .codes.aliases import ALIAS_RE
 from .codes.shape import check_character, is_generated_shape
 
@@ -167,9 +167,12 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
         if entry is None:
             return _not_found(meta)
 
-    # 3. Stopped links.
+    # 3. Stopped links; gated ones (a password, a visit cap, rules, variants) are decided, and
+    #    counted or not, by links/gates.py: the fused push above left them alone.
     if entry.is_gone():
         return GONE, None
+    if entry.gated:
+        return gates.decide(entry, meta, event_id=event_id, counted=counted)
 
     # 5. The visit, when the cache read did not take it already (cache miss, no Redis). The same
     #    event id: should a timed-out fused push have landed after all, the visit counts once.

@@ -7,11 +7,15 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from .models import UrlLink
+from .models import Tag, UrlLink
 
 
 class LinkNotFound(Exception):
     """No such link, or not one the caller may see (the two are told apart to nobody)."""
+
+
+class TagNotFound(Exception):
+    """The caller has no tag of that name."""
 
 
 # One definition of the list orders, for the "My links" form and the selector: key → (label,
@@ -53,15 +57,26 @@ def link_list(
     active: bool | None = None,
     order: str = DEFAULT_ORDER,
     owned_only: bool = True,
+    tags: list[str] | None = None,
+    archived: bool = False,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
     `owned_only=False` lets staff see every link; marketers always see only their own.
     `search` matches long URL, title and code; `active` keeps active (True) or stopped (False).
+    `tags`: only links carrying every one of them (any case). Archived links are left out
+    unless `archived` is True (then they are listed with the others).
     """
     links = UrlLink.objects.select_related("owner")
     if owned_only or not user.is_staff:
         links = links.filter(owner=user)
+    if not archived:
+        links = links.filter(archived=False)
+    # One join per tag: a link matches when it has them all. A link carries only its owner's
+    # tags, at most one per key, so no row comes twice.
+    for key in dict.fromkeys(name.strip().lower() for name in tags or []):
+        if key:
+            links = links.filter(tags__key=key)
     if search:
         search = search.strip()
         links = links.filter(
@@ -100,3 +115,32 @@ def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
     for pk, unique in people:
         totals[pk]["unique_visitors"] = unique
     return totals
+
+
+def link_tag_names(*, link_ids: list[int]) -> dict[int, list[str]]:
+    """{link id: its tag names, A–Z} for a page of links, in one query (none for no links)."""
+    names: dict[int, list[str]] = {pk: [] for pk in link_ids}
+    if not link_ids:
+        return names
+    rows = (
+        UrlLink.tags.through.objects.filter(urllink_id__in=link_ids)
+        .order_by("tag__key")
+        .values_list("urllink_id", "tag__name")
+    )
+    for link_id, name in rows:
+        names[link_id].append(name)
+    return names
+
+
+def tag_list(*, user: AbstractBaseUser) -> QuerySet[Tag]:
+    """The user's own tags, A–Z, each with `link_count` (all their links carrying it, archived
+    and stopped ones included). Staff too see only their own: tags are personal."""
+    return Tag.objects.filter(owner=user).annotate(link_count=Count("links")).order_by("key")
+
+
+def tag_get(*, user: AbstractBaseUser, name: str) -> Tag:
+    """The user's tag of that name (any case), else TagNotFound."""
+    try:
+        return Tag.objects.get(owner=user, key=name.strip().lower())
+    except Tag.DoesNotExist:
+        raise TagNotFound(name) from None

@@ -25,6 +25,7 @@ urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/links/<str:code>/edit/", views.link_edit, name="link_edit"),
     path("dashboard/links/<str:code>/revoke/", views.link_revoke, name="link_revoke"),
+    path("dashboard/links/<str:code>/archive/", views.link_archive, name="link_archive"),
     path("dashboard/links/<str:code>/qr/", views.link_qr_page, name="link_qr_page"),
     re_path(
         r"^dashboard/links/(?P<code>[^/]+)/qr\.(?P<fmt>png|svg)$", views.link_qr, name="link_qr"

@@ -23,9 +23,17 @@ from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
 from .models import LinkStatus
-from .selectors import LinkNotFound, link_click_totals, link_get_visible, link_list
+from .selectors import (
+    LinkNotFound,
+    link_click_totals,
+    link_get_visible,
+    link_list,
+    link_tag_names,
+    tag_list,
+)
 from .services import change, create
 from .services.policy import LinkRevoked, ensure_changeable
+from .services.utm import UTM_FIELDS
 from .shortcuts import visible_link_or_404
 from .shortlinks import short_url_for
 
@@ -58,6 +66,8 @@ def home(request: HttpRequest) -> HttpResponse:
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
                 pass_query=data["pass_query"],
+                tags=data["tags"],
+                utm=form.utm(),
                 request_host=request.get_host(),
             )
         except ValidationError as error:
@@ -90,11 +100,27 @@ def home(request: HttpRequest) -> HttpResponse:
                 "qr_downloads": _qr_downloads(link.code),
             }
     options_open = any(form[name].errors for name in ("alias", "title", "expires_at"))
+    advanced_open = any(form[name].errors for name in ADVANCED_FIELDS if name in form.fields)
     return render(
         request,
         "links/home.html",
-        {"form": form, "created": created, "options_open": options_open},
+        {
+            "form": form,
+            "created": created,
+            "options_open": options_open,
+            "advanced_open": advanced_open,
+            "tag_suggestions": _tag_suggestions(request.user),
+        },
     )
+
+
+# The create form's "Advanced" section: opened when one of its fields has an error.
+ADVANCED_FIELDS = ("tags", *UTM_FIELDS)
+
+
+def _tag_suggestions(user) -> list[str]:
+    """The user's tag names, for the tags input's <datalist>."""
+    return [tag.name for tag in tag_list(user=user)]
 
 
 @login_required
@@ -105,6 +131,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     links = link_list(user=request.user, owned_only=True, **criteria)
     page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
     totals = link_click_totals(link_ids=[link.pk for link in page.object_list])
+    tags = link_tag_names(link_ids=[link.pk for link in page.object_list])
     now = timezone.now()
     rows = []
     for link in page.object_list:
@@ -116,9 +143,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 "status": link.status_at(now),
                 "clicks": counts.get("clicks", 0),
                 "unique_visitors": counts.get("unique_visitors", 0),
+                "tags": tags.get(link.pk, []),
             }
         )
-    has_any_link = bool(rows) or link_list(user=request.user).exists()
+    has_any_link = bool(rows) or link_list(user=request.user, archived=True).exists()
     return render(
         request,
         "links/dashboard.html",
@@ -127,10 +155,32 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "page": page,
             "rows": rows,
             "has_any_link": has_any_link,
-            "filtered": bool(criteria.get("search") or criteria.get("active") is not None),
+            "filtered": bool(
+                criteria.get("search") or criteria.get("active") is not None or criteria.get("tags")
+            ),
+            "selected_tags": criteria.get("tags") or [],
             "statuses": LinkStatus,
         },
     )
+
+
+@login_required
+@require_http_methods(["POST"])
+def link_archive(request: HttpRequest, code: str) -> HttpResponse:
+    """Archive (`archived=1`) or bring back (`archived=0`) a link; back to where it was done."""
+    link = visible_link_or_404(request, code)
+    archived = request.POST.get("archived") == "1"
+    change.link_update(code=link.code, user=request.user, archived=archived)
+    if archived:
+        messages.success(
+            request, f"Archived {link.code}: hidden from My links, and it still redirects."
+        )
+    else:
+        messages.success(request, f"{link.code} is back in My links.")
+    back = request.POST.get("next", "")
+    if not back.startswith(reverse("dashboard")):  # only back to the list, never elsewhere
+        back = reverse("dashboard")
+    return redirect(back)
 
 
 @login_required
@@ -162,7 +212,12 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
     return render(
         request,
         "links/edit.html",
-        {"form": form, "link": link, "short_url": short_url_for(link.code, request=request)},
+        {
+            "form": form,
+            "link": link,
+            "short_url": short_url_for(link.code, request=request),
+            "tag_suggestions": _tag_suggestions(request.user),
+        },
     )
 
 

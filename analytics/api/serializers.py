@@ -186,3 +186,11 @@ class LinkStatsSerializer(serializers.Serializer):
         required=False,
         help_text="Per breakdown name, what `limit` left out, summed (zeros when nothing was).",
     )
+
+
+class TagStatsSerializer(LinkStatsSerializer):
+    """A tag's stats: a link's shape, summed over the caller's links carrying the tag."""
+
+    code = None
+    tag = serializers.CharField(help_text="The tag's name, as first typed.")
+    links = serializers.IntegerField(help_text="How many of your links carry the tag.")

@@ -1,8 +1,10 @@
 from django.urls import path
 
-from .views import LinkStatsView
+from .views import LinkStatsView, TagStatsView
 
 # Included under /api/v1/ before links.api.urls, whose last pattern answers every other path.
 urlpatterns = [
     path("links/<str:code>/stats/", LinkStatsView.as_view(), name="api-link-stats"),
+    # <path:>: a tag may hold a slash (`spring/summer`), sent as %2F.
+    path("tags/<path:tag>/stats/", TagStatsView.as_view(), name="api-tag-stats"),
 ]

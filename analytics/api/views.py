@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from analytics.selectors import link_stats
+from analytics.selectors import link_stats, links_stats
 from links.api.base import ApiView
 from links.api.docs import CODE_PARAMETER, RETRY_AFTER, error_responses
+from links.selectors import tag_get
 
-from .serializers import LinkStatsSerializer, StatsQuerySerializer
+from .serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
 
 STATS_EXAMPLE = {
     "code": "aZ3kP9q",
@@ -91,3 +92,33 @@ class LinkStatsView(ApiView):
         query.is_valid(raise_exception=True)
         stats = link_stats(link=link, **query.validated_data)
         return Response(LinkStatsSerializer(stats).data)
+
+
+class TagStatsView(ApiView):
+    serializer_class = TagStatsSerializer
+
+    @extend_schema(
+        tags=["stats"],
+        operation_id="tags_stats",
+        summary="Click stats of a tag",
+        description=(
+            "The stats of one link (see links_stats), summed over your links carrying the tag "
+            "(any case; archived and stopped links included): clicks add up, and a person who "
+            "visited several of them counts once in `unique_visitors`."
+        ),
+        parameters=[
+            OpenApiParameter("tag", str, OpenApiParameter.PATH, description="A tag's name."),
+            StatsQuerySerializer,
+            RETRY_AFTER,
+        ],
+        responses={200: TagStatsSerializer, **error_responses(400, 401, 404, 429)},
+    )
+    def get(self, request, tag: str):
+        found = tag_get(user=request.user, name=tag)  # TagNotFound → 404
+        query = StatsQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        link_ids = list(found.links.values_list("pk", flat=True))
+        stats = links_stats(link_ids=link_ids, **query.validated_data)
+        return Response(
+            TagStatsSerializer({**stats, "tag": found.name, "links": len(link_ids)}).data
+        )

@@ -28,7 +28,7 @@ from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
 from links.models import UrlLink
-from links.selectors import LinkNotFound, link_get_visible
+from links.selectors import LinkNotFound, TagNotFound, link_get_visible
 from links.services.policy import LinkRevoked
 from shorturl_project.outages import (
     DATABASE_UNAVAILABLE_MESSAGE,
@@ -93,6 +93,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
         exc = exceptions.ValidationError(field_errors(exc))
     elif isinstance(exc, LinkNotFound):
         exc = exceptions.NotFound(NOT_FOUND_MESSAGE)
+    elif isinstance(exc, TagNotFound):
+        exc = exceptions.NotFound("You have no tag of that name.")
     elif isinstance(exc, LinkRevoked):
         exc = Conflict(str(exc))
     elif isinstance(exc, CodeGenerationError | CacheUnavailable):

@@ -13,6 +13,7 @@ from rest_framework.settings import api_settings
 from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
+from links.services.utm import UTM_FIELDS
 from links.shortlinks import short_url_for
 
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
@@ -41,6 +42,10 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="When the link was revoked; null if it never was.",
     )
     clicks = serializers.SerializerMethodField(help_text="Clicks by people (bots not counted).")
+    tags = serializers.SerializerMethodField(help_text="The link's tags, A–Z.")
+    archived = serializers.BooleanField(
+        read_only=True, help_text="Hidden from the default list; still redirects."
+    )
 
     class Meta:
         model = UrlLink
@@ -57,6 +62,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "status",
             "revoked_at",
             "clicks",
+            "tags",
+            "archived",
         ]
         read_only_fields = fields
 
@@ -95,6 +102,8 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if revoked_at is None else fields["revoked_at"].to_representation(revoked_at)
             ),
             "clicks": self.get_clicks(link),
+            "tags": self.get_tags(link),
+            "archived": link.archived,
         }
 
     def _created_at(self, value):
@@ -112,6 +121,16 @@ class LinkSerializer(serializers.ModelSerializer):
     def get_clicks(self, link: UrlLink) -> int:
         totals = self.context.get("totals") or {}
         return int(totals.get(link.pk, {}).get("clicks", 0))
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tags(self, link: UrlLink) -> list[str]:
+        # The view reads the tags of every link it shows in one query (context "tags").
+        names = self.context.get("tags")
+        if names is not None and link.pk in names:
+            return names[link.pk]
+        if link.pk is None:
+            return []
+        return [tag.name for tag in link.tags.order_by("key")]
 
 
 class LinkCreatedSerializer(LinkSerializer):
@@ -207,7 +226,75 @@ def _title_field(**kwargs) -> StrictCharField:
     )
 
 
-class LinkCreateSerializer(serializers.Serializer):
+@extend_schema_field(
+    {"type": "array", "items": {"type": "string", "maxLength": 50}, "maxItems": 20}
+)
+class TagsField(serializers.Field):
+    """A JSON list, passed on as it is: links.services.tags.clean_tags checks its items and words
+    every refusal as one message (a ListField would answer {"tags": {"0": [...]}}, not the
+    API's {"field": ["message"]})."""
+
+    default_error_messages = {"invalid": "Send the tags as a list of strings."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("invalid")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+def _tags_field(**kwargs) -> TagsField:
+    return TagsField(
+        help_text=(
+            "Free tags (any case, trimmed; at most 20 of at most 50 characters, no commas). "
+            "On PATCH the list replaces the link's tags."
+        ),
+        **kwargs,
+    )
+
+
+def _utm_field(name: str) -> StrictCharField:
+    return StrictCharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        max_length=200,
+        help_text=(
+            f"Write-only: merged into long_url's query as `{name}=…` (the existing query kept, "
+            "the same key replaced where it stands). Empty: not given."
+        ),
+    )
+
+
+def _archived_field(**kwargs) -> StrictBooleanField:
+    return StrictBooleanField(
+        help_text="true hides the link from the default list (it still redirects); reversible.",
+        **kwargs,
+    )
+
+
+class _LinkOptionsMixin(serializers.Serializer):
+    """Tags, UTM values and the archived flag, as create and change both take them."""
+
+    tags = _tags_field(required=False, allow_null=True)
+    utm_source = _utm_field("utm_source")
+    utm_medium = _utm_field("utm_medium")
+    utm_campaign = _utm_field("utm_campaign")
+    utm_term = _utm_field("utm_term")
+    utm_content = _utm_field("utm_content")
+    archived = _archived_field(required=False)
+
+    def validate(self, attrs: dict) -> dict:
+        # The services take the five UTM values as one `utm` mapping.
+        utm = {name: attrs.pop(name) for name in UTM_FIELDS if name in attrs}
+        if utm:
+            attrs["utm"] = utm
+        return attrs
+
+
+class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     """POST /api/v1/links/ (and each item of a bulk call)."""
 
     long_url = _long_url_field()
@@ -282,7 +369,7 @@ def validate_create_items(raw_items: list) -> list[tuple[dict | None, dict | Non
     return results
 
 
-class LinkUpdateSerializer(serializers.Serializer):
+class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     """PATCH /api/v1/links/{code}/: only the fields sent are changed."""
 
     long_url = _long_url_field(required=False)
@@ -311,6 +398,17 @@ class LinkListQuerySerializer(serializers.Serializer):
         required=False,
         default=False,
         help_text="Staff only: true lists just your own links instead of everyone's.",
+        error_messages={"invalid": BOOLEAN_MESSAGE},
+    )
+    tag = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Only links with this tag (any case); repeat it for links with every one.",
+    )
+    archived = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: archived links are listed too (they are left out by default).",
         error_messages={"invalid": BOOLEAN_MESSAGE},
     )
     page = serializers.IntegerField(
@@ -404,3 +502,12 @@ class BulkResponseSerializer(serializers.Serializer):
     existing = serializers.IntegerField(help_text="Items answered with an existing link.")
     failed = serializers.IntegerField(help_text="Items refused; see their errors.")
     results = BulkItemResultSerializer(many=True)
+
+
+class TagSerializer(serializers.Serializer):
+    """A tag of GET /api/v1/tags/."""
+
+    name = serializers.CharField(help_text="As first typed.")
+    links = serializers.IntegerField(
+        source="link_count", help_text="Your links carrying it (archived and stopped included)."
+    )

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from links import qr
-from links.selectors import link_click_totals, link_list
+from links.selectors import link_click_totals, link_list, link_tag_names, tag_list
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
@@ -29,6 +29,7 @@ from .serializers import (
     LinkSerializer,
     LinkUpdateSerializer,
     QrQuerySerializer,
+    TagSerializer,
     validate_create_items,
 )
 
@@ -51,7 +52,8 @@ class _LinkViewMixin:
         if counted is None:
             counted = [link.pk for link in items]
         totals = link_click_totals(link_ids=counted)
-        context = {"request": self.request, "totals": totals}
+        tags = link_tag_names(link_ids=[link.pk for link in items])
+        context = {"request": self.request, "totals": totals, "tags": tags}
         return LinkSerializer(links, many=many, context=context).data
 
 
@@ -62,7 +64,8 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         summary="List links",
         description=(
             "Your links, newest first, 50 per page (`page_size` up to 500). "
-            "Staff see every link unless they pass `mine=true`."
+            "Staff see every link unless they pass `mine=true`. Archived links are left out "
+            "unless `archived=true`; `tag=x&tag=y` keeps the links with every one of those tags."
         ),
         parameters=[LinkListQuerySerializer, RETRY_AFTER],
         responses={
@@ -79,12 +82,17 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         ],
     )
     def get(self, request):
-        query = _validated(LinkListQuerySerializer, request.query_params.dict())
+        params = request.query_params.dict()
+        if "tag" in request.query_params:
+            params["tag"] = request.query_params.getlist("tag")  # repeatable
+        query = _validated(LinkListQuerySerializer, params)
         links = link_list(
             user=request.user,
             search=query.get("search"),
             active=query["active"],
             owned_only=query["mine"],
+            tags=query.get("tag"),
+            archived=query["archived"],
         )
         page = self.paginate_queryset(links)
         return self.get_paginated_response(self.serialize(page, many=True))
@@ -347,3 +355,29 @@ class LinkQrView(ApiView):
             fmt=query["format"],
             size=query.get("size") or None,
         )
+
+
+class TagListView(ApiView):
+    serializer_class = TagSerializer
+    pagination_class = None
+
+    @extend_schema(
+        tags=["tags"],
+        operation_id="tags_list",
+        summary="Your tags",
+        description=(
+            "Every tag on your links, A–Z, with how many of your links carry it. Not "
+            "paginated. Tags are made by giving them to a link (`tags` on POST or PATCH)."
+        ),
+        parameters=[RETRY_AFTER],
+        responses={200: TagSerializer(many=True), **error_responses(401, 429)},
+        examples=[
+            OpenApiExample(
+                "Two tags",
+                value=[{"name": "newsletter", "links": 3}, {"name": "Spring sale", "links": 1}],
+                response_only=True,
+            )
+        ],
+    )
+    def get(self, request):
+        return Response(TagSerializer(tag_list(user=request.user), many=True).data)

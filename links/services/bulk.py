@@ -28,6 +28,7 @@ from .policy import (
     alias_taken_error,
     free_alias_suggestions,
 )
+from .tags import link_tags_set_many
 
 BULK_MAX_ITEMS = 1000
 
@@ -60,8 +61,17 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         request_host=None,
         url_rules=url_rules,
         pass_query=item.get("pass_query"),
+        tags=item.get("tags"),
+        utm=item.get("utm"),
+        archived=item.get("archived"),
     )
-    return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
+    return _BulkItem(
+        link=prepared.link,
+        alias=prepared.alias,
+        plain=prepared.plain,
+        tags=prepared.tags,
+        index=index,
+    )
 
 
 def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem], dict]:
@@ -276,9 +286,10 @@ def link_create_many(
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
-    redirect_type, pass_query). Round trips are per call, not per item: one query finds the
-    owner's existing links, one the taken aliases, codes are claimed in a batch and the rows
-    are written by one bulk insert. Results come back in the items' order.
+    redirect_type, pass_query, tags, utm, archived). Round trips are per call, not per item:
+    one query finds the owner's existing links, one the taken aliases, codes are claimed in a
+    batch, the rows are written by one bulk insert (and tags by three more queries). Results
+    come back in the items' order.
     """
     if len(items) > BULK_MAX_ITEMS:
         raise ValidationError(
@@ -302,6 +313,10 @@ def link_create_many(
         new_aliases = [item.alias for item in to_create if item.alias and item.index not in errors]
         link_cache.aliases_added_after_commit(new_aliases)
         warnings = alias_case_warnings_many(new_aliases)  # after the insert: sees the call's own
+        link_tags_set_many(
+            owner_id=user.pk,
+            tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
+        )
     created = {item.index: item.link for item in to_create if item.index not in errors}
     link_cache.forget_missing_after_commit([link.code for link in created.values()])
     results = []

@@ -1,5 +1,5 @@
-"""Changing a link: its URL, title, expiry, redirect type or query pass-through, or revoking it.
-The cached entry is dropped with the change, or the change is rolled back."""
+"""Changing a link: its URL, title, expiry, redirect type, query pass-through, tags or archived
+flag, or revoking it. The cached entry is dropped with the change, or the change is rolled back."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
+from .tags import clean_tags, link_tags_set
+from .utm import clean_utm, merge_utm
 
 _UNSET = object()
 
@@ -54,17 +56,32 @@ def link_update(
     expires_at=_UNSET,
     redirect_type=_UNSET,
     pass_query=_UNSET,
+    tags=_UNSET,
+    utm: dict[str, str] | None = None,
+    archived=_UNSET,
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
 
+    `tags` replaces the link's tags; `utm` ({utm_source…: value}) is merged into the long URL
+    (the one given, else the current one). Tags and `archived` only sort the owner's lists:
+    they may change on a revoked link too, and leave the cached entry alone.
+
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
     link = link_get_changeable(code=code, user=user)
-    ensure_changeable(link)
+    utm = clean_utm(utm)
+    redirecting = (long_url, title, expires_at, redirect_type, pass_query)
+    if utm or any(value is not _UNSET for value in redirecting):
+        ensure_changeable(link)
+    if tags is not _UNSET:
+        tags = clean_tags(tags)
     changed = []
-    if long_url is not _UNSET:
-        link.long_url = validate_long_url(long_url, request_host=request_host)
+    if long_url is not _UNSET or utm:
+        new_url = link.long_url if long_url is _UNSET else (long_url or "").strip()
+        if utm and new_url:
+            new_url = merge_utm(new_url, utm)
+        link.long_url = validate_long_url(new_url, request_host=request_host)
         link.long_url_hash = url_hash(link.long_url)
         changed += ["long_url", "long_url_hash"]
     if title is not _UNSET:
@@ -79,8 +96,14 @@ def link_update(
     if pass_query is not _UNSET:
         link.pass_query = bool(pass_query)
         changed.append("pass_query")
-    if changed:
-        _save_and_drop_cache(link, changed)
+    with transaction.atomic():
+        if changed:
+            _save_and_drop_cache(link, changed)
+        if archived is not _UNSET and bool(archived) != link.archived:
+            link.archived = bool(archived)
+            link.save(update_fields=["archived", "updated_at"])
+        if tags is not _UNSET:
+            link_tags_set(link=link, tags=tags)
     return link
 
 

@@ -25,6 +25,8 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
+from .tags import clean_tags, link_tags_set
+from .utm import clean_utm, merge_utm
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ class PreparedLink:
     link: UrlLink  # validated, unsaved, without a code yet
     alias: str
     plain: bool  # no alias or options: may reuse the owner's existing active link
+    tags: list[str]  # cleaned (clean_tags); set once the link has its row
 
 
 def prepare_link(
@@ -130,10 +133,14 @@ def prepare_link(
     request_host: str | None,
     url_rules: LongUrlRules | None = None,
     pass_query: bool | None = None,
+    tags: list[str] | None = None,
+    utm: dict[str, str] | None = None,
+    archived: bool | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
     `url_rules`: the long-URL rules for `request_host`, when the caller checks many URLs.
+    `utm`: {utm_source…: value}, merged into the long URL's query before it is checked.
     """
     errors: dict[str, list[str]] = {}
 
@@ -146,7 +153,11 @@ def prepare_link(
 
     if url_rules is None:
         url_rules = LongUrlRules(request_host=request_host)
-    long_url = check(url_rules.check, long_url or "")
+    utm = check(clean_utm, utm)
+    long_url = (long_url or "").strip()
+    if utm and long_url:
+        long_url = merge_utm(long_url, utm)
+    long_url = check(url_rules.check, long_url)
     redirect_type = check(
         validate_redirect_type, RedirectType.FOUND if redirect_type is None else redirect_type
     )
@@ -155,11 +166,20 @@ def prepare_link(
     alias = (alias or "").strip()
     if alias:
         check(validate_alias, alias)
+    tags = check(clean_tags, tags)
     if errors:
         raise ValidationError(errors)
     pass_query = True if pass_query is None else bool(pass_query)
+    archived = bool(archived)
+    # UTM values are part of the URL: a plain request for the same final URL may reuse a link.
     plain = (
-        not alias and not title and expires_at is None and redirect_type == _FOUND and pass_query
+        not alias
+        and not title
+        and expires_at is None
+        and redirect_type == _FOUND
+        and pass_query
+        and not tags
+        and not archived
     )
     link = _unsaved_link(
         owner=user,
@@ -169,8 +189,9 @@ def prepare_link(
         expires_at=expires_at,
         redirect_type=redirect_type,
         pass_query=pass_query,
+        archived=archived,
     )
-    return PreparedLink(link=link, alias=alias, plain=plain)
+    return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
 
 def link_create(
@@ -183,6 +204,9 @@ def link_create(
     redirect_type: int = RedirectType.FOUND,
     request_host: str | None = None,
     pass_query: bool = True,
+    tags: list[str] | None = None,
+    utm: dict[str, str] | None = None,
+    archived: bool = False,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -194,6 +218,9 @@ def link_create(
         redirect_type=redirect_type,
         request_host=request_host,
         pass_query=pass_query,
+        tags=tags,
+        utm=utm,
+        archived=archived,
     )
     with transaction.atomic():
         hold_owner(user)
@@ -213,5 +240,7 @@ def link_create(
             warnings = alias_case_warnings(prepared.alias)
         else:
             link = create_with_strategy(prepared.link)
+        if prepared.tags:
+            link_tags_set(link=link, tags=prepared.tags)
     link_cache.forget_missing_after_commit([link.code])
     return LinkCreateResult(link=link, created=True, warnings=warnings)

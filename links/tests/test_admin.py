@@ -194,3 +194,21 @@ def test_expired_filter(admin_client, user):
     UrlLinkFactory(owner=user, revoked=True)
     result = admin_client.get(CHANGELIST, {"status": "expired"}).context["cl"].result_list
     assert [row.code for row in result] == [link.code]
+
+
+def test_changelist_filters_by_tag_and_archived_and_the_page_shows_tags(admin_client, user):
+    from links.services.create import link_create
+
+    tagged = link_create(user=user, long_url="https://example.com/t", tags=["Spring", "mail"]).link
+    archived = link_create(user=user, long_url="https://example.com/a", archived=True).link
+
+    def codes(**params):
+        return {
+            link.code for link in admin_client.get(CHANGELIST, params).context["cl"].result_list
+        }
+
+    assert codes(tag="spring") == {tagged.code}
+    assert codes(archived__exact="1") == {archived.code}
+    assert codes(archived__exact="0") == {tagged.code}
+    html = admin_client.get(reverse("admin:links_urllink_change", args=[tagged.pk])).content
+    assert "mail, Spring" in html.decode()

@@ -31,6 +31,8 @@ LINK_FIELDS = {
     "status",
     "revoked_at",
     "clicks",
+    "tags",
+    "archived",
 }
 
 
@@ -640,7 +642,8 @@ def test_list_shows_clicks_without_a_query_per_link(api, user):
     _many_links(user, 40)
     with CaptureQueriesContext(connection) as many:
         assert len(api.get("/api/v1/links/").json()["results"]) == 43
-    assert len(many.captured_queries) == len(few.captured_queries) <= 5
+    # Auth, count, page, two for the click totals, one for the tags of the whole page.
+    assert len(many.captured_queries) == len(few.captured_queries) <= 6
 
 
 def test_detail_shows_all_time_clicks(api, user):
@@ -666,9 +669,11 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/{code}/",
         "/api/v1/links/{code}/qr/",
         "/api/v1/links/{code}/stats/",
+        "/api/v1/tags/",
+        "/api/v1/tags/{tag}/stats/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 8
+    assert len(operations) == 10
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
