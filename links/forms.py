@@ -183,3 +183,23 @@ class LinkFilterForm(forms.Form):
             "active": active,
             "order": data.get("order") or DEFAULT_ORDER,
         }
+
+
+class UnlockForm(forms.Form):
+    """The password a visitor types on a password-protected link's unlock page."""
+
+    password = forms.CharField(
+        label="Password",
+        strip=False,  # spaces are part of a password
+        max_length=128,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "autofocus": True}),
+        error_messages={"required": "Enter the link's password."},
+    )
+
+    @classmethod
+    def refused(cls, message: str) -> UnlockForm:
+        """An empty form saying `message` beside the password (the one typed is not shown)."""
+        form = cls({"password": ""})
+        form.full_clean()
+        form.errors["password"] = form.error_class([message])
+        return form

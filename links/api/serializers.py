@@ -13,6 +13,7 @@ from rest_framework.settings import api_settings
 from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
+from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
 from links.shortlinks import short_url_for
 
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
@@ -41,6 +42,13 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="When the link was revoked; null if it never was.",
     )
     clicks = serializers.SerializerMethodField(help_text="Clicks by people (bots not counted).")
+    password_protected = serializers.SerializerMethodField(
+        help_text="True when visitors must give the link's password (it is never shown)."
+    )
+    visits_left = serializers.SerializerMethodField(
+        help_text="How many more people the link lets through before it answers 410; "
+        "null without max_visits."
+    )
 
     class Meta:
         model = UrlLink
@@ -57,6 +65,9 @@ class LinkSerializer(serializers.ModelSerializer):
             "status",
             "revoked_at",
             "clicks",
+            "password_protected",
+            "max_visits",
+            "visits_left",
         ]
         read_only_fields = fields
 
@@ -95,6 +106,9 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if revoked_at is None else fields["revoked_at"].to_representation(revoked_at)
             ),
             "clicks": self.get_clicks(link),
+            "password_protected": bool(link.password_hash),
+            "max_visits": link.max_visits,
+            "visits_left": visits_left(link),
         }
 
     def _created_at(self, value):
@@ -107,6 +121,14 @@ class LinkSerializer(serializers.ModelSerializer):
         shown = self.fields["created_at"].to_representation(value)
         self._last_created_at = (value, shown)
         return shown
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_password_protected(self, link: UrlLink) -> bool:
+        return bool(link.password_hash)
+
+    @extend_schema_field({"type": "integer", "nullable": True})
+    def get_visits_left(self, link: UrlLink) -> int | None:
+        return visits_left(link)
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_clicks(self, link: UrlLink) -> int:
@@ -207,6 +229,44 @@ def _title_field(**kwargs) -> StrictCharField:
     )
 
 
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON number without a fraction, not "10" or true quietly turned into one."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _password_field(**kwargs) -> StrictCharField:
+    # The length rules are links.services.gates's; max_length here only stops abuse.
+    return StrictCharField(
+        write_only=True,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=PASSWORD_MAX_LENGTH * 4,
+        help_text=(
+            "Visitors must give this password (4 to 128 characters) on an unlock page, or API "
+            "clients in an `X-Link-Password` header; null removes it. Never shown: the link "
+            "shows `password_protected`."
+        ),
+        **kwargs,
+    )
+
+
+def _max_visits_field(**kwargs) -> StrictIntegerField:
+    return StrictIntegerField(
+        allow_null=True,
+        help_text=(
+            "After this many clicks by people (bots never count) the link answers 410; "
+            "1 or more, null for no cap. The link shows `visits_left`."
+        ),
+        error_messages={"invalid": "Enter a whole number of visits, 1 or more."},
+        **kwargs,
+    )
+
+
 class LinkCreateSerializer(serializers.Serializer):
     """POST /api/v1/links/ (and each item of a bulk call)."""
 
@@ -223,6 +283,8 @@ class LinkCreateSerializer(serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    password = _password_field(required=False)
+    max_visits = _max_visits_field(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -290,6 +352,8 @@ class LinkUpdateSerializer(serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    password = _password_field(required=False)
+    max_visits = _max_visits_field(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

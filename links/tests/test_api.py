@@ -31,6 +31,9 @@ LINK_FIELDS = {
     "status",
     "revoked_at",
     "clicks",
+    "password_protected",
+    "max_visits",
+    "visits_left",
 }
 
 
