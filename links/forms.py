@@ -110,7 +110,31 @@ class LinkFieldsMixin(forms.Form):
         return _with_scheme(self.cleaned_data["long_url"])
 
 
-class LinkCreateForm(LinkFieldsMixin):
+class GateFieldsMixin(forms.Form):
+    """Password and visit cap (#15 gates), shared by the create and edit forms. Lengths and
+    bounds here only shape the input: links.services.gates has the rules."""
+
+    password = forms.CharField(
+        label="Password",
+        required=False,
+        strip=False,  # spaces are part of a password
+        max_length=512,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Optional. Visitors must type it before they are sent on (4–128 characters).",
+    )
+    max_visits = forms.IntegerField(
+        label="Visit limit",
+        required=False,
+        min_value=1,
+        help_text="Optional. After this many clicks by people the link stops working.",
+        error_messages={
+            "min_value": "A visit limit must be at least 1 (leave it empty for none).",
+            "invalid": "Enter a whole number of visits.",
+        },
+    )
+
+
+class LinkCreateForm(GateFieldsMixin, LinkFieldsMixin):
     alias = forms.CharField(
         label="Custom alias",
         required=False,
@@ -119,10 +143,19 @@ class LinkCreateForm(LinkFieldsMixin):
         error_messages={"max_length": "Aliases can be at most %(limit_value)d characters."},
     )
 
-    field_order = ["long_url", "alias", "title", "expires_at", "redirect_type", "pass_query"]
+    field_order = [
+        "long_url",
+        "alias",
+        "title",
+        "expires_at",
+        "redirect_type",
+        "pass_query",
+        "password",
+        "max_visits",
+    ]
 
 
-class LinkEditForm(LinkFieldsMixin):
+class LinkEditForm(GateFieldsMixin, LinkFieldsMixin):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
 
@@ -135,9 +168,19 @@ class LinkEditForm(LinkFieldsMixin):
                 "expires_at": link.expires_at,
                 "redirect_type": link.redirect_type,
                 "pass_query": link.pass_query,
+                "max_visits": link.max_visits,
             },
         )
         super().__init__(*args, **kwargs)
+        self.password_protected = bool(link.password_hash)
+        if self.password_protected:
+            self.fields["password"].label = "New password"
+            self.fields[
+                "password"
+            ].help_text = "Leave empty to keep the current password (4–128 characters)."
+            self.fields["remove_password"] = forms.BooleanField(
+                label="Remove the password", required=False
+            )
         if link.redirect_type not in dict(UI_REDIRECT_CHOICES):
             # Set to 307/308 through the API: keep it selectable rather than silently change it.
             self.fields["redirect_type"].choices = [
@@ -146,7 +189,17 @@ class LinkEditForm(LinkFieldsMixin):
             ]
 
     def changes(self) -> dict:
-        return {name: self.cleaned_data[name] for name in self.changed_data}
+        changes = {
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if name not in ("password", "remove_password")
+        }
+        # An empty password field keeps the password: it is never shown, so never filled in.
+        if self.cleaned_data.get("remove_password"):
+            changes["password"] = None
+        elif self.cleaned_data.get("password"):
+            changes["password"] = self.cleaned_data["password"]
+        return changes
 
 
 class LinkFilterForm(forms.Form):

@@ -58,6 +58,8 @@ def home(request: HttpRequest) -> HttpResponse:
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
                 pass_query=data["pass_query"],
+                password=data["password"] or None,
+                max_visits=data["max_visits"],
                 request_host=request.get_host(),
             )
         except ValidationError as error:
@@ -89,7 +91,9 @@ def home(request: HttpRequest) -> HttpResponse:
                 "qr_svg": qr_svg_inline(short_url),
                 "qr_downloads": _qr_downloads(link.code),
             }
-    options_open = any(form[name].errors for name in ("alias", "title", "expires_at"))
+    options_open = any(
+        form[name].errors for name in ("alias", "title", "expires_at", "password", "max_visits")
+    )
     return render(
         request,
         "links/home.html",

@@ -308,3 +308,63 @@ def test_bulk_items_may_carry_a_password_and_a_cap(user):
     assert results[1]["link"]["visits_left"] == 4
     assert results[2]["status"] == 400 and "password" in results[2]["errors"]
     assert UrlLink.objects.get(code=results[0]["link"]["code"]).password_hash
+
+
+# --- The web forms and the admin --------------------------------------------------------------
+
+
+def test_the_create_form_sets_a_password_and_a_visit_limit(client, user):
+    client.force_login(user)
+    response = client.post(
+        "/",
+        {
+            "long_url": "https://example.com/form-gated",
+            "redirect_type": 302,
+            "pass_query": "on",
+            "password": PASSWORD,
+            "max_visits": 7,
+        },
+    )
+    assert response.status_code == 302
+    link = UrlLink.objects.get(long_url="https://example.com/form-gated")
+    assert check_password(PASSWORD, link.password_hash) and link.max_visits == 7
+
+
+def test_the_create_form_shows_the_rules_refusal_beside_the_field(client, user):
+    client.force_login(user)
+    response = client.post(
+        "/", {"long_url": "https://example.com/x", "redirect_type": 302, "password": "abc"}
+    )
+    assert response.status_code == 200
+    assert "Passwords need at least 4 characters" in response.content.decode()
+    assert not UrlLink.objects.filter(long_url="https://example.com/x").exists()
+
+
+def test_the_edit_form_keeps_changes_or_removes_the_password(client, user, locked):
+    client.force_login(user)
+    url = f"/dashboard/links/{locked.code}/edit/"
+    fields = {"long_url": locked.long_url, "redirect_type": 302, "pass_query": "on"}
+    page = client.get(url).content.decode()
+    assert "New password" in page and "Remove the password" in page
+    assert locked.password_hash not in page
+    client.post(url, {**fields, "max_visits": 3})  # an empty password keeps it
+    locked.refresh_from_db()
+    assert check_password(PASSWORD, locked.password_hash) and locked.max_visits == 3
+    client.post(url, {**fields, "max_visits": 3, "remove_password": "on"})
+    locked.refresh_from_db()
+    assert locked.password_hash == ""
+
+
+def test_staff_set_and_clear_gates_in_the_admin_without_seeing_the_hash(admin_client, locked):
+    page = admin_client.get(f"/admin/links/urllink/{locked.pk}/change/").content.decode()
+    assert "Password and visit limit" in page
+    assert locked.password_hash not in page
+    url = f"/admin/links/urllink/{locked.pk}/gates/"
+    admin_client.post(url, {"max_visits": "5"})
+    locked.refresh_from_db()
+    assert locked.max_visits == 5 and locked.password_hash  # kept
+    admin_client.post(url, {"max_visits": "", "remove_password": "1"})
+    locked.refresh_from_db()
+    assert locked.max_visits is None and locked.password_hash == ""
+    refused = admin_client.post(url, {"password": "abc"}, follow=True)
+    assert "Passwords need at least 4 characters" in refused.content.decode()
