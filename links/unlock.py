@@ -21,6 +21,7 @@ import logging
 import math
 import time
 
+from csp.constants import SELF
 from django.conf import settings
 from django.contrib.auth.hashers import check_password
 from django.core.cache import cache
@@ -88,6 +89,11 @@ def _page(
         },
         status=status,
     )
+    # The right password is answered 303 to the destination, on another site: Chromium holds
+    # a form's redirects to the page's CSP `form-action` too, so the site's `'self'` would
+    # block the unlock. Any http(s) site, not the destination's own: the header must not give
+    # it away before the password is given (long URLs are http(s) only: services.policy).
+    response._csp_replace = {"form-action": [SELF, "https:", "http:"]}
     # Not to be indexed, nor kept: the page stands between a visitor and a private link.
     response["X-Robots-Tag"] = "noindex, nofollow"
     response["Cache-Control"] = "private, no-store"

@@ -90,6 +90,23 @@ def test_a_locked_link_answers_its_unlock_page_not_counted(client, locked):
     assert visits(locked) == 0
 
 
+def test_the_unlock_pages_form_may_be_redirected_to_any_web_site_named_by_none(client, locked):
+    # Chromium holds a form's redirects to the page's CSP form-action: with the site's 'self'
+    # the right password's 303 to the destination was blocked (tests/test_browser_gates.py).
+    # Widened to http(s) sites, never to the destination's own: that would give it away.
+    for response in (
+        client.get(f"/{locked.code}"),
+        client.post(f"/{locked.code}", {"password": "not it"}),
+    ):
+        policy = dict(
+            part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";")
+        )
+        assert policy["form-action"] == "'self' https: http:", policy
+        assert "example.com" not in response["Content-Security-Policy"]
+    elsewhere = client.get("/accounts/login/")["Content-Security-Policy"]
+    assert "form-action 'self';" in elsewhere + ";", "other pages keep the site's form-action"
+
+
 # The fast path recycles the connection after a query, as Django would: a committed row.
 @pytest.mark.django_db(transaction=True)
 def test_the_fast_path_hands_a_locked_link_to_djangos_page(locked):
