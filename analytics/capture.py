@@ -21,6 +21,9 @@ from shorturl_project.node_state import local_redirects
 from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
 from . import services, spool
+
+# A capped link's bots use up none of its visits (links.gates).
+from .bots import detect_bot as detect_bot
 from .buffer import VISITS_KEY
 
 # The redirect drops the QR code's marker from the query string it passes on; the message of

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -18,7 +19,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from links.services.change import link_cache_refresh, link_revoke
+from links.services.change import link_cache_refresh, link_revoke, link_update
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
@@ -116,6 +117,8 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "pass_query",
         "tag_names",
         "archived",
+        "password_protected",
+        "visit_limit",
         "code_type",
         "created_at",
         "updated_at",
@@ -177,6 +180,16 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def tag_names(self, link: UrlLink) -> str:
         return ", ".join(tag.name for tag in link.tags.order_by("key")) or "—"
 
+    @admin.display(description="password", boolean=True)
+    def password_protected(self, link: UrlLink) -> bool:
+        return bool(link.password_hash)  # the hash itself is never shown
+
+    @admin.display(description="visit limit")
+    def visit_limit(self, link: UrlLink) -> str:
+        if link.max_visits is None:
+            return "none"
+        return f"{link.visits_used:,} of {link.max_visits:,} used"
+
     @admin.display(description="status")
     def status_label(self, link: UrlLink) -> str:
         return link.status.capitalize()
@@ -186,8 +199,10 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def get_urls(self):
         revoke = self.admin_site.admin_view(require_POST(self.revoke_view))
+        gates = self.admin_site.admin_view(require_POST(self.gates_view))
         return [
             path("<int:object_id>/revoke/", revoke, name="links_urllink_revoke"),
+            path("<int:object_id>/gates/", gates, name="links_urllink_gates"),
             *super().get_urls(),
         ]
 
@@ -205,6 +220,37 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     request, f"Revoked {link.code}: it answers 410 from now on.", messages.SUCCESS
                 )
         return HttpResponseRedirect(reverse("admin:links_urllink_change", args=[link.pk]))
+
+    def gates_view(self, request: HttpRequest, object_id: int) -> HttpResponseRedirect:
+        """Set or clear a link's password and visit limit, through links.services (the rules,
+        the cache drop) like every other change."""
+        link = get_object_or_404(UrlLink, pk=object_id)
+        back = HttpResponseRedirect(reverse("admin:links_urllink_change", args=[link.pk]))
+        if not self.has_revoke_permission(request):
+            self.message_user(request, "You may not change links.", level=messages.ERROR)
+            return back
+        changes: dict = {}
+        if request.POST.get("remove_password"):
+            changes["password"] = None
+        elif request.POST.get("password"):
+            changes["password"] = request.POST["password"]
+        limit = request.POST.get("max_visits", "").strip()
+        if limit.isdigit() or limit == "":
+            changes["max_visits"] = int(limit) if limit else None
+        else:
+            self.message_user(request, "Enter the visit limit as a whole number.", messages.ERROR)
+            return back
+        try:
+            link_update(code=link.code, user=request.user, **changes)
+        except ValidationError as error:
+            for problems in error.message_dict.values():
+                for problem in problems:
+                    self.message_user(request, problem, level=messages.ERROR)
+        except CacheUnavailable as error:
+            self.message_user(request, str(error), level=messages.ERROR)
+        else:
+            self.message_user(request, f"Saved the gates of {link.code}.", messages.SUCCESS)
+        return back
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = {**(extra_context or {}), "can_revoke": self.has_revoke_permission(request)}

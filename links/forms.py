@@ -163,7 +163,31 @@ class LinkOptionsMixin(forms.Form):
         return {name: self.cleaned_data.get(name) or "" for name in UTM_FIELDS}
 
 
-class LinkCreateForm(LinkOptionsMixin, LinkFieldsMixin):
+class GateFieldsMixin(forms.Form):
+    """Password and visit cap (#15 gates), shared by the create and edit forms. Lengths and
+    bounds here only shape the input: links.services.gates has the rules."""
+
+    password = forms.CharField(
+        label="Password",
+        required=False,
+        strip=False,  # spaces are part of a password
+        max_length=512,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Optional. Visitors must type it before they are sent on (4–128 characters).",
+    )
+    max_visits = forms.IntegerField(
+        label="Visit limit",
+        required=False,
+        min_value=1,
+        help_text="Optional. After this many clicks by people the link stops working.",
+        error_messages={
+            "min_value": "A visit limit must be at least 1 (leave it empty for none).",
+            "invalid": "Enter a whole number of visits.",
+        },
+    )
+
+
+class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
     alias = forms.CharField(
         label="Custom alias",
         required=False,
@@ -172,10 +196,19 @@ class LinkCreateForm(LinkOptionsMixin, LinkFieldsMixin):
         error_messages={"max_length": "Aliases can be at most %(limit_value)d characters."},
     )
 
-    field_order = ["long_url", "alias", "title", "expires_at", "redirect_type", "pass_query"]
+    field_order = [
+        "long_url",
+        "alias",
+        "title",
+        "expires_at",
+        "redirect_type",
+        "pass_query",
+        "password",
+        "max_visits",
+    ]
 
 
-class LinkEditForm(LinkOptionsMixin, LinkFieldsMixin):
+class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
 
@@ -196,9 +229,19 @@ class LinkEditForm(LinkOptionsMixin, LinkFieldsMixin):
                 "pass_query": link.pass_query,
                 "tags": ", ".join(tag.name for tag in link.tags.order_by("key")),
                 "archived": link.archived,
+                "max_visits": link.max_visits,
             },
         )
         super().__init__(*args, **kwargs)
+        self.password_protected = bool(link.password_hash)
+        if self.password_protected:
+            self.fields["password"].label = "New password"
+            self.fields[
+                "password"
+            ].help_text = "Leave empty to keep the current password (4–128 characters)."
+            self.fields["remove_password"] = forms.BooleanField(
+                label="Remove the password", required=False
+            )
         if link.redirect_type not in dict(UI_REDIRECT_CHOICES):
             # Set to 307/308 through the API: keep it selectable rather than silently change it.
             self.fields["redirect_type"].choices = [
@@ -214,13 +257,18 @@ class LinkEditForm(LinkOptionsMixin, LinkFieldsMixin):
         changes = {
             name: self.cleaned_data[name]
             for name in self.changed_data
-            if name not in UTM_FIELDS and name != "tags"
+            if name not in UTM_FIELDS and name not in ("tags", "password", "remove_password")
         }
         if "tags" in self.changed_data and self.has_changed_tags():
             changes["tags"] = self.cleaned_data["tags"]
         utm = {name: value for name, value in self.utm().items() if value}
         if utm:
             changes["utm"] = utm
+        # An empty password field keeps the password: it is never shown, so never filled in.
+        if self.cleaned_data.get("remove_password"):
+            changes["password"] = None
+        elif self.cleaned_data.get("password"):
+            changes["password"] = self.cleaned_data["password"]
         return changes
 
 
@@ -266,3 +314,23 @@ class LinkFilterForm(forms.Form):
             "tags": self.selected_tags(),
             "archived": bool(data.get("archived")),
         }
+
+
+class UnlockForm(forms.Form):
+    """The password a visitor types on a password-protected link's unlock page."""
+
+    password = forms.CharField(
+        label="Password",
+        strip=False,  # spaces are part of a password
+        max_length=128,
+        widget=forms.PasswordInput(attrs={"autocomplete": "off", "autofocus": True}),
+        error_messages={"required": "Enter the link's password."},
+    )
+
+    @classmethod
+    def refused(cls, message: str) -> UnlockForm:
+        """An empty form saying `message` beside the password (the one typed is not shown)."""
+        form = cls({"password": ""})
+        form.full_clean()
+        form.errors["password"] = form.error_class([message])
+        return form

@@ -18,21 +18,61 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from analytics.capture import record_visit
+from django.db.models import F, Q
 
-from .cache import LinkEntry
+from analytics.capture import detect_bot, record_visit
+
+from .cache import LinkEntry, database_reads
+from .models import UrlLink
 
 UNLOCK = 200  # the password form, answered by Django's view (CSRF, templates), not counted
 
+# The WSGI environ key links/unlock.py sets, to the link's password hash, once the password the
+# request carries (form or X-Link-Password) has been checked. A header cannot set it: headers
+# arrive as HTTP_* keys. The hash, not True: a password changed meanwhile is not unlocked.
+UNLOCKED = "shorturl.unlocked"
+# Set in the environ when the click is refused because the cap is used up: the 410 page then
+# says so (links.redirect.page_for), rather than "expired or switched off".
+CAP_REACHED = "shorturl.cap_reached"
+
 
 def needs_password(entry: LinkEntry, meta: Mapping[str, str]) -> bool:
-    """The link has a password and this request does not carry it."""
-    raise NotImplementedError("passwords: see issue #15")
+    """The link has a password and this request does not carry it (checked).
+
+    The check itself (~0.3 s of PBKDF2, after the per-client throttle) is links/unlock.py's,
+    in Django's view: every request to a password-protected link goes there, the fast path
+    hands it on (UNLOCK), and the view decides again with UNLOCKED set.
+    """
+    return meta.get(UNLOCKED) != entry.password_hash
+
+
+def _is_bot(meta: Mapping[str, str]) -> bool:
+    return detect_bot(meta.get("HTTP_USER_AGENT", "")) is not None
 
 
 def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> bool:
-    """The link's visit cap is used up (taking one of its visits when this click counts)."""
-    raise NotImplementedError("visit caps: see issue #15")
+    """The link's visit cap is used up (taking one of its visits when this click counts).
+
+    The truth is the link row's `visits_used`, in both modes: one conditional UPDATE takes a
+    visit only while some are left, so however many clicks race, exactly max_visits people get
+    through (the database serialises the row's updates). Bots, and HEAD requests, read it
+    without taking one: they pass while visits are left and are refused once none are.
+    The cap in `entry` is the one cached; the row's own cap is compared, so a PATCH is seen
+    on the next click even before the cache drop reaches every process.
+    """
+    # A cap removed since the entry was cached lets everyone through (and still counts them).
+    open_row = UrlLink.objects.filter(
+        Q(max_visits__isnull=True) | Q(visits_used__lt=F("max_visits")), pk=entry.link_id
+    )
+    database_reads["count"] += 1  # the fast path then recycles the connection, as Django would
+    if not counted or _is_bot(meta):
+        reached = not open_row.exists()
+    else:
+        reached = open_row.update(visits_used=F("visits_used") + 1) == 0
+    if reached:
+        # The environ is the WSGI server's dict: adding a key to it is how WSGI layers talk.
+        meta[CAP_REACHED] = "1"  # type: ignore[index]
+    return reached
 
 
 def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:

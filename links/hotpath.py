@@ -23,6 +23,7 @@ from .redirect import (
     SECURITY_HEADERS,
     TOO_MANY_REQUESTS,
     error_page,
+    page_for,
     resolve,
     with_visitor_query,
 )
@@ -91,7 +92,10 @@ class ShortCodeDispatcher:
                 location = with_visitor_query(location, query_string)
             start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
             return [b""]
-        body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(status, code).encode()
+        if environ["REQUEST_METHOD"] == "HEAD":
+            body = b""
+        else:
+            body = error_page(page_for(status, environ), code).encode()
         headers = [
             ("Content-Type", "text/html; charset=utf-8"),
             ("Content-Length", str(len(body))),

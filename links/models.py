@@ -147,6 +147,9 @@ class UrlLink(models.Model):
     password_hash = models.CharField(max_length=128, blank=True, default="", db_default="")
     # After this many clicks by people the link answers 410 (bots never count).
     max_visits = models.PositiveIntegerField(null=True, blank=True)
+    # Visits taken from the cap so far: the truth in both modes, taken one at a time by a
+    # conditional UPDATE (links/gates.py), so no more than max_visits people ever get through.
+    visits_used = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     # [{"device"?, "os"?, "country"?, "language"?, "url"}]: the first rule whose every given key
     # matches the visitor sends them to its url.
     rules = models.JSONField(default=list, blank=True, db_default=[])

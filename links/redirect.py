@@ -33,10 +33,14 @@ from .codes.aliases import ALIAS_RE
 from .codes.shape import check_character, is_generated_shape
 
 NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
+SEE_OTHER = 303
+# A capped link whose visits are used up: a 410 of its own wording (gates.CAP_REACHED).
+CAP_REACHED_PAGE = "cap-reached"
 PAGES = {
     NOT_FOUND: "links/not_found.html",
     GONE: "links/gone.html",
     TOO_MANY_REQUESTS: "links/too_many_requests.html",
+    CAP_REACHED_PAGE: "links/cap_reached.html",
 }
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
 
@@ -184,11 +188,19 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
 # Rendered once per process and status with a stand-in for the code (rendering costs ~1 ms;
 # a flood of made-up codes would otherwise be a flood of template renders).
 _CODE_STAND_IN = "3f1c9a7e-code-goes-here"
-_page_parts: dict[int, list[str]] = {}
+_page_parts: dict[int | str, list[str]] = {}
 
 
-def error_page(status: int, code: str) -> str:
-    """The 404, 410 or 429 page for `code` (escaped)."""
+def page_for(status: int, meta: Mapping[str, str]) -> int | str:
+    """Which error page answers `status` (a key of PAGES): the cap's own 410 when gates said
+    the cap was reached, else the status's."""
+    if status == GONE and meta.get(gates.CAP_REACHED):
+        return CAP_REACHED_PAGE
+    return status
+
+
+def error_page(status: int | str, code: str) -> str:
+    """The 404, 410 or 429 page (or another key of PAGES) for `code` (escaped)."""
     parts = _page_parts.get(status)
     if parts is None:
         # No request context: context processors would reach for the session and the user.
@@ -199,8 +211,22 @@ def error_page(status: int, code: str) -> str:
 
 def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     status, entry = resolve(code, request.META)
+    if status == gates.UNLOCK:
+        # A password-protected link (the fast path hands these here): its unlock page, or,
+        # once the request has proved the password, the click decided again and counted.
+        from .unlock import unlock
+
+        page = unlock(request, entry)
+        if page is not None:
+            return page
+        counted = request.method != "HEAD"
+        status, entry = gates.decide(entry, request.META, event_id=new_event_id(), counted=counted)
+        if entry is not None and request.method == "POST":
+            # See Other: the browser follows with a GET, never re-sending the form (and its
+            # password) to the destination, as a 307/308 link's own status would.
+            status = SEE_OTHER
     if entry is None:
-        response = HttpResponse(error_page(status, code), status=status)
+        response = HttpResponse(error_page(page_for(status, request.META), code), status=status)
         if status == TOO_MANY_REQUESTS:
             response["Retry-After"] = not_found_limit.retry_after()
         return response

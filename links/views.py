@@ -68,6 +68,8 @@ def home(request: HttpRequest) -> HttpResponse:
                 pass_query=data["pass_query"],
                 tags=data["tags"],
                 utm=form.utm(),
+                password=data["password"] or None,
+                max_visits=data["max_visits"],
                 request_host=request.get_host(),
             )
         except ValidationError as error:
@@ -99,7 +101,9 @@ def home(request: HttpRequest) -> HttpResponse:
                 "qr_svg": qr_svg_inline(short_url),
                 "qr_downloads": _qr_downloads(link.code),
             }
-    options_open = any(form[name].errors for name in ("alias", "title", "expires_at"))
+    options_open = any(
+        form[name].errors for name in ("alias", "title", "expires_at", "password", "max_visits")
+    )
     advanced_open = any(form[name].errors for name in ADVANCED_FIELDS if name in form.fields)
     return render(
         request,

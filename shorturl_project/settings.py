@@ -370,6 +370,10 @@ SHORTURL_NEGATIVE_CACHE_TTL = env.int("SHORTURL_NEGATIVE_CACHE_TTL", default=60)
 # 404s one client (IP, IPv6 /64) is answered per worker process before it gets 429 instead, per
 # s/min/hour/day like the API rates; "" turns it off (links/not_found_limit.py).
 SHORTURL_NOT_FOUND_RATE = env.str("SHORTURL_NOT_FOUND_RATE", default="300/min")
+# Password tries on password-protected links one client (IP, IPv6 /64) may make per window
+# before it is answered 429 without its password being checked (links/unlock.py).
+SHORTURL_UNLOCK_TRIES = env.int("SHORTURL_UNLOCK_TRIES", default=10)
+SHORTURL_UNLOCK_WINDOW_SECONDS = env.int("SHORTURL_UNLOCK_WINDOW_SECONDS", default=600)
 
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")

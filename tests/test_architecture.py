@@ -146,6 +146,8 @@ REDIRECT_MAY_USE = {
     "links.codes.aliases",
     "links.not_found_limit",  # counts 404s in process memory (no database, no Redis)
     "shorturl_project.outages",  # tells an outage from a bug when the fast path fails
+    "links.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
+    "links.unlock",  # the password page, imported by the Django view only when it is needed
 }
 
 

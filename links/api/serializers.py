@@ -13,6 +13,7 @@ from rest_framework.settings import api_settings
 from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
+from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
 from links.services.utm import UTM_FIELDS
 from links.shortlinks import short_url_for
 
@@ -46,6 +47,13 @@ class LinkSerializer(serializers.ModelSerializer):
     archived = serializers.BooleanField(
         read_only=True, help_text="Hidden from the default list; still redirects."
     )
+    password_protected = serializers.SerializerMethodField(
+        help_text="True when visitors must give the link's password (it is never shown)."
+    )
+    visits_left = serializers.SerializerMethodField(
+        help_text="How many more people the link lets through before it answers 410; "
+        "null without max_visits."
+    )
 
     class Meta:
         model = UrlLink
@@ -64,6 +72,9 @@ class LinkSerializer(serializers.ModelSerializer):
             "clicks",
             "tags",
             "archived",
+            "password_protected",
+            "max_visits",
+            "visits_left",
         ]
         read_only_fields = fields
 
@@ -104,6 +115,9 @@ class LinkSerializer(serializers.ModelSerializer):
             "clicks": self.get_clicks(link),
             "tags": self.get_tags(link),
             "archived": link.archived,
+            "password_protected": bool(link.password_hash),
+            "max_visits": link.max_visits,
+            "visits_left": visits_left(link),
         }
 
     def _created_at(self, value):
@@ -116,6 +130,14 @@ class LinkSerializer(serializers.ModelSerializer):
         shown = self.fields["created_at"].to_representation(value)
         self._last_created_at = (value, shown)
         return shown
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_password_protected(self, link: UrlLink) -> bool:
+        return bool(link.password_hash)
+
+    @extend_schema_field({"type": "integer", "nullable": True})
+    def get_visits_left(self, link: UrlLink) -> int | None:
+        return visits_left(link)
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_clicks(self, link: UrlLink) -> int:
@@ -275,6 +297,44 @@ def _archived_field(**kwargs) -> StrictBooleanField:
     )
 
 
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON number without a fraction, not "10" or true quietly turned into one."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _password_field(**kwargs) -> StrictCharField:
+    # The length rules are links.services.gates's; max_length here only stops abuse.
+    return StrictCharField(
+        write_only=True,
+        allow_null=True,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=PASSWORD_MAX_LENGTH * 4,
+        help_text=(
+            "Visitors must give this password (4 to 128 characters) on an unlock page, or API "
+            "clients in an `X-Link-Password` header; null removes it. Never shown: the link "
+            "shows `password_protected`."
+        ),
+        **kwargs,
+    )
+
+
+def _max_visits_field(**kwargs) -> StrictIntegerField:
+    return StrictIntegerField(
+        allow_null=True,
+        help_text=(
+            "After this many clicks by people (bots never count) the link answers 410; "
+            "1 or more, null for no cap. The link shows `visits_left`."
+        ),
+        error_messages={"invalid": "Enter a whole number of visits, 1 or more."},
+        **kwargs,
+    )
+
+
 class _LinkOptionsMixin(serializers.Serializer):
     """Tags, UTM values and the archived flag, as create and change both take them."""
 
@@ -310,6 +370,8 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    password = _password_field(required=False)
+    max_visits = _max_visits_field(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -377,6 +439,8 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    password = _password_field(required=False)
+    max_visits = _max_visits_field(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

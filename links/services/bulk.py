@@ -64,6 +64,8 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         tags=item.get("tags"),
         utm=item.get("utm"),
         archived=item.get("archived"),
+        password=item.get("password"),
+        max_visits=item.get("max_visits"),
     )
     return _BulkItem(
         link=prepared.link,

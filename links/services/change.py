@@ -1,5 +1,6 @@
-"""Changing a link: its URL, title, expiry, redirect type, query pass-through, tags or archived
-flag, or revoking it. The cached entry is dropped with the change, or the change is rolled back."""
+"""Changing a link: its URL, title, expiry, redirect type, query pass-through, tags, archived
+flag, password or visit cap, or revoking it. The cached entry is dropped with the change, or the
+change is rolled back."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.utils import timezone
 from .. import cache as link_cache
 from ..models import UrlLink
 from ..selectors import link_get_changeable
+from .gates import validate_max_visits, validate_password
 from .policy import (
     ensure_changeable,
     url_hash,
@@ -59,6 +61,8 @@ def link_update(
     tags=_UNSET,
     utm: dict[str, str] | None = None,
     archived=_UNSET,
+    password=_UNSET,
+    max_visits=_UNSET,
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
@@ -96,6 +100,13 @@ def link_update(
     if pass_query is not _UNSET:
         link.pass_query = bool(pass_query)
         changed.append("pass_query")
+    if max_visits is not _UNSET:
+        # The visits already used stay used: raising a cap of 10 to 20 lets 10 more through.
+        link.max_visits = validate_max_visits(max_visits)
+        changed.append("max_visits")
+    if password is not _UNSET:  # None or "" removes it
+        link.password_hash = validate_password(password)
+        changed.append("password_hash")
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

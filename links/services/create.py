@@ -15,6 +15,7 @@ from ..codes.aliases import validate_alias
 from ..codes.base import CodeGenerationError
 from ..codes.strategies import get_strategy
 from ..models import CodeType, RedirectType, UrlLink
+from .gates import check_password_rules, hash_password, validate_max_visits
 from .policy import (
     LongUrlRules,
     alias_case_warnings,
@@ -136,6 +137,8 @@ def prepare_link(
     tags: list[str] | None = None,
     utm: dict[str, str] | None = None,
     archived: bool | None = None,
+    password: str | None = None,
+    max_visits: int | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -167,8 +170,12 @@ def prepare_link(
     if alias:
         check(validate_alias, alias)
     tags = check(clean_tags, tags)
+    max_visits = check(validate_max_visits, max_visits)
+    password = check(check_password_rules, password)
     if errors:
         raise ValidationError(errors)
+    # Hashed only once everything is valid: a hash costs ~0.3 s of CPU.
+    password_hash = hash_password(password)
     pass_query = True if pass_query is None else bool(pass_query)
     archived = bool(archived)
     # UTM values are part of the URL: a plain request for the same final URL may reuse a link.
@@ -180,6 +187,8 @@ def prepare_link(
         and pass_query
         and not tags
         and not archived
+        and not password_hash
+        and max_visits is None
     )
     link = _unsaved_link(
         owner=user,
@@ -190,6 +199,8 @@ def prepare_link(
         redirect_type=redirect_type,
         pass_query=pass_query,
         archived=archived,
+        password_hash=password_hash,
+        max_visits=max_visits,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -207,6 +218,8 @@ def link_create(
     tags: list[str] | None = None,
     utm: dict[str, str] | None = None,
     archived: bool = False,
+    password: str | None = None,
+    max_visits: int | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -221,6 +234,8 @@ def link_create(
         tags=tags,
         utm=utm,
         archived=archived,
+        password=password,
+        max_visits=max_visits,
     )
     with transaction.atomic():
         hold_owner(user)

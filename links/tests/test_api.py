@@ -33,6 +33,9 @@ LINK_FIELDS = {
     "clicks",
     "tags",
     "archived",
+    "password_protected",
+    "max_visits",
+    "visits_left",
 }
 
 

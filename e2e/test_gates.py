@@ -1,0 +1,136 @@
+"""Issue #15's gates over HTTP against both deployments: a password-protected link (its unlock
+page, the form a browser POSTs with its CSRF cookie and token, the `X-Link-Password` header an
+API client sends) and a visit cap that lets exactly `max_visits` people through however many
+click at once (embedded: several worker processes on one SQLite file; services: MariaDB, Redis
+and a separate Celery worker), with bots passing without using a visit up."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import harness
+from harness import HTTP_TIMEOUT
+
+PASSWORD = "open sesame"  # noqa: S105 - the test link's password
+GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+
+def _person(ip: str) -> dict[str, str]:
+    """One visitor: a browser's User-Agent from its own public address (the harness's server
+    trusts one proxy, so X-Forwarded-For is the client's address)."""
+    return {"X-Forwarded-For": ip, "User-Agent": harness.BROWSER_USER_AGENTS[0]}
+
+
+def _link(dep: harness.Deployment, code: str) -> dict:
+    with dep.api() as api:
+        response = api.get(dep.url(f"/api/v1/links/{code}/"), timeout=HTTP_TIMEOUT)
+    assert response.status_code == 200, response.text[:500]
+    return response.json()
+
+
+def test_a_password_link_unlocks_by_form_or_header_and_counts_only_the_unlocked(deployment):
+    long_url = harness.unique_url("gates-password")
+    link = harness.create_link(deployment, long_url, password=PASSWORD)
+    code = link["code"]
+    assert link["password_protected"] is True and "password" not in link, link
+
+    # A browser: the unlock page (200, not indexed, nothing counted), then the form.
+    browser = deployment.session()
+    browser.headers.update(_person("81.2.69.40"))
+    page = browser.get(deployment.url(f"/{code}"), allow_redirects=False, timeout=HTTP_TIMEOUT)
+    assert page.status_code == 200, f"GET /{code} → {page.status_code}: {page.text[:300]}"
+    assert "This link is password-protected" in page.text
+    assert 'name="robots" content="noindex' in page.text
+    assert page.headers.get("X-Robots-Tag", "").startswith("noindex")
+    assert "csrftoken" in browser.cookies, "the unlock page must set the CSRF cookie its form needs"
+    assert long_url not in page.text, "the page must not give the destination away"
+
+    wrong = harness.post_form(deployment, browser, f"/{code}", page.text, {"password": "nope!"})
+    assert wrong.status_code == 400, f"a wrong password → {wrong.status_code}: {wrong.text[:300]}"
+    assert "That password is not right" in wrong.text
+    assert long_url not in wrong.text
+
+    right = harness.post_form(deployment, browser, f"/{code}", wrong.text, {"password": PASSWORD})
+    assert (right.status_code, right.headers.get("Location")) == (303, long_url), (
+        f"the right password → {right.status_code} {right.headers.get('Location')}: "
+        f"{right.text[:300]}"
+    )
+
+    # The same POST without the CSRF token, as a cross-site form would send it: refused.
+    forged = deployment.session().post(
+        deployment.url(f"/{code}"),
+        data={"password": PASSWORD},
+        allow_redirects=False,
+        timeout=HTTP_TIMEOUT,
+    )
+    assert forged.status_code == 403, f"no CSRF token → {forged.status_code}"
+
+    # An API client: the header on GET (the link's own redirect), a wrong one refused.
+    client = _person("81.2.69.41")
+    header_right = harness.get_fresh(
+        deployment.port, f"/{code}", {**client, "X-Link-Password": PASSWORD}
+    )
+    assert (header_right.status, header_right.location) == (302, long_url)
+    header_wrong = harness.get_fresh(
+        deployment.port, f"/{code}", {**client, "X-Link-Password": "not it"}
+    )
+    assert header_wrong.status == 403, header_wrong.body[:300]
+    assert header_wrong.location is None
+
+    # Two clicks went through (the form's and the header's); the pages and refusals count nothing.
+    seen = harness.wait_for_visits(deployment, code, 2, timeout=40)
+    assert seen.reached, f"stored {seen.stored} of 2: {seen.history}"
+    # Let any stray visit (one that should not have been counted) land before reading again.
+    harness.wait_for_visits(deployment, code, 3, timeout=6)
+    stats = harness.stats(deployment, code)
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 0), stats
+
+
+def test_a_capped_link_lets_exactly_max_visits_people_through_a_crowd(deployment):
+    long_url = harness.unique_url("gates-cap")
+    link = harness.create_link(deployment, long_url, max_visits=10)
+    code = link["code"]
+    assert (link["max_visits"], link["visits_left"]) == (10, 10), link
+
+    def click(i: int) -> harness.Answer:
+        return harness.get_fresh(deployment.port, f"/{code}", harness.visitor_headers(i))
+
+    with ThreadPoolExecutor(100) as pool:
+        answers = list(pool.map(click, range(100)))
+    statuses = Counter(a.status for a in answers)
+    assert statuses == {302: 10, 410: 90}, f"100 people at once on a cap of 10: {statuses}"
+    assert all(a.location == long_url for a in answers if a.status == 302)
+    refused = next(a for a in answers if a.status == 410)
+    assert b"reached its limit" in refused.body, refused.body[:300]
+
+    assert _link(deployment, code)["visits_left"] == 0
+    seen = harness.wait_for_visits(deployment, code, 10, timeout=40)
+    assert seen.reached, f"stored {seen.stored} of 10: {seen.history}"
+    harness.wait_for_visits(deployment, code, 11, timeout=6)  # any visit too many lands meanwhile
+    stats = harness.stats(deployment, code)
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (10, 0), stats
+    harness.note(deployment, "cap of 10, 100 clicks at once", f"{dict(statuses)}")
+
+
+def test_bots_pass_a_capped_link_without_using_a_visit_until_people_use_them_up(deployment):
+    long_url = harness.unique_url("gates-cap-bot")
+    code = harness.create_link(deployment, long_url, max_visits=2)["code"]
+    bot = {"User-Agent": GOOGLEBOT, "X-Forwarded-For": "66.249.66.1"}
+
+    crawled = harness.get_fresh(deployment.port, f"/{code}", bot)
+    assert (crawled.status, crawled.location) == (302, long_url)
+    assert _link(deployment, code)["visits_left"] == 2, "a bot used up a visit"
+
+    people = [
+        harness.get_fresh(deployment.port, f"/{code}", harness.visitor_headers(i))
+        for i in (1, 2, 3)
+    ]
+    assert [p.status for p in people] == [302, 302, 410]
+    assert _link(deployment, code)["visits_left"] == 0
+    assert harness.get_fresh(deployment.port, f"/{code}", bot).status == 410
+
+    seen = harness.wait_for_visits(deployment, code, 3, timeout=40)
+    assert seen.reached, f"stored {seen.stored} of 3: {seen.history}"
+    stats = harness.stats(deployment, code)
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 1), stats
