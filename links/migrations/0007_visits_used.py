@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('links', '0005_gated_links'),
+        ('links', '0006_tags_archived'),
     ]
 
     operations = [
