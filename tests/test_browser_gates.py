@@ -63,6 +63,8 @@ def test_a_visitor_unlocks_a_password_link_after_a_wrong_try(
     page.get_by_test_id("unlock").wait_for()
     assert page.title() != TARGET_TITLE
     assert_fits_and_accessible(page, "unlock page")
+    # The code is never cut in two (people retype it): one line box for the <code>.
+    assert page.locator("main code").first.evaluate("el => el.getClientRects().length") == 1
     page.screenshot(path=os.path.join(artifacts_dir, f"unlock-{width}.png"), full_page=True)
     if width == 1280:
         keep_screenshot(artifacts_dir, f"unlock-{width}.png")
