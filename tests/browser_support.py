@@ -166,3 +166,19 @@ def assert_fits_and_accessible(page, what: str, *, axe: bool = True) -> None:
         if rule["impact"] in BLOCKING_IMPACTS
     ]
     assert not serious, f"{what} at {width}px: {serious}"
+
+
+def chromium_user_agent(browser) -> str:
+    # Headless Chromium calls itself "HeadlessChrome"; a person's Chromium on Linux says this.
+    return (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"Chrome/{browser.version} Safari/537.36"
+    )
+
+
+def deliver_visits() -> None:
+    """With Redis the click waits in the buffer for the worker; do the worker's job now."""
+    from analytics import services
+
+    services.flush_pending(wait=True)
+    services.aggregate_hourly(wait=True)

@@ -21,6 +21,8 @@ from tests.browser_support import (
     TARGET_TITLE,
     assert_fits_and_accessible,
     browser,
+    chromium_user_agent,
+    deliver_visits,
     keep_screenshot,
     log_in,
     needs_chromium,
@@ -34,6 +36,8 @@ __all__ = [
     "TARGET_HOST",
     "TARGET_TITLE",
     "browser",
+    "chromium_user_agent",
+    "deliver_visits",
     "keep_screenshot",
     "log_in",
     "page_at_width",
@@ -41,22 +45,6 @@ __all__ = [
 ]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
-
-
-def chromium_user_agent(browser) -> str:
-    # Headless Chromium calls itself "HeadlessChrome"; a person's Chromium on Linux says this.
-    return (
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        f"Chrome/{browser.version} Safari/537.36"
-    )
-
-
-def deliver_visits() -> None:
-    """With Redis the click waits in the buffer for the worker; do the worker's job now."""
-    from analytics import services
-
-    services.flush_pending(wait=True)
-    services.aggregate_hourly(wait=True)
 
 
 def test_marketer_creates_copies_opens_and_sees_the_click(

@@ -13,12 +13,12 @@ from tests.browser_support import (
     TARGET_TITLE,
     WIDTHS,
     assert_fits_and_accessible,
+    chromium_user_agent,
     keep_screenshot,
     log_in,
     needs_chromium,
     page_at_width,
 )
-from tests.test_browser import chromium_user_agent
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 

@@ -12,22 +12,16 @@ import re
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401 - fixtures are found by name
-    CHROMIUM,
-    browser,
+from tests.browser_support import (
+    WIDTHS,
+    assert_fits_and_accessible,
     keep_screenshot,
     log_in,
+    needs_chromium,
     page_at_width,
 )
-from tests.test_browser_accounts import assert_fits_and_accessible
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
-]
-
-WIDTHS = [390, 1280, 1920]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
 
 def _shot(page, artifacts_dir: str, name: str, width: int) -> None:
@@ -38,7 +32,7 @@ def _shot(page, artifacts_dir: str, name: str, width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_stats_page_says_what_matters_once(
-    browser,  # noqa: F811
+    browser,
     live_server,
     user,
     artifacts_dir,

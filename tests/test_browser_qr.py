@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (the browser fixture is imported from test_browser, then asked for by name)
 """QR codes in a real browser (issue #14), at a phone's, a laptop's and a wide screen's width:
 from My links to a link's QR page, the PNG downloaded at print size (2048 px) and the SVG, and
 scans through the QR code's URL shown apart from clicks under "How people came" on the stats
@@ -14,24 +13,18 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from links.tests.helpers import read_png
-from tests.test_browser import (  # noqa: F401
-    CHROMIUM,
-    browser,
+from tests.browser_support import (
+    WIDTHS,
+    assert_fits_and_accessible,
     chromium_user_agent,
     deliver_visits,
     keep_screenshot,
     log_in,
+    needs_chromium,
     page_at_width,
 )
-from tests.test_browser_accounts import assert_fits_and_accessible
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}"),
-]
-
-WIDTHS = [390, 1280, 1920]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 LONG_URL = "https://example.com/spring-poster?utm_campaign=spring"
 
 
