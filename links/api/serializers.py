@@ -13,6 +13,7 @@ from rest_framework.settings import api_settings
 from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
+from links.services.targeting import DEVICES, OS_NAMES
 from links.shortlinks import short_url_for
 
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
@@ -53,6 +54,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "created_at",
             "expires_at",
             "pass_query",
+            "rules",
+            "variants",
             "is_active",
             "status",
             "revoked_at",
@@ -89,6 +92,8 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
             "pass_query": link.pass_query,
+            "rules": link.rules,
+            "variants": link.variants,
             "is_active": status == LinkStatus.ACTIVE,
             "status": status,
             "revoked_at": (
@@ -207,6 +212,55 @@ def _title_field(**kwargs) -> StrictCharField:
     )
 
 
+class RuleSerializer(serializers.Serializer):
+    """One targeting rule, as documented (links.services.targeting checks what is sent)."""
+
+    device = serializers.ChoiceField(choices=list(DEVICES), required=False)
+    os = serializers.ChoiceField(choices=list(OS_NAMES), required=False)
+    country = serializers.CharField(required=False, help_text="ISO 3166 alpha-2, e.g. CN.")
+    language = serializers.CharField(
+        required=False, help_text="Primary language tag, e.g. zh (Accept-Language's first)."
+    )
+    url = serializers.CharField(help_text="Where visitors who match every condition go.")
+
+
+class VariantSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    weight = serializers.IntegerField(min_value=1, max_value=100)
+
+
+@extend_schema_field(RuleSerializer(many=True))
+class RulesField(serializers.ListField):
+    """`rules` as sent: a list of objects, checked item by item by the service, whose errors
+    name the item and field (`rules[1].country: …`). null clears them, as [] does."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=serializers.DictField(),
+            allow_null=True,
+            help_text=(
+                "Targeting: the first rule whose every given condition (device, os, country, "
+                "language) matches the visitor sends them to its url; else the variants, else "
+                "long_url. At most 20."
+            ),
+            **kwargs,
+        )
+
+
+@extend_schema_field(VariantSerializer(many=True))
+class VariantsField(serializers.ListField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=serializers.DictField(),
+            allow_null=True,
+            help_text=(
+                "A/B split: 2 to 4 {url, weight} with weights 1–100 adding up to 100; each "
+                "visitor (client id) always gets the same one. [] or null: none."
+            ),
+            **kwargs,
+        )
+
+
 class LinkCreateSerializer(serializers.Serializer):
     """POST /api/v1/links/ (and each item of a bulk call)."""
 
@@ -223,6 +277,8 @@ class LinkCreateSerializer(serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    rules = RulesField(required=False)
+    variants = VariantsField(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -290,6 +346,8 @@ class LinkUpdateSerializer(serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    rules = RulesField(required=False)
+    variants = VariantsField(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

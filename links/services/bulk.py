@@ -60,6 +60,8 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         request_host=None,
         url_rules=url_rules,
         pass_query=item.get("pass_query"),
+        rules=item.get("rules"),
+        variants=item.get("variants"),
     )
     return _BulkItem(link=prepared.link, alias=prepared.alias, plain=prepared.plain, index=index)
 

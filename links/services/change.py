@@ -4,6 +4,7 @@ The cached entry is dropped with the change, or the change is rolled back."""
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -11,6 +12,7 @@ from .. import cache as link_cache
 from ..models import UrlLink
 from ..selectors import link_get_changeable
 from .policy import (
+    LongUrlRules,
     ensure_changeable,
     url_hash,
     validate_expiry,
@@ -18,6 +20,7 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
+from .targeting import validate_rules, validate_variants
 
 _UNSET = object()
 
@@ -54,6 +57,8 @@ def link_update(
     expires_at=_UNSET,
     redirect_type=_UNSET,
     pass_query=_UNSET,
+    rules=_UNSET,
+    variants=_UNSET,
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
@@ -79,6 +84,22 @@ def link_update(
     if pass_query is not _UNSET:
         link.pass_query = bool(pass_query)
         changed.append("pass_query")
+    if rules is not _UNSET or variants is not _UNSET:
+        url_rules = LongUrlRules(request_host=request_host)
+        errors: dict[str, list[str]] = {}
+        for name, value, validate in (
+            ("rules", rules, validate_rules),
+            ("variants", variants, validate_variants),
+        ):
+            if value is _UNSET:
+                continue
+            try:
+                setattr(link, name, validate(value, url_rules=url_rules))
+                changed.append(name)
+            except ValidationError as exc:
+                errors.update(exc.message_dict)
+        if errors:
+            raise ValidationError(errors)
     if changed:
         _save_and_drop_cache(link, changed)
     return link

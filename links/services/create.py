@@ -25,6 +25,7 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
+from .targeting import validate_rules, validate_variants
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,8 @@ def prepare_link(
     request_host: str | None,
     url_rules: LongUrlRules | None = None,
     pass_query: bool | None = None,
+    rules: list | None = None,
+    variants: list | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -155,11 +158,19 @@ def prepare_link(
     alias = (alias or "").strip()
     if alias:
         check(validate_alias, alias)
+    rules = check(validate_rules, rules, url_rules=url_rules)
+    variants = check(validate_variants, variants, url_rules=url_rules)
     if errors:
         raise ValidationError(errors)
     pass_query = True if pass_query is None else bool(pass_query)
     plain = (
-        not alias and not title and expires_at is None and redirect_type == _FOUND and pass_query
+        not alias
+        and not title
+        and expires_at is None
+        and redirect_type == _FOUND
+        and pass_query
+        and not rules
+        and not variants
     )
     link = _unsaved_link(
         owner=user,
@@ -169,6 +180,8 @@ def prepare_link(
         expires_at=expires_at,
         redirect_type=redirect_type,
         pass_query=pass_query,
+        rules=rules,
+        variants=variants,
     )
     return PreparedLink(link=link, alias=alias, plain=plain)
 
@@ -183,6 +196,8 @@ def link_create(
     redirect_type: int = RedirectType.FOUND,
     request_host: str | None = None,
     pass_query: bool = True,
+    rules: list | None = None,
+    variants: list | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -194,6 +209,8 @@ def link_create(
         redirect_type=redirect_type,
         request_host=request_host,
         pass_query=pass_query,
+        rules=rules,
+        variants=variants,
     )
     with transaction.atomic():
         hold_owner(user)
