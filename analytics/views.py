@@ -76,6 +76,10 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "view_params": [
                 (name, request.GET[name]) for name in ("rows", "bots") if name in request.GET
             ],
+            # A/B variants side by side (clicks, people, share), when the link has them.
+            "variants": selectors.variant_results(
+                link=link, start=time_range.start, end=time_range.end
+            ),
             "latest_visits": latest,
             "show_bots": show_bots,
             "bots_only": bots_only,
