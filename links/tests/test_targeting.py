@@ -332,3 +332,19 @@ def test_the_visitor_s_query_string_goes_on_to_the_rule_s_url(targeted):
         f"/{targeted.code}?utm_source=mail", REMOTE_ADDR=USA, HTTP_USER_AGENT=IPAD
     )
     assert answer["Location"] == "https://example.com/tablet?utm_source=mail"
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_rules_and_variants_readably(admin_client, user):
+    link = link_create(
+        user=user,
+        long_url="https://example.com/ab",
+        rules=[{"device": "mobile", "country": "CN", "url": "https://cn.example/"}],
+        variants=[
+            {"url": "https://a.example/", "weight": 70},
+            {"url": "https://b.example/", "weight": 30},
+        ],
+    ).link
+    html = admin_client.get(f"/admin/links/urllink/{link.pk}/change/").content.decode()
+    assert "device mobile, country CN → https://cn.example/" in html
+    assert "70% → https://a.example/" in html and "30% → https://b.example/" in html
