@@ -435,21 +435,24 @@ def link_stats(
     }
 
 
-def variant_results(*, link, start: datetime, end: datetime) -> list[dict]:
+def variant_results(
+    *, link, start: datetime, end: datetime, locations: list[str] | None = None
+) -> list[dict]:
     """The link's variants side by side over [start, end): for each (in the link's order) its
     `url`, `weight`, people's `clicks`, distinct `people` and `share` of the clicks the variants
     got together. Read from the visits (one grouped query on the link's (link, visit_time)
     index): people are distinct per variant, which no roll-up row holds.
 
-    A visit is a variant's when it went to the variant's location (links.cache.redirect_location
-    of its url, what the redirect recorded); clicks of a variant since removed are not listed.
+    A visit is a variant's when it went to the variant's location (`locations`, in the variants'
+    order: links.cache.redirect_location of each url, what the redirect recorded; the caller
+    gives them, as links imports analytics and not the other way round; by default the urls
+    themselves, which they are for ASCII URLs). Clicks of a variant since removed are not listed.
     """
-    from links.cache import redirect_location  # links imports analytics, not the other way
-
     variants = list(link.variants or ())
     if not variants:
         return []
-    locations = [redirect_location(variant["url"]) for variant in variants]
+    if locations is None:
+        locations = [variant["url"] for variant in variants]
     rows = (
         VisitRecord.objects.filter(
             link_id=link.pk,

@@ -20,10 +20,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 
-from django.conf import settings
-
-from analytics.capture import record_visit
-from analytics.messages import MAX_USER_AGENT
+from analytics.capture import record_visit, visitor_agent, visitor_client_id, visitor_country
 from shorturl_project.client_ip import client_ip
 
 from .cache import LinkEntry
@@ -57,9 +54,7 @@ class _Visitor:
         if self._agent is None:
             # The enrichment's own parser (cached per User-Agent), so a rule and the stats call
             # a device the same.
-            from analytics.enrich import parse_user_agent
-
-            self._agent = parse_user_agent(self._meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT])
+            self._agent = visitor_agent(self._meta.get("HTTP_USER_AGENT", ""))
         return self._agent
 
     def condition(self, key: str) -> str:
@@ -70,10 +65,7 @@ class _Visitor:
         if key == "country":
             if self._country is None:
                 # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address.
-                from analytics.enrich import geo_lookup
-
-                ip = client_ip(self._meta)
-                self._country = geo_lookup(ip).country_code if ip else ""
+                self._country = visitor_country(client_ip(self._meta))
             return self._country
         return accept_language(self._meta.get("HTTP_ACCEPT_LANGUAGE", ""))
 
@@ -96,14 +88,7 @@ def variant_bucket(link_id: int, meta: Mapping[str, str]) -> int:
     visitor's client id as the stats count people (analytics.enrich.client_id of the address and
     User-Agent), hashed with the link so that one visitor's variants of two links are unrelated.
     SHA-1, not hash(): Python salts that per process."""
-    from analytics.enrich import client_id
-
-    visitor = client_id(
-        client_ip(meta),
-        meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT],
-        anonymize=settings.ANONYMIZE_IP,
-        key=settings.SECRET_KEY,
-    )
+    visitor = visitor_client_id(client_ip(meta), meta.get("HTTP_USER_AGENT", ""))
     digest = hashlib.sha1(f"{link_id}&{visitor}".encode(), usedforsecurity=False).digest()
     return int.from_bytes(digest[:8], "big") % 100
 

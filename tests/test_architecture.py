@@ -146,6 +146,9 @@ REDIRECT_MAY_USE = {
     "links.codes.aliases",
     "links.not_found_limit",  # counts 404s in process memory (no database, no Redis)
     "shorturl_project.outages",  # tells an outage from a bug when the fast path fails
+    # Gated links (#15): decided from the cached entry alone (no query); it reaches analytics
+    # only through analytics.capture, like the rest of links.
+    "links.gates",
 }
 
 

@@ -229,6 +229,21 @@ class VariantSerializer(serializers.Serializer):
     weight = serializers.IntegerField(min_value=1, max_value=100)
 
 
+class _AnyItem(serializers.Field):
+    """An item as the JSON parser gave it: links.services.targeting checks it, so that every
+    refusal is one flat message naming the item and field (`rules[0]: …`), not DRF's nested
+    per-index errors."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
 @extend_schema_field(RuleSerializer(many=True))
 class RulesField(serializers.ListField):
     """`rules` as sent: a list of objects, checked item by item by the service, whose errors
@@ -236,7 +251,7 @@ class RulesField(serializers.ListField):
 
     def __init__(self, **kwargs):
         super().__init__(
-            child=serializers.DictField(),
+            child=_AnyItem(),
             allow_null=True,
             help_text=(
                 "Targeting: the first rule whose every given condition (device, os, country, "
@@ -251,7 +266,7 @@ class RulesField(serializers.ListField):
 class VariantsField(serializers.ListField):
     def __init__(self, **kwargs):
         super().__init__(
-            child=serializers.DictField(),
+            child=_AnyItem(),
             allow_null=True,
             help_text=(
                 "A/B split: 2 to 4 {url, weight} with weights 1–100 adding up to 100; each "

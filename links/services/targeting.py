@@ -71,10 +71,10 @@ def accept_language(header: str) -> str:
     return "" if primary == "*" else primary
 
 
-def _country_codes() -> dict[str, str]:
-    from analytics.geodata import country_names  # ISO 3166 codes, as GeoIP data gives them
+def _country_codes() -> frozenset[str]:
+    from analytics.capture import country_codes  # ISO 3166 codes, as GeoIP data gives them
 
-    return country_names("en")
+    return country_codes()
 
 
 def _condition(key: str, value, where: str) -> tuple[str, list[str]]:

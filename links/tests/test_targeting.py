@@ -348,3 +348,19 @@ def test_the_admin_shows_rules_and_variants_readably(admin_client, user):
     html = admin_client.get(f"/admin/links/urllink/{link.pk}/change/").content.decode()
     assert "device mobile, country CN → https://cn.example/" in html
     assert "70% → https://a.example/" in html and "30% → https://b.example/" in html
+
+
+@pytest.mark.django_db
+def test_an_item_that_is_not_an_object_is_one_flat_message_naming_it(user):
+    answer = client_for(user).post(
+        "/api/v1/links/",
+        {"long_url": "https://example.com/", "variants": [None, None]},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "variants": [
+            "variants[0]: give each variant as an object with a url and a weight.",
+            "variants[1]: give each variant as an object with a url and a weight.",
+        ]
+    }
