@@ -59,9 +59,11 @@ def home(request: HttpRequest) -> HttpResponse:
                 redirect_type=data["redirect_type"],
                 pass_query=data["pass_query"],
                 request_host=request.get_host(),
+                **form.targeting(),
             )
         except ValidationError as error:
-            add_service_errors(form, error)
+            if rest := form.add_targeting_errors(error):
+                add_service_errors(form, rest)
         except CodeGenerationError as error:
             form.add_error(None, str(error))
         else:
@@ -153,7 +155,8 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
                 code=link.code, user=request.user, request_host=request.get_host(), **changes
             )
         except ValidationError as error:
-            add_service_errors(form, error)
+            if rest := form.add_targeting_errors(error):
+                add_service_errors(form, rest)
         except CacheUnavailable as error:
             form.add_error(None, str(error))
         else:
