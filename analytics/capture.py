@@ -31,7 +31,7 @@ from .buffer import VISITS_KEY
 from .channels import QR_MARKER as QR_MARKER
 from .channels import qr_url as qr_url
 from .channels import without_qr_marker as without_qr_marker
-from .messages import encode_visit, encode_visit_without_link
+from .messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,47 @@ FORWARD_BATCH = 2000
 # Messages per forwarding run (every NODE_SYNC_SECONDS): a backlog drains in steps, so the
 # runner's other jobs keep their rhythm.
 FORWARD_LIMIT = 50_000
+
+
+# What links/gates.py asks of a visitor for rules and variants, computed as the enrichment does
+# (links use analytics through this module only). Imported on first use: the parsers load their
+# tables then, and a process serving plain links never does.
+
+
+def visitor_agent(user_agent: str):
+    """analytics.enrich.parse_user_agent (cached per User-Agent): device_type, os_type, …"""
+    from .enrich import parse_user_agent
+
+    return parse_user_agent(user_agent[:MAX_USER_AGENT])
+
+
+def visitor_country(ip: str) -> str:
+    """The ISO country code of an address, from the enrichment's GeoIP reader ("" if unknown)."""
+    from .enrich import geo_lookup
+
+    return geo_lookup(ip).country_code if ip else ""
+
+
+def visitor_client_id(ip: str, user_agent: str) -> str:
+    """The client id the stored visit will have (analytics.enrich.client_id): people are
+    counted by it, so a variant chosen by it is one variant per person in the stats."""
+    from django.conf import settings
+
+    from .enrich import client_id
+
+    return client_id(
+        ip,
+        user_agent[:MAX_USER_AGENT],
+        anonymize=settings.ANONYMIZE_IP,
+        key=settings.SECRET_KEY,
+    )
+
+
+def country_codes() -> frozenset[str]:
+    """Every ISO 3166 alpha-2 code the GeoIP data may give (and XK, Kosovo)."""
+    from .geodata import country_names
+
+    return frozenset(country_names("en"))
 
 
 def new_event_id() -> str:

@@ -15,6 +15,7 @@ BREAKDOWN_TITLES = [
     ("devices", "Devices"),
     ("referrers", "Referrers"),
     ("channels", "How people came"),
+    ("destinations", "Destinations (rules and variants)"),
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),
     ("bot_kinds", "Bots by kind"),
@@ -43,6 +44,8 @@ def breakdown_tables(stats: dict) -> list[dict]:
     "Other" row for the values past the limit, for the tables and their bars."""
     tables = []
     for key, title in BREAKDOWN_TITLES:
+        if key == "destinations" and not any(row["url"] for row in stats.get(key) or []):
+            continue  # everyone went to the long URL: a link without rules, or none matched
         rows = [
             # Empty values are named by the selectors.
             {"name": row["name"], "clicks": row["clicks"], "percent": row["share"]}

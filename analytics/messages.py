@@ -6,7 +6,9 @@ field has a one-letter key (WIRE_KEYS) to keep the Redis buffer and the spool sm
 
 `channel` is on the wire only for a QR scan (`"q":"qr"`): a message without it is a click on the
 short link, which is also what every message spooled or buffered before QR scans were told
-apart says.
+apart says. `destination` likewise is there only when a link's rule or variant sent the visitor
+somewhere else than its long URL (`"d":"https://…"`); absent, as in every older message, the
+visitor went to the long URL.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ MAX_EVENT_ID = 32
 MAX_CODE = 32
 MAX_USER_AGENT = 512
 MAX_REFERRER = 1024
+MAX_DESTINATION = 2048  # SHORTURL_MAX_URL_LENGTH's default: a rule's or variant's Location
 
 WIRE_KEYS = {
     "event_id": "e",  # the idempotency key, chosen once per click
@@ -37,6 +40,7 @@ WIRE_KEYS = {
     "user_agent": "u",
     "referrer": "r",
     "channel": "q",  # analytics.channels; absent: the short link
+    "destination": "d",  # a rule's or variant's location (links/gates.py); absent: the long URL
 }
 # The channel's part of a QR scan's message, written once.
 _QR_SCAN = f',"q":{_json_string(QR)}'
@@ -64,7 +68,10 @@ def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
 
     `meta` is the WSGI environ (request.META): client IP, User-Agent and referrer come from it.
     """
-    return f'{{"l":{int(entry.link_id)},' + _wire_body(meta, entry.code, event_id)
+    body = _wire_body(meta, entry.code, event_id)
+    if entry.destination:  # gated links only (links/gates.destination); plain ones pay a test
+        body = f'{body[:-1]},"d":{_json_string(entry.destination[:MAX_DESTINATION])}}}'
+    return f'{{"l":{int(entry.link_id)},' + body
 
 
 def encode_visit_without_link(meta: Mapping[str, str], code: str, event_id: str) -> str:
@@ -144,4 +151,5 @@ def _visit_fields(data) -> dict | None:
         "referrer": _text(wire("r") or "", MAX_REFERRER),
         # Anything but a known channel (absent in older messages) is the short link.
         "channel": channel if (channel := wire("q")) in CHANNELS else LINK,
+        "destination": _text(wire("d") or "", MAX_DESTINATION),
     }

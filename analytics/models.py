@@ -64,6 +64,9 @@ class VisitRecord(models.Model):
         default=Channel.LINK,
         db_default=Channel.LINK,
     )
+    # Where a link's rule or variant sent the visitor (the Location, without the visitor's
+    # query string); "" for the long URL, which every visit stored before rules existed got.
+    destination = models.CharField(max_length=2048, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

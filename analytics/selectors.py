@@ -52,6 +52,9 @@ BREAKDOWN_FIELDS = {
     "referrers": "referrer_host",
     # The short link itself or its QR code (analytics.channels), named by the channels' labels.
     "channels": "channel",
+    # Where a link's rules and variants sent people (links/gates.py): the URL, "" for the long
+    # URL; cut to the roll-up's 255 characters.
+    "destinations": "destination",
 }
 # Bots are broken down apart from people: by the bot's name and by its kind (analytics.bots).
 BOT_BREAKDOWN_FIELDS = {"bots": "bot_name", "bot_kinds": "bot_kind"}
@@ -62,6 +65,7 @@ ROLLED_UP_DIMENSIONS = [
     *((dimension, field, True) for dimension, field in BOT_BREAKDOWN_FIELDS.items()),
 ]
 UNKNOWN = "Unknown"
+LONG_URL = "Long URL"  # the destinations entry of visits no rule or variant sent elsewhere
 DIRECT = "Direct"  # the referrers entry for visits that sent no Referer (typed, apps, e-mail)
 DEFAULT_LIMIT = 10
 HOUR = timedelta(hours=1)
@@ -428,9 +432,10 @@ def breakdowns(
     """Top `limit` values (all when None) per BREAKDOWN_FIELDS name (people only) plus `bots` (by
     bot name) and `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its
     `kind`). `channels` entries are named by the channels' labels ("Short link", "QR code") and
-    carry the `channel` ("link", "qr"). Each entry's `share` is of the breakdown's whole period
-    (people's clicks; bots' for the bot breakdowns); `other` holds, per breakdown, what the limit
-    left out.
+    carry the `channel` ("link", "qr"). `destinations` entries carry the `url` a rule or variant
+    sent people to ("" for the long URL, named "Long URL"). Each entry's `share` is of the
+    breakdown's whole period (people's clicks; bots' for the bot breakdowns); `other` holds, per
+    breakdown, what the limit left out.
 
     Empty values are reported as "Unknown"; `countries` entries also carry the ISO `code`, and
     are counted by it: a country stored under two names (GeoIP data from two sources, e.g.
@@ -442,6 +447,8 @@ def breakdowns(
     for (dimension, value, code), clicks in _breakdown_sums(link_ids, start, end).items():
         if dimension == "countries" and code:
             country_names[code][value] += clicks
+        elif dimension == "destinations":
+            counts[dimension][value] += clicks  # "": the long URL, named below
         elif dimension in counts:
             counts[dimension][value or UNKNOWN] += clicks
     named = {}
@@ -464,6 +471,10 @@ def breakdowns(
     result["channels"] = [
         {**entry, "channel": entry["name"], "name": channels.LABELS.get(entry["name"], UNKNOWN)}
         for entry in result["channels"]
+    ]
+    result["destinations"] = [
+        {**entry, "url": entry["name"], "name": entry["name"] or LONG_URL}
+        for entry in result["destinations"]
     ]
     return result
 
@@ -554,6 +565,55 @@ def links_stats(
         "series": series(link_ids=link_ids, start=start, end=end, bucket=bucket),
         **breakdowns(link_ids=link_ids, start=start, end=end, limit=limit),
     }
+
+
+def variant_results(
+    *, link, start: datetime, end: datetime, locations: list[str] | None = None
+) -> list[dict]:
+    """The link's variants side by side over [start, end): for each (in the link's order) its
+    `url`, `weight`, people's `clicks`, distinct `people` and `share` of the clicks the variants
+    got together. Read from the visits (one grouped query on the link's (link, visit_time)
+    index): people are distinct per variant, which no roll-up row holds.
+
+    A visit is a variant's when it went to the variant's location (`locations`, in the variants'
+    order: links.cache.redirect_location of each url, what the redirect recorded; the caller
+    gives them, as links imports analytics and not the other way round; by default the urls
+    themselves, which they are for ASCII URLs). Clicks of a variant since removed are not listed.
+    """
+    variants = list(link.variants or ())
+    if not variants:
+        return []
+    if locations is None:
+        locations = [variant["url"] for variant in variants]
+    rows = (
+        VisitRecord.objects.filter(
+            link_id=link.pk,
+            is_bot=False,
+            visit_time__gte=utc_hour(start),
+            visit_time__lt=end,
+            destination__in=set(locations),
+        )
+        .values("destination")
+        .annotate(clicks=Count("id"), people=Count("client_id", distinct=True))
+        .order_by()
+    )
+    found = {row["destination"]: row for row in rows}
+    total = sum(row["clicks"] for row in found.values())
+    results = []
+    for index, (variant, location) in enumerate(zip(variants, locations, strict=True)):
+        row = found.get(location, {})
+        clicks = row.get("clicks", 0)
+        results.append(
+            {
+                "label": f"Variant {chr(ord('A') + index)}",
+                "url": variant["url"],
+                "weight": variant["weight"],
+                "clicks": clicks,
+                "people": row.get("people", 0),
+                "share": share(clicks, total),
+            }
+        )
+    return results
 
 
 def _distinct_visitors(visits: QuerySet) -> dict[int, int]:

@@ -85,6 +85,7 @@ class _VisitRow(NamedTuple):
     visit_time: str  # connection.ops.adapt_datetimefield_value() of the aware UTC datetime
     referrer: str
     channel: str  # one of analytics.channels.CHANNELS (messages.decode_visit sees to it)
+    destination: str  # "" for the long URL (messages.decode_visit: absent in older messages)
     # From here on the values depend only on the visitor (address, User-Agent): _VISITOR_FIELDS.
     user_agent: str
     client_id: str
@@ -122,6 +123,7 @@ def _visit_row(
         adapt_time(visit["visit_time"]),
         visit["referrer"],
         visit["channel"],
+        visit["destination"],
         visit["user_agent"],
         *enriched(visit["client_ip"], visit["user_agent"]),
     )
@@ -219,13 +221,15 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
         if referrer is None:
             referrer = referrers[row.referrer] = literal(row.referrer)
         channel = _CHANNEL_LITERALS.get(row.channel) or literal(row.channel)
-        part = b"(%d,%s,%s,%s,%s,%s,%s)" % (
+        destination = b"''" if not row.destination else literal(row.destination)
+        part = b"(%d,%s,%s,%s,%s,%s,%s,%s)" % (
             row.link_id,
             code,
             _event_id_literal(row.event_id, literal),
             _time_literal(row.visit_time, literal),
             referrer,
             channel,
+            destination,
             fragment,
         )
         if parts and size + len(part) > _MAX_STATEMENT_BYTES:

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from links.cache import redirect_location
 from links.codes import pool
 from links.selectors import link_list
 from links.shortcuts import visible_link_or_404
@@ -76,6 +77,13 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "view_params": [
                 (name, request.GET[name]) for name in ("rows", "bots") if name in request.GET
             ],
+            # A/B variants side by side (clicks, people, share), when the link has them.
+            "variants": selectors.variant_results(
+                link=link,
+                start=time_range.start,
+                end=time_range.end,
+                locations=[redirect_location(variant["url"]) for variant in link.variants],
+            ),
             "latest_visits": latest,
             "show_bots": show_bots,
             "bots_only": bots_only,

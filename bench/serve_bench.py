@@ -9,7 +9,8 @@ threads) and all on loopback:
   redis-server, with a Celery worker and beat started the way `make worker`/`make beat` do).
 
 Each contender is loaded by wrk in turn, for a few rounds, so machine noise hits all of them;
-the ratios are the figures to quote. Then services mode with its Celery worker paused; in each
+the ratios are the figures to quote. Then, in each mode, links with targeting rules (a row beside
+the plain figure of the same run); services mode with its Celery worker paused; in each
 mode, unknown codes of both shapes (made-up codes of the generated shape never repeated); and in
 services mode a cold cache over `--cold-links` links. Afterwards it waits until the visits
 stored equal the redirects wrk saw answered (wrk stops with a request or so in flight per
@@ -37,7 +38,14 @@ import time
 from pathlib import Path
 
 from processes import answers_http, free_port, mariadb, start, stop, wait_until
-from workload import create_links, shell_json, wrk_fresh_codes_script, wrk_script
+from workload import (
+    DESKTOP_CHROME,
+    create_links,
+    create_links_with_rules,
+    shell_json,
+    wrk_fresh_codes_script,
+    wrk_script,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -342,6 +350,25 @@ def main() -> None:
         extra["seconds to store each round's visits"] = quiesced
         print(f"seconds until each round's visits were stored: {quiesced}", flush=True)
 
+        # Links with rules (issue #15), right after the plain rounds so both figures come from
+        # one run: decided in links/gates.py (User-Agent parsed, address looked up, visit
+        # recorded with its destination) instead of the fused read-and-count.
+        for mode in modes:
+            codes = create_links_with_rules(args.links, bench.env[mode])
+            script = wrk_script(codes, bench.workdir / f"{mode}-rules.lua", DESKTOP_CHROME)
+            url = f"http://127.0.0.1:{bench.ports[mode]}"
+            answered[mode] += wrk(url, 2, 8, script)["count"]  # warm every worker
+            wait_stored(bench, mode, answered[mode])
+            result = wrk(url, args.seconds, args.connections, script)
+            answered[mode] += result["count"]
+            wait_stored(bench, mode, answered[mode])
+            extra[f"link with rules ({mode})"] = result
+            print(
+                f"{mode} link with rules: {result['rps']:.0f} req/s "
+                f"(p99 {result['p99_ms']:.1f} ms)",
+                flush=True,
+            )
+
         if "services" in modes:
             # The web node's own capacity: the same load with the Celery worker and beat
             # stopped (SIGSTOP), so they do not store visits on the same two cores meanwhile.
@@ -507,6 +534,20 @@ def summarise(args, modes, raw, answered, stored, extra, rss) -> list[dict]:
                 "met": stored.get(mode, 0) >= answered[mode],
             }
         )
+    for mode in modes:
+        key = f"link with rules ({mode})"
+        if key in extra:
+            hit = median(raw[mode]["rps"])
+            value = extra[key]["rps"]
+            rows.append(
+                {
+                    "target": f"redirect, link with rules, {mode}",
+                    "measured": f"{value:,.0f} req/s = {value / hit:.2f}x plain link, "
+                    f"p99 {extra[key]['p99_ms']:.1f} ms",
+                    "goal": "reported",
+                    "met": None,
+                }
+            )
     if "services, worker paused" in extra:
         paused = extra["services, worker paused"]
         rows.append(

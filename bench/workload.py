@@ -17,6 +17,25 @@ _CREATE = (
 )
 
 
+# Links with rules (issue #15): a phone-from-China rule and a language rule that a desktop Chrome
+# from the loopback address does not meet, so every request parses its User-Agent (cached per
+# process), looks the address up and falls through to the long URL: the whole rule path.
+_CREATE_WITH_RULES = (
+    "from django.contrib.auth.models import User\n"
+    "from links.services.create import link_create\n"
+    "u, _ = User.objects.get_or_create(username='bench-rules')\n"
+    "rules = [{{'device': 'mobile', 'country': 'CN', 'url': 'https://example.com/cn'}},\n"
+    "         {{'language': 'zh', 'url': 'https://example.com/zh'}}]\n"
+    "codes = [link_create(user=u, long_url=f'https://example.com/r/{{i}}', rules=rules).link.code\n"
+    "         for i in range({count})]\n"
+    "import json; print(json.dumps(codes))\n"
+)
+DESKTOP_CHROME = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36"
+)
+
+
 def shell_json(script: str, env: dict, python: str = sys.executable):
     """Run `script` in `manage.py shell` against the settings in `env`; its last printed line,
     parsed as JSON."""
@@ -36,10 +55,17 @@ def create_links(count: int, env: dict, python: str = sys.executable) -> list[st
     return shell_json(_CREATE.format(count=count), env, python)
 
 
-def wrk_script(codes: list[str], path: Path) -> Path:
-    """A wrk Lua script that requests /<code> for each code in turn."""
+def create_links_with_rules(count: int, env: dict, python: str = sys.executable) -> list[str]:
+    """Shorten `count` URLs with targeting rules (_CREATE_WITH_RULES); returns their codes."""
+    return shell_json(_CREATE_WITH_RULES.format(count=count), env, python)
+
+
+def wrk_script(codes: list[str], path: Path, user_agent: str = "") -> Path:
+    """A wrk Lua script that requests /<code> for each code in turn (with `user_agent`, if
+    given; wrk sends none of its own)."""
+    headers = f'wrk.headers["User-Agent"] = "{user_agent}"\n' if user_agent else ""
     path.write_text(
-        "local codes = {" + ",".join(f'"{c}"' for c in codes) + "}\n"
+        headers + "local codes = {" + ",".join(f'"{c}"' for c in codes) + "}\n"
         "local i = 0\n"
         "request = function()\n"
         "  i = i + 1\n"

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
@@ -119,6 +119,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "archived",
         "password_protected",
         "visit_limit",
+        "targeting",
         "code_type",
         "created_at",
         "updated_at",
@@ -155,6 +156,27 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         # A URL has no spaces to break at: without this it runs off the page.
         return format_html(
             '<span class="long-url-wrap" style="overflow-wrap:anywhere">{}</span>', link.long_url
+        )
+
+    @admin.display(description="rules and variants")
+    def targeting(self, link: UrlLink) -> str:
+        """Each rule as "device mobile, country CN → url", each variant as "70% → url"."""
+        lines = [
+            (
+                ", ".join(f"{key} {value}" for key, value in rule.items() if key != "url"),
+                rule.get("url", ""),
+            )
+            for rule in link.rules or ()
+        ]
+        lines += [
+            (f"{variant.get('weight')}%", variant.get("url", "")) for variant in link.variants or ()
+        ]
+        if not lines:
+            return "—"
+        return format_html_join(
+            "",
+            '<div style="overflow-wrap:anywhere">{} → {}</div>',
+            lines,
         )
 
     @admin.display(description="long URL", ordering="long_url")

@@ -138,6 +138,9 @@ class LinkEntry:
     # as it goes into the Location header.
     rules: tuple[dict, ...] = ()
     variants: tuple[tuple[str, int], ...] = ()  # (location, weight)
+    # Set by links/gates.destination on the entry a visitor is sent on with, when a rule or a
+    # variant chose its location: the visit records it ("" is the long URL). Never cached.
+    destination: str = ""
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:

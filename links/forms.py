@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from django import forms
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from .models import RedirectType, UrlLink
 from .selectors import DEFAULT_ORDER, LINK_ORDERS
+from .services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
 from .services.utm import UTM_FIELDS, UTM_MAX_LENGTH
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
@@ -187,7 +189,200 @@ class GateFieldsMixin(forms.Form):
     )
 
 
-class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
+# --- Rules and A/B variants (issue #15) ------------------------------------------------------
+# A fixed number of rows of plain inputs, so the editor works without JavaScript: empty rows are
+# ignored, and links.services.targeting has the final word on every value. Its errors name the
+# item by its place among the filled rows ("rules[1].country: …"); they are shown beside the row
+# (and the field) the person filled in.
+
+RULE_ROWS = 3  # an edit form shows one more than the link's rules (the API allows up to 20)
+VARIANT_ROWS = MAX_VARIANTS
+_RULE_FIELDS = ("device", "os", "country", "language", "url")
+_VARIANT_FIELDS = ("url", "weight")
+_ITEM_ERROR = re.compile(
+    r"(?P<group>rules|variants)\[(?P<index>\d+)\](?:\.(?P<key>\w+))?: (?P<text>.*)", re.S
+)
+
+
+class TargetingFieldsMixin(forms.Form):
+    """The rules and variants rows of the create and edit forms (templates/links/
+    _targeting_fields.html). Call `setup_targeting()` from __init__; `targeting()` gives the
+    lists for the service, `add_targeting_errors()` puts the service's refusal beside the rows."""
+
+    def setup_targeting(self, *, rules: list | None = None, variants: list | None = None) -> None:
+        rules, variants = list(rules or ()), list(variants or ())
+        self.rule_count = max(RULE_ROWS, len(rules) + 1)
+        for row in range(self.rule_count):
+            initial = rules[row] if row < len(rules) else {}
+            self.fields[f"rule_{row}_device"] = forms.ChoiceField(
+                label="Device",
+                required=False,
+                choices=[("", "Any device"), *((name, name.title()) for name in DEVICES)],
+                initial=initial.get("device", ""),
+            )
+            self.fields[f"rule_{row}_os"] = forms.ChoiceField(
+                label="OS",
+                required=False,
+                choices=[("", "Any OS"), *((name, name) for name in OS_NAMES)],
+                initial=initial.get("os", ""),
+            )
+            self.fields[f"rule_{row}_country"] = forms.CharField(
+                label="Country",
+                required=False,
+                max_length=2,
+                initial=initial.get("country", ""),
+                widget=forms.TextInput(
+                    attrs={"placeholder": "e.g. CN", "autocomplete": "off", "size": 4}
+                ),
+            )
+            self.fields[f"rule_{row}_language"] = forms.CharField(
+                label="Language",
+                required=False,
+                max_length=35,  # a whole tag such as zh-Hant-TW, refused with a hint by the service
+                initial=initial.get("language", ""),
+                widget=forms.TextInput(
+                    attrs={"placeholder": "e.g. zh", "autocomplete": "off", "size": 4}
+                ),
+            )
+            self.fields[f"rule_{row}_url"] = forms.CharField(
+                label="Send to",
+                required=False,
+                max_length=4096,
+                initial=initial.get("url", ""),
+                widget=forms.TextInput(
+                    attrs={
+                        "type": "url",
+                        "inputmode": "url",
+                        "autocomplete": "off",
+                        "placeholder": "https://example.com/cn",
+                    }
+                ),
+            )
+        for row in range(VARIANT_ROWS):
+            initial = variants[row] if row < len(variants) else {}
+            letter = chr(ord("A") + row)
+            self.fields[f"variant_{row}_url"] = forms.CharField(
+                label="URL",
+                required=False,
+                max_length=4096,
+                initial=initial.get("url", ""),
+                widget=forms.TextInput(
+                    attrs={
+                        "type": "url",
+                        "inputmode": "url",
+                        "autocomplete": "off",
+                        "placeholder": f"https://example.com/{letter.lower()}",
+                    }
+                ),
+            )
+            self.fields[f"variant_{row}_weight"] = forms.IntegerField(
+                label="Weight (%)",
+                required=False,
+                min_value=1,
+                max_value=100,
+                initial=initial.get("weight"),
+                widget=forms.NumberInput(attrs={"min": 1, "max": 100, "placeholder": "50"}),
+                error_messages={
+                    "invalid": "Give a whole number from 1 to 100.",
+                    "min_value": "Give a whole number from 1 to 100.",
+                    "max_value": "Give a whole number from 1 to 100.",
+                },
+            )
+        self.targeting_errors: dict[str, list[str]] = {"rules": [], "variants": []}
+        self.row_errors: dict[str, list[str]] = {}
+
+    def clean(self):
+        cleaned = super().clean()
+        for name, value in list(cleaned.items()):
+            if name.endswith("_url") and (name.startswith(("rule_", "variant_"))):
+                cleaned[name] = _with_scheme(value)
+        return cleaned
+
+    def _filled(self, prefix: str, count: int, keys: tuple[str, ...]) -> list[tuple[int, dict]]:
+        """(row, {key: value}) of the rows with anything in them, in order."""
+        rows = []
+        for row in range(count):
+            values = {key: self.cleaned_data.get(f"{prefix}_{row}_{key}") for key in keys}
+            given = {key: value for key, value in values.items() if value not in (None, "")}
+            if given:
+                rows.append((row, given))
+        return rows
+
+    def targeting(self) -> dict[str, list[dict]]:
+        """{"rules": [...], "variants": [...]} from the filled rows, as the API takes them."""
+        return {
+            "rules": [given for _, given in self._filled("rule", self.rule_count, _RULE_FIELDS)],
+            "variants": [
+                given for _, given in self._filled("variant", VARIANT_ROWS, _VARIANT_FIELDS)
+            ],
+        }
+
+    def targeting_changed(self) -> bool:
+        return any(name.startswith(("rule_", "variant_")) for name in self.changed_data)
+
+    def add_targeting_errors(self, error: ValidationError) -> ValidationError | None:
+        """Show the service's `rules`/`variants` problems beside their rows (and fields); the
+        rest of the error (other fields'), or None when nothing else was wrong."""
+        if not hasattr(error, "error_dict"):
+            return error
+        rest = {}
+        rows = {
+            "rules": [row for row, _ in self._filled("rule", self.rule_count, _RULE_FIELDS)],
+            "variants": [row for row, _ in self._filled("variant", VARIANT_ROWS, _VARIANT_FIELDS)],
+        }
+        for group, messages in error.message_dict.items():
+            if group not in rows:
+                rest[group] = messages
+                continue
+            prefix = "rule" if group == "rules" else "variant"
+            for message in messages:
+                match = _ITEM_ERROR.fullmatch(message)
+                if match is None or int(match["index"]) >= len(rows[group]):
+                    self.targeting_errors[group].append(message.removeprefix(f"{group}: "))
+                    continue
+                row, text = rows[group][int(match["index"])], match["text"]
+                field = f"{prefix}_{row}_{match['key']}"
+                if match["key"] and field in self.fields:
+                    self.add_error(field, text)
+                else:
+                    self.row_errors.setdefault(f"{prefix}_{row}", []).append(text)
+        if any(self.targeting_errors.values()) or self.row_errors:
+            # Keep the form invalid even when every problem is a row's or the group's.
+            self.add_error(None, "Check the rules and variants below.")
+        return ValidationError(rest) if rest else None
+
+    def rule_rows(self) -> list[dict]:
+        return [
+            {
+                "label": f"Rule {row + 1}",
+                "fields": [self[f"rule_{row}_{key}"] for key in _RULE_FIELDS],
+                "errors": self.row_errors.get(f"rule_{row}", []),
+            }
+            for row in range(self.rule_count)
+        ]
+
+    def variant_rows(self) -> list[dict]:
+        return [
+            {
+                "label": f"Variant {chr(ord('A') + row)}",
+                "fields": [self[f"variant_{row}_{key}"] for key in _VARIANT_FIELDS],
+                "errors": self.row_errors.get(f"variant_{row}", []),
+            }
+            for row in range(VARIANT_ROWS)
+        ]
+
+    def targeting_open(self) -> bool:
+        """Open the block when it holds anything (an edited link's rules, or problems)."""
+        names = [name for name in self.fields if name.startswith(("rule_", "variant_"))]
+        return bool(
+            any(self.targeting_errors.values())
+            or self.row_errors
+            or any(self[name].errors for name in names)
+            or any(self[name].value() not in (None, "") for name in names)
+        )
+
+
+class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):
     alias = forms.CharField(
         label="Custom alias",
         required=False,
@@ -207,8 +402,12 @@ class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
         "max_visits",
     ]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.setup_targeting()
 
-class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
+
+class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
 
@@ -248,6 +447,7 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
                 *UI_REDIRECT_CHOICES,
                 (link.redirect_type, RedirectType(link.redirect_type).label),
             ]
+        self.setup_targeting(rules=link.rules, variants=link.variants)
 
     def has_changed_tags(self) -> bool:
         initial = split_tags(self.initial.get("tags", ""))
@@ -257,7 +457,9 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
         changes = {
             name: self.cleaned_data[name]
             for name in self.changed_data
-            if name not in UTM_FIELDS and name not in ("tags", "password", "remove_password")
+            if name not in UTM_FIELDS
+            and name not in ("tags", "password", "remove_password")
+            and not name.startswith(("rule_", "variant_"))
         }
         if "tags" in self.changed_data and self.has_changed_tags():
             changes["tags"] = self.cleaned_data["tags"]
@@ -269,6 +471,8 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin):
             changes["password"] = None
         elif self.cleaned_data.get("password"):
             changes["password"] = self.cleaned_data["password"]
+        if self.targeting_changed():
+            changes.update(self.targeting())  # both lists, as a whole: rows may have moved
         return changes
 
 

@@ -16,14 +16,24 @@ The order, for a GET (HEAD is answered the same way and never counted):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from dataclasses import replace
 
 from django.db.models import F, Q
 
-from analytics.capture import detect_bot, record_visit
+from analytics.capture import (
+    detect_bot,
+    record_visit,
+    visitor_agent,
+    visitor_client_id,
+    visitor_country,
+)
+from shorturl_project.client_ip import client_ip
 
 from .cache import LinkEntry, database_reads
 from .models import UrlLink
+from .services.targeting import CONDITIONS, DEVICES, accept_language, os_name
 
 UNLOCK = 200  # the password form, answered by Django's view (CSRF, templates), not counted
 
@@ -75,11 +85,80 @@ def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> 
     return reached
 
 
+class _Visitor:
+    """What rules ask of one request, each worked out on first use: a link whose rules name only
+    countries never parses the User-Agent, one with only variants never looks up the address."""
+
+    __slots__ = ("_agent", "_country", "_meta")
+
+    def __init__(self, meta: Mapping[str, str]) -> None:
+        self._meta = meta
+        self._agent = None
+        self._country: str | None = None
+
+    def _user_agent(self):
+        if self._agent is None:
+            # The enrichment's own parser (cached per User-Agent), so a rule and the stats call
+            # a device the same.
+            self._agent = visitor_agent(self._meta.get("HTTP_USER_AGENT", ""))
+        return self._agent
+
+    def condition(self, key: str) -> str:
+        if key == "device":
+            return self._user_agent().device_type
+        if key == "os":
+            return os_name(self._user_agent().os_type)
+        if key == "country":
+            if self._country is None:
+                # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address.
+                self._country = visitor_country(client_ip(self._meta))
+            return self._country
+        return accept_language(self._meta.get("HTTP_ACCEPT_LANGUAGE", ""))
+
+
+def _matches(rule: dict, visitor: _Visitor) -> bool:
+    for key in CONDITIONS:
+        wanted = rule.get(key)
+        if wanted is None:
+            continue
+        value = visitor.condition(key)
+        if key == "device":
+            wanted = DEVICES.get(wanted)
+        if value != wanted:
+            return False
+    return True
+
+
+def variant_bucket(link_id: int, meta: Mapping[str, str]) -> int:
+    """0–99, the same for one visitor of one link in every process and on every node: from the
+    visitor's client id as the stats count people (analytics.enrich.client_id of the address and
+    User-Agent), hashed with the link so that one visitor's variants of two links are unrelated.
+    SHA-1, not hash(): Python salts that per process."""
+    visitor = visitor_client_id(client_ip(meta), meta.get("HTTP_USER_AGENT", ""))
+    digest = hashlib.sha1(f"{link_id}&{visitor}".encode(), usedforsecurity=False).digest()
+    return int.from_bytes(digest[:8], "big") % 100
+
+
 def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:
     """`entry` with the location this visitor goes to (a rule's, a variant's, or its own)."""
     if not entry.rules and not entry.variants:
         return entry
-    raise NotImplementedError("rules and variants: see issue #15")
+    if entry.rules:
+        visitor = _Visitor(meta)
+        for rule in entry.rules:
+            if _matches(rule, visitor):
+                location = rule["location"]
+                return replace(entry, location=location, destination=location)
+    if entry.variants:
+        bucket = variant_bucket(entry.link_id, meta)
+        for location, weight in entry.variants:
+            bucket -= weight
+            if bucket < 0:
+                return replace(entry, location=location, destination=location)
+        # Weights add up to 100 (links.services.targeting): not reached; the last one if so.
+        location = entry.variants[-1][0]
+        return replace(entry, location=location, destination=location)
+    return entry
 
 
 def decide(

@@ -61,6 +61,9 @@ class UrlLinkQuerySet(models.QuerySet):
                 expires_at__isnull=True,
                 redirect_type=RedirectType.FOUND,
                 pass_query=True,
+                # A link with rules or variants sends people elsewhere: not the same link.
+                rules=[],
+                variants=[],
             )
             .order_by("-created_at", "-id")
         )

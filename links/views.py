@@ -71,9 +71,11 @@ def home(request: HttpRequest) -> HttpResponse:
                 password=data["password"] or None,
                 max_visits=data["max_visits"],
                 request_host=request.get_host(),
+                **form.targeting(),
             )
         except ValidationError as error:
-            add_service_errors(form, error)
+            if rest := form.add_targeting_errors(error):
+                add_service_errors(form, rest)
         except CodeGenerationError as error:
             form.add_error(None, str(error))
         else:
@@ -207,7 +209,8 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
                 code=link.code, user=request.user, request_host=request.get_host(), **changes
             )
         except ValidationError as error:
-            add_service_errors(form, error)
+            if rest := form.add_targeting_errors(error):
+                add_service_errors(form, rest)
         except CacheUnavailable as error:
             form.add_error(None, str(error))
         else:

@@ -132,6 +132,15 @@ class ChannelEntrySerializer(BreakdownEntrySerializer):
     )
 
 
+class DestinationEntrySerializer(BreakdownEntrySerializer):
+    url = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Where a rule or variant sent people (as the Location header had it, cut to "
+        '255 characters); "" for the long URL, whose entry is named "Long URL".',
+    )
+
+
 class HourlyPointSerializer(serializers.Serializer):
     hour = serializers.DateTimeField(help_text="Start of the hour (of the day or week: `bucket`).")
     clicks = serializers.IntegerField(help_text="Clicks by people.")
@@ -173,6 +182,11 @@ class LinkStatsSerializer(serializers.Serializer):
     channels = _breakdown(
         "How people came: through the short link or by scanning its QR code.",
         ChannelEntrySerializer,
+    )
+    destinations = _breakdown(
+        "Where people went: the long URL, or a rule's or variant's url.",
+        DestinationEntrySerializer,
+        required=False,
     )
     bots = _breakdown("Bot clicks by bot name.", required=False)
     bot_kinds = _breakdown(

@@ -95,3 +95,36 @@ def test_periods_rolled_up_before_channels_read_as_clicks_on_the_short_link():
             assert list(rows.values_list("value", "clicks")) == [("link", 5)]
     finally:
         _migrate(_migrate_latest_targets())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_periods_rolled_up_before_destinations_read_as_clicks_to_the_long_url():
+    """Before rules and variants every visit went to its link's long URL: periods rolled up
+    before get a "destinations" row ("" = the long URL) with their people's clicks."""
+    apps = _migrate([("analytics", "0007_visit_link_time_people")])
+    user = apps.get_model("auth", "User").objects.create(username="before-destinations")
+    link = apps.get_model("links", "UrlLink").objects.create(
+        owner_id=user.pk,
+        code="abd",
+        long_url="https://example.com/",
+        long_url_hash="h" * 40,
+        code_type="custom",
+    )
+    apps.get_model("analytics", "VisitRecord").objects.create(
+        link_id=link.pk, code="abd", event_id="e1", client_id="c1", visit_time=HOUR
+    )
+    for model_name, period in (("HourlyBreakdown", "hour"), ("DailyBreakdown", "day")):
+        rows = apps.get_model("analytics", model_name).objects
+        for dimension, value, clicks in [("devices", "Mobile", 3), ("devices", "PC", 2)]:
+            rows.create(
+                link_id=link.pk, dimension=dimension, value=value, clicks=clicks, **{period: HOUR}
+            )
+    try:
+        apps = _migrate([("analytics", "0008_visit_destination")])
+        visits = apps.get_model("analytics", "VisitRecord")
+        assert list(visits.objects.values_list("destination", flat=True)) == [""]
+        for model_name in ("HourlyBreakdown", "DailyBreakdown"):
+            rows = apps.get_model("analytics", model_name).objects.filter(dimension="destinations")
+            assert list(rows.values_list("value", "clicks")) == [("", 5)]
+    finally:
+        _migrate(_migrate_latest_targets())

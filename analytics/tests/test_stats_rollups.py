@@ -101,7 +101,12 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
         counts = Counter()
         for visit in rows:
             value = getattr(visit, name)
-            key = selectors.referrer_host(value) if name == "referrer" else value or "Unknown"
+            if name == "referrer":
+                key = selectors.referrer_host(value)
+            elif name == "destination":
+                key = value  # "" is the long URL, named below
+            else:
+                key = value or "Unknown"
             counts[key] += 1
         return selectors._ranked(counts, limit)[0]
 
@@ -121,6 +126,10 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
     result["channels"] = [
         {**entry, "channel": entry["name"], "name": channels.LABELS[entry["name"]]}
         for entry in result["channels"]
+    ]
+    result["destinations"] = [
+        {**entry, "url": entry["name"], "name": entry["name"] or "Long URL"}
+        for entry in result["destinations"]
     ]
     return result
 

@@ -14,6 +14,7 @@ from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.services.bulk import BULK_MAX_ITEMS
 from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
+from links.services.targeting import DEVICES, OS_NAMES
 from links.services.utm import UTM_FIELDS
 from links.shortlinks import short_url_for
 
@@ -66,6 +67,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "created_at",
             "expires_at",
             "pass_query",
+            "rules",
+            "variants",
             "is_active",
             "status",
             "revoked_at",
@@ -107,6 +110,8 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
             "pass_query": link.pass_query,
+            "rules": link.rules,
+            "variants": link.variants,
             "is_active": status == LinkStatus.ACTIVE,
             "status": status,
             "revoked_at": (
@@ -248,6 +253,38 @@ def _title_field(**kwargs) -> StrictCharField:
     )
 
 
+class RuleSerializer(serializers.Serializer):
+    """One targeting rule, as documented (links.services.targeting checks what is sent)."""
+
+    device = serializers.ChoiceField(choices=list(DEVICES), required=False)
+    os = serializers.ChoiceField(choices=list(OS_NAMES), required=False)
+    country = serializers.CharField(required=False, help_text="ISO 3166 alpha-2, e.g. CN.")
+    language = serializers.CharField(
+        required=False, help_text="Primary language tag, e.g. zh (Accept-Language's first)."
+    )
+    url = serializers.CharField(help_text="Where visitors who match every condition go.")
+
+
+class VariantSerializer(serializers.Serializer):
+    url = serializers.CharField()
+    weight = serializers.IntegerField(min_value=1, max_value=100)
+
+
+class _AnyItem(serializers.Field):
+    """An item as the JSON parser gave it: links.services.targeting checks it, so that every
+    refusal is one flat message naming the item and field (`rules[0]: …`), not DRF's nested
+    per-index errors."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
 @extend_schema_field(
     {"type": "array", "items": {"type": "string", "maxLength": 50}, "maxItems": 20}
 )
@@ -354,6 +391,38 @@ class _LinkOptionsMixin(serializers.Serializer):
         return attrs
 
 
+@extend_schema_field(RuleSerializer(many=True))
+class RulesField(serializers.ListField):
+    """`rules` as sent: a list of objects, checked item by item by the service, whose errors
+    name the item and field (`rules[1].country: …`). null clears them, as [] does."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=_AnyItem(),
+            allow_null=True,
+            help_text=(
+                "Targeting: the first rule whose every given condition (device, os, country, "
+                "language) matches the visitor sends them to its url; else the variants, else "
+                "long_url. At most 20."
+            ),
+            **kwargs,
+        )
+
+
+@extend_schema_field(VariantSerializer(many=True))
+class VariantsField(serializers.ListField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            child=_AnyItem(),
+            allow_null=True,
+            help_text=(
+                "A/B split: 2 to 4 {url, weight} with weights 1–100 adding up to 100; each "
+                "visitor (client id) always gets the same one. [] or null: none."
+            ),
+            **kwargs,
+        )
+
+
 class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     """POST /api/v1/links/ (and each item of a bulk call)."""
 
@@ -372,6 +441,8 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     pass_query = _pass_query_field(required=False)
     password = _password_field(required=False)
     max_visits = _max_visits_field(required=False)
+    rules = RulesField(required=False)
+    variants = VariantsField(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -441,6 +512,8 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     pass_query = _pass_query_field(required=False)
     password = _password_field(required=False)
     max_visits = _max_visits_field(required=False)
+    rules = RulesField(required=False)
+    variants = VariantsField(required=False)
 
 
 class LinkListQuerySerializer(serializers.Serializer):

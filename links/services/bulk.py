@@ -66,6 +66,8 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         archived=item.get("archived"),
         password=item.get("password"),
         max_visits=item.get("max_visits"),
+        rules=item.get("rules"),
+        variants=item.get("variants"),
     )
     return _BulkItem(
         link=prepared.link,

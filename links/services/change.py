@@ -5,6 +5,7 @@ change is rolled back."""
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,6 +14,7 @@ from ..models import UrlLink
 from ..selectors import link_get_changeable
 from .gates import validate_max_visits, validate_password
 from .policy import (
+    LongUrlRules,
     ensure_changeable,
     url_hash,
     validate_expiry,
@@ -21,6 +23,7 @@ from .policy import (
     validate_title,
 )
 from .tags import clean_tags, link_tags_set
+from .targeting import validate_rules, validate_variants
 from .utm import clean_utm, merge_utm
 
 _UNSET = object()
@@ -63,6 +66,8 @@ def link_update(
     archived=_UNSET,
     password=_UNSET,
     max_visits=_UNSET,
+    rules=_UNSET,
+    variants=_UNSET,
     request_host: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
@@ -107,6 +112,22 @@ def link_update(
     if password is not _UNSET:  # None or "" removes it
         link.password_hash = validate_password(password)
         changed.append("password_hash")
+    if rules is not _UNSET or variants is not _UNSET:
+        url_rules = LongUrlRules(request_host=request_host)
+        errors: dict[str, list[str]] = {}
+        for name, value, validate in (
+            ("rules", rules, validate_rules),
+            ("variants", variants, validate_variants),
+        ):
+            if value is _UNSET:
+                continue
+            try:
+                setattr(link, name, validate(value, url_rules=url_rules))
+                changed.append(name)
+            except ValidationError as exc:
+                errors.update(exc.message_dict)
+        if errors:
+            raise ValidationError(errors)
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

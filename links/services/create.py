@@ -27,6 +27,7 @@ from .policy import (
     validate_title,
 )
 from .tags import clean_tags, link_tags_set
+from .targeting import validate_rules, validate_variants
 from .utm import clean_utm, merge_utm
 
 
@@ -139,6 +140,8 @@ def prepare_link(
     archived: bool | None = None,
     password: str | None = None,
     max_visits: int | None = None,
+    rules: list | None = None,
+    variants: list | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -172,6 +175,8 @@ def prepare_link(
     tags = check(clean_tags, tags)
     max_visits = check(validate_max_visits, max_visits)
     password = check(check_password_rules, password)
+    rules = check(validate_rules, rules, url_rules=url_rules)
+    variants = check(validate_variants, variants, url_rules=url_rules)
     if errors:
         raise ValidationError(errors)
     # Hashed only once everything is valid: a hash costs ~0.3 s of CPU.
@@ -189,6 +194,8 @@ def prepare_link(
         and not archived
         and not password_hash
         and max_visits is None
+        and not rules
+        and not variants
     )
     link = _unsaved_link(
         owner=user,
@@ -201,6 +208,8 @@ def prepare_link(
         archived=archived,
         password_hash=password_hash,
         max_visits=max_visits,
+        rules=rules,
+        variants=variants,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -220,6 +229,8 @@ def link_create(
     archived: bool = False,
     password: str | None = None,
     max_visits: int | None = None,
+    rules: list | None = None,
+    variants: list | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request."""
     prepared = prepare_link(
@@ -236,6 +247,8 @@ def link_create(
         archived=archived,
         password=password,
         max_visits=max_visits,
+        rules=rules,
+        variants=variants,
     )
     with transaction.atomic():
         hold_owner(user)

@@ -22,7 +22,7 @@ def client_for(user, **kwargs) -> APIClient:
 
 
 def call_wsgi(
-    path: str, method: str = "GET", query_string: str = ""
+    path: str, method: str = "GET", query_string: str = "", extra: dict | None = None
 ) -> tuple[str, dict[str, str], bytes]:
     """(status line, headers, body) of one request to the production WSGI entry point, the way
     the server calls it: short codes take the fast path, everything else goes through Django."""
@@ -30,6 +30,7 @@ def call_wsgi(
     setup_testing_defaults(environ)
     environ["QUERY_STRING"] = query_string
     environ["HTTP_HOST"] = "testserver"
+    environ.update(extra or {})  # headers (HTTP_…), REMOTE_ADDR
     captured = {}
 
     def start_response(status, headers, exc_info=None):

@@ -25,6 +25,8 @@ LINK_FIELDS = {
     "title",
     "redirect_type",
     "pass_query",
+    "rules",
+    "variants",
     "created_at",
     "expires_at",
     "is_active",
