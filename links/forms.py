@@ -204,6 +204,24 @@ _ITEM_ERROR = re.compile(
 )
 
 
+def _destination_field(label: str, initial: str, placeholder: str) -> forms.CharField:
+    """A rule's or a variant's URL input (the service checks it as it checks long_url)."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        max_length=4096,
+        initial=initial,
+        widget=forms.TextInput(
+            attrs={
+                "type": "url",
+                "inputmode": "url",
+                "autocomplete": "off",
+                "placeholder": placeholder,
+            }
+        ),
+    )
+
+
 class TargetingFieldsMixin(forms.Form):
     """The rules and variants rows of the create and edit forms (templates/links/
     _targeting_fields.html). Call `setup_targeting()` from __init__; `targeting()` gives the
@@ -244,36 +262,14 @@ class TargetingFieldsMixin(forms.Form):
                     attrs={"placeholder": "e.g. zh", "autocomplete": "off", "size": 4}
                 ),
             )
-            self.fields[f"rule_{row}_url"] = forms.CharField(
-                label="Send to",
-                required=False,
-                max_length=4096,
-                initial=initial.get("url", ""),
-                widget=forms.TextInput(
-                    attrs={
-                        "type": "url",
-                        "inputmode": "url",
-                        "autocomplete": "off",
-                        "placeholder": "https://example.com/cn",
-                    }
-                ),
+            self.fields[f"rule_{row}_url"] = _destination_field(
+                "Send to", initial.get("url", ""), "https://example.com/cn"
             )
         for row in range(VARIANT_ROWS):
             initial = variants[row] if row < len(variants) else {}
             letter = chr(ord("A") + row)
-            self.fields[f"variant_{row}_url"] = forms.CharField(
-                label="URL",
-                required=False,
-                max_length=4096,
-                initial=initial.get("url", ""),
-                widget=forms.TextInput(
-                    attrs={
-                        "type": "url",
-                        "inputmode": "url",
-                        "autocomplete": "off",
-                        "placeholder": f"https://example.com/{letter.lower()}",
-                    }
-                ),
+            self.fields[f"variant_{row}_url"] = _destination_field(
+                "URL", initial.get("url", ""), f"https://example.com/{letter.lower()}"
             )
             self.fields[f"variant_{row}_weight"] = forms.IntegerField(
                 label="Weight (%)",

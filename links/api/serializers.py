@@ -160,10 +160,8 @@ class LinkSerializer(serializers.ModelSerializer):
         return [tag.name for tag in link.tags.order_by("key")]
 
 
-class LinkCreatedSerializer(LinkSerializer):
-    """The answer to POST /links/: the link, and `warnings` when there is something to say."""
-
-    warnings = serializers.DictField(
+def _warnings_field() -> serializers.DictField:
+    return serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),
         required=False,  # not read_only: the schema would then list it as always present
         help_text=(
@@ -171,6 +169,12 @@ class LinkCreatedSerializer(LinkSerializer):
             '["message"]}: an alias that differs from an existing one only by case.'
         ),
     )
+
+
+class LinkCreatedSerializer(LinkSerializer):
+    """The answer to POST /links/: the link, and `warnings` when there is something to say."""
+
+    warnings = _warnings_field()
 
     class Meta(LinkSerializer.Meta):
         fields = [*LinkSerializer.Meta.fields, "warnings"]
@@ -624,14 +628,7 @@ class BulkItemResultSerializer(serializers.Serializer):
         allow_null=True,
         help_text='Why the item was refused, as {"field": ["message"]}; null on success.',
     )
-    warnings = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()),
-        required=False,  # not read_only: the schema would then list it as always present
-        help_text=(
-            'Present only when the link was made but something deserves a word, as {"field": '
-            '["message"]}: an alias that differs from an existing one only by case.'
-        ),
-    )
+    warnings = _warnings_field()
 
 
 class BulkResponseSerializer(serializers.Serializer):
