@@ -27,7 +27,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 import idna
@@ -167,10 +167,13 @@ class LinkEntry:
             ),
         )
 
-    @property
-    def gated(self) -> bool:
-        """A password, a visit cap, rules or variants: the click is decided in links/gates.py."""
-        return bool(self.password_hash or self.max_visits or self.rules or self.variants)
+    # A password, a visit cap, rules or variants: the click is decided in links/gates.py. Worked
+    # out once per entry, not on each redirect that asks (every redirect does).
+    gated: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gated = bool(self.password_hash or self.max_visits or self.rules or self.variants)
+        object.__setattr__(self, "gated", gated)
 
     def is_gone(self, now: float | None = None) -> bool:
         """Revoked or past its expiry: the redirect answers 410."""

@@ -3,6 +3,7 @@ stored on the visit, rolled up as the "destinations" breakdown, and shown by the
 page, with the variants side by side."""
 
 import json
+from dataclasses import fields
 
 import pytest
 from django.core.management import call_command
@@ -50,7 +51,7 @@ def test_the_long_url_s_visit_has_no_destination_and_older_messages_read_as_the_
 
 
 def _fields(entry: LinkEntry) -> dict:
-    return {name: getattr(entry, name) for name in entry.__slots__}
+    return {item.name: getattr(entry, item.name) for item in fields(entry) if item.init}
 
 
 # --- Stored, rolled up, shown -----------------------------------------------------------------
