@@ -120,3 +120,12 @@ def artifacts_dir():
     path = os.path.join(settings.BASE_DIR, "test-artifacts")
     os.makedirs(path, exist_ok=True)
     return path
+
+
+@pytest.fixture
+def domain_table(db):
+    """The short domains' table, already read: a process reads it once (and again after a
+    domain changes), so tests that count a request's queries start after that read."""
+    from links import domains
+
+    return domains.current_table()

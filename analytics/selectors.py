@@ -646,7 +646,7 @@ def top_links(
         .order_by("-c", "-b", "link_id")[:limit]
     )
     top_ids = [row["link_id"] for row in rows]
-    links = UrlLink.objects.select_related("owner").in_bulk(top_ids)
+    links = UrlLink.objects.select_related("owner", "domain").in_bulk(top_ids)
     people = _unique_visitors(top_ids, start, end)
     return [
         {

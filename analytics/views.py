@@ -19,7 +19,7 @@ from links.cache import redirect_location
 from links.codes import pool
 from links.selectors import link_list
 from links.shortcuts import visible_link_or_404
-from links.shortlinks import short_url_for
+from links.shortlinks import link_short_url
 from shorturl_project.redis_conn import uses_redis
 
 from . import geodata, selectors
@@ -61,7 +61,7 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         "analytics/link_stats.html",
         {
             "link": link,
-            "short_url": short_url_for(link.code, request=request),
+            "short_url": link_short_url(link, request=request),
             "form": form,
             "time_range": time_range,
             "range_choices": StatsRangeForm.RANGE_CHOICES,
@@ -172,7 +172,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "total_bots": sum(chart["bot_clicks"]),
             "top_links": top,
             "newest_links": [
-                {"link": link, "short_url": short_url_for(link.code, request=request)}
+                {"link": link, "short_url": link_short_url(link, request=request)}
                 for link in newest
             ],
             **pool_report,

@@ -6,11 +6,13 @@ admin offers actions that call those services instead of an edit form.
 
 from __future__ import annotations
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
+from django.http.request import validate_host
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -20,12 +22,14 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from links.services.change import link_cache_refresh, link_revoke, link_update
+from links.services.domains import domain_delete, domain_save, domain_validate
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
 from .codes import pool
-from .models import LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink
-from .shortlinks import short_url_for
+from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink
+from .selectors import default_domain_host
+from .shortlinks import link_page_url, link_short_url
 
 admin.site.site_header = "shorturl administration"
 admin.site.site_title = "shorturl admin"
@@ -87,9 +91,10 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "status_label",
     )
     list_display_links = ("long_url_short",)
-    list_select_related = ("owner",)
+    list_select_related = ("owner", "domain")
     list_filter = (
         LinkStatusFilter,
+        "domain",
         "archived",
         LinkTagFilter,
         "redirect_type",
@@ -107,6 +112,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     # seq_id and long_url_hash are the code generator's and dedup's business, not staff's.
     fields = (
         "code",
+        "domain",
         "short_url",
         "long_url_full",
         "title",
@@ -136,14 +142,14 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def short_link(self, link: UrlLink) -> str:
         return format_html(
             '<a href="{}" target="_blank" rel="noopener" title="Open the short URL">{}</a>',
-            short_url_for(link.code),
+            link_short_url(link),
             link.code,
         )
 
     @admin.display(description="short URL")
     def short_url(self, link: UrlLink) -> str:
-        url = short_url_for(link.code)
-        stats = reverse("link_stats", args=[link.code])
+        url = link_short_url(link)
+        stats = link_page_url("link_stats", link)
         return format_html(
             '<a href="{}" target="_blank" rel="noopener">{}</a> · <a href="{}">stats page</a>',
             url,
@@ -234,7 +240,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             self.message_user(request, "You may not revoke links.", level=messages.ERROR)
         else:
             try:
-                link_revoke(code=link.code, user=request.user)
+                link_revoke(code=link.code, domain=link.domain_host, user=request.user)
             except CacheUnavailable as error:
                 self.message_user(request, f"{link.code}: {error}", level=messages.ERROR)
             else:
@@ -263,7 +269,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             self.message_user(request, "Enter the visit limit as a whole number.", messages.ERROR)
             return back
         try:
-            link_update(code=link.code, user=request.user, **changes)
+            link_update(code=link.code, domain=link.domain_host, user=request.user, **changes)
         except ValidationError as error:
             for problems in error.message_dict.values():
                 for problem in problems:
@@ -282,13 +288,14 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         description="Revoke selected links (they answer 410 at once)", permissions=["revoke"]
     )
     def revoke_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
-        codes_to_revoke = list(
-            queryset.filter(revoked_at__isnull=True).values_list("code", flat=True)
+        to_revoke = list(
+            queryset.filter(revoked_at__isnull=True).select_related("domain").order_by("pk")
         )
         revoked = 0
-        for code in codes_to_revoke:
+        for link in to_revoke:
+            code = link.code
             try:
-                link_revoke(code=code, user=request.user)
+                link_revoke(code=code, domain=link.domain_host, user=request.user)
             except CacheUnavailable as error:
                 self.message_user(request, f"{code}: {error}", level=messages.ERROR)
                 break
@@ -299,16 +306,16 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         description="Refresh the cached redirect of selected links", permissions=["revoke"]
     )
     def refresh_link_cache(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
-        link_codes = list(queryset.values_list("code", flat=True))
+        links = list(queryset.order_by("pk"))
         try:
-            for code in link_codes:
-                link_cache_refresh(code=code)
+            for link in links:
+                link_cache_refresh(link=link)
         except CacheUnavailable as error:
             self.message_user(request, str(error), level=messages.ERROR)
             return
         self.message_user(
             request,
-            f"Dropped the cached entry of {len(link_codes)} link(s); the next click reloads it.",
+            f"Dropped the cached entry of {len(links)} link(s); the next click reloads it.",
             level=messages.SUCCESS,
         )
 
@@ -358,3 +365,86 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         extra_context = {**(extra_context or {}), **pool.pool_report()}
         extra_context["can_refill"] = self.has_refill_permission(request)
         return super().changelist_view(request, extra_context)
+
+
+class DomainForm(forms.ModelForm):
+    """Checked by links.services.domains, as every other way in would be."""
+
+    class Meta:
+        model = Domain
+        fields = ("host", "root_redirect", "not_found_redirect")
+
+    def clean(self):
+        data = super().clean()
+        try:
+            domain_validate(
+                domain=self.instance if self.instance.pk else None,
+                host=data.get("host", ""),
+                root_redirect=data.get("root_redirect", ""),
+                not_found_redirect=data.get("not_found_redirect", ""),
+            )
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                for problem in problems:
+                    self.add_error(field if field in self.fields else None, problem)
+        return data
+
+    def validate_unique(self):
+        """domain_validate says so, in words: "There is a domain … already"."""
+
+
+@admin.register(Domain)
+class DomainAdmin(admin.ModelAdmin):
+    """The short domains links may be put on. Each needs DNS (and TLS) pointing at this service,
+    and its host in ALLOWED_HOSTS for its password pages: the list says when it is missing."""
+
+    form = DomainForm
+    list_display = ("name", "root_redirect", "not_found_redirect", "link_count", "reachable")
+    search_fields = ("host",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Domain]:
+        return super().get_queryset(request).annotate(n_links=Count("links"))
+
+    def get_fields(self, request, obj=None):
+        if obj is not None and obj.is_default:
+            return ("not_found_redirect",)  # its host is SHORT_URL_BASE's, its root the site's
+        return super().get_fields(request, obj)
+
+    @admin.display(description="domain", ordering="host")
+    def name(self, domain: Domain) -> str:
+        if domain.is_default:
+            return f"{default_domain_host() or 'the site’s own host'} (default)"
+        return domain.host
+
+    @admin.display(description="links", ordering="n_links")
+    def link_count(self, domain: Domain) -> int:
+        return domain.n_links
+
+    @admin.display(description="password pages served")
+    def reachable(self, domain: Domain) -> str:
+        if domain.is_default or validate_host(domain.host, settings.ALLOWED_HOSTS):
+            return "yes"
+        return f"no: add {domain.host} to ALLOWED_HOSTS"
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is not None and obj.is_default:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        domain_save(
+            domain=obj if change else None,
+            host=form.cleaned_data.get("host", ""),
+            root_redirect=form.cleaned_data.get("root_redirect", ""),
+            not_found_redirect=form.cleaned_data.get("not_found_redirect", ""),
+        )
+
+    def delete_model(self, request, obj):
+        try:
+            domain_delete(domain=obj)
+        except ValidationError as error:
+            self.message_user(request, " ".join(error.messages), level=messages.ERROR)
+
+    def delete_queryset(self, request, queryset):
+        for domain in queryset:
+            self.delete_model(request, domain)

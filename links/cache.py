@@ -55,20 +55,44 @@ from shorturl_project.redis_conn import (
 
 from . import code_filter
 from .codes.shape import is_generated_shape
-from .models import CodeType, UrlLink
+from .models import DEFAULT_DOMAIN_ID, CodeType, UrlLink
 
 logger = logging.getLogger(__name__)
 
 _MISSING = "-"
 
+# A link's key, which everything here is keyed by (entries, versions, the alias set, this
+# process's copies, the change stream): its code on the default domain, `code@<domain id>` on an
+# extra one (links.models.Domain), so that one alias on two domains is two keys while every
+# default-domain code keeps the key it always had. Generated codes are unique across domains:
+# the code set and the code filter hold them bare.
+_DOMAIN_MARK = "@"
 
-def entry_key(code: str) -> str:
-    """Redis key of a code's entry; the {code} hash tag keeps it in one slot with its version."""
-    return f"shorturl:link:{{{code}}}"
+
+def link_key(code: str, domain_id: int) -> str:
+    return code if domain_id == DEFAULT_DOMAIN_ID else f"{code}{_DOMAIN_MARK}{domain_id}"
 
 
-def version_key(code: str) -> str:
-    return f"shorturl:version:{{{code}}}"
+def code_of_key(key: str) -> str:
+    return key.partition(_DOMAIN_MARK)[0]
+
+
+def domain_of_key(key: str) -> int:
+    _, marked, domain_id = key.partition(_DOMAIN_MARK)
+    return int(domain_id) if marked else DEFAULT_DOMAIN_ID
+
+
+def key_of_link(link: UrlLink) -> str:
+    return link_key(link.code, link.domain_id)
+
+
+def entry_key(key: str) -> str:
+    """Redis key of a link's entry; the {key} hash tag keeps it in one slot with its version."""
+    return f"shorturl:link:{{{key}}}"
+
+
+def version_key(key: str) -> str:
+    return f"shorturl:version:{{{key}}}"
 
 
 # Services mode: every custom alias in one Redis set, so "is this an alias?" is one SISMEMBER
@@ -141,11 +165,13 @@ class LinkEntry:
     # Set by links/gates.destination on the entry a visitor is sent on with, when a rule or a
     # variant chose its location: the visit records it ("" is the long URL). Never cached.
     destination: str = ""
+    domain_id: int = DEFAULT_DOMAIN_ID  # part of the key, never of the cached value
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
         return cls(
             code=link.code,
+            domain_id=link.domain_id,
             link_id=link.pk,
             location=redirect_location(link.long_url),
             redirect_type=link.redirect_type,
@@ -174,6 +200,10 @@ class LinkEntry:
     def __post_init__(self) -> None:
         gated = bool(self.password_hash or self.max_visits or self.rules or self.variants)
         object.__setattr__(self, "gated", gated)
+
+    @property
+    def key(self) -> str:
+        return link_key(self.code, self.domain_id)
 
     def is_gone(self, now: float | None = None) -> bool:
         """Revoked or past its expiry: the redirect answers 410."""
@@ -208,14 +238,15 @@ class LinkEntry:
         return f"{self.link_id}\t{self.redirect_type}\t{expires}\t{revoked}\t{flags}{self.location}"
 
     @classmethod
-    def parse(cls, code: str, value: str) -> LinkEntry:
+    def parse(cls, key: str, value: str) -> LinkEntry:
         fields = value.split("\t", 5)
         if len(fields) == 6:
             link_id, redirect_type, expires, revoked, flags, location = fields
         else:
             (link_id, redirect_type, expires, revoked, location), flags = fields, ""
         common = {
-            "code": code,
+            "code": code_of_key(key),
+            "domain_id": domain_of_key(key),
             "link_id": int(link_id),
             "location": location,
             "redirect_type": int(redirect_type),
@@ -323,40 +354,47 @@ def generation_before_read(code: str) -> int | None:
     return generations().read(code) if local_redirects() else None
 
 
-def _decode(code: str, value) -> LinkEntry | bool | None:
+def _decode(key: str, value) -> LinkEntry | bool | None:
     if value is None:
         return None
     if isinstance(value, bytes):
         value = value.decode()
     if value == _MISSING:
         return False
-    return LinkEntry.parse(code, value)
+    return LinkEntry.parse(key, value)
 
 
-def _answer_here(code: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
-    """What this process can say about `code` without a round trip or a query, once its node's
-    memory is trusted: its own entry; False for a code no link has (not in this process's alias
-    set, or not in the node's code filter, which leaves no negative entry: a flood of made-up
-    codes would push real entries out of the cache); None when Redis or the database must say."""
-    local = process_cache.get(code)
+def _answer_here(key: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
+    """What this process can say about the link `key` without a round trip or a query, once
+    its node's memory is trusted: its own entry; False for a code no link has (not in this
+    process's alias set, or not in the node's code filter, which leaves no negative entry: a
+    flood of made-up codes would push real entries out of the cache); None when Redis or the
+    database must say."""
+    local = process_cache.get(key)
     if local is not None:
         return local
     if alias_shaped:
-        return False if _certainly_no_alias(code) else None
-    return False if code_filter.certainly_absent(code) else None
+        return False if _certainly_no_alias(key) else None
+    return False if code_filter.certainly_absent(code_of_key(key)) else None
 
 
-def get_entry(code: str, *, alias_shaped: bool = False) -> LinkEntry | bool | None:
-    """The cached entry, False when the code is known not to exist, None when not cached."""
+def _set_member(key: str, alias_shaped: bool) -> str:
+    """What the set of the key's kind holds for it: the alias set holds keys, the code set bare
+    codes (generated codes are unique across domains)."""
+    return key if alias_shaped else code_of_key(key)
+
+
+def get_entry(key: str, *, alias_shaped: bool = False) -> LinkEntry | bool | None:
+    """The cached entry, False when the link is known not to exist, None when not cached."""
     if local_entries_trusted():
-        local = _answer_here(code, alias_shaped=alias_shaped)
+        local = _answer_here(key, alias_shaped=alias_shaped)
         if local is not None or not uses_redis():
             return local
     client = live_redis_client()
     if client is None:
         return None  # Redis paused after a failure: straight to the database
     try:
-        return _decode(code, client.get(entry_key(code)))
+        return _decode(key, client.get(entry_key(key)))
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return None
@@ -387,7 +425,7 @@ _fetch_and_record_script = None
 
 
 def fetch_and_record(
-    code: str, meta, event_id: str, *, alias_shaped: bool = False
+    key: str, meta, event_id: str, *, alias_shaped: bool = False
 ) -> tuple[LinkEntry | bool | None, bool]:
     """get_entry, and with Redis also the visit push in the same call.
 
@@ -396,31 +434,32 @@ def fetch_and_record(
     """
     generation = None
     if local_entries_trusted():  # always without Redis
-        local = _answer_here(code, alias_shaped=alias_shaped)
+        local = _answer_here(key, alias_shaped=alias_shaped)
         if local is not None or not uses_redis():
             return local, False  # a hit: the caller spools the visit, no round trip at all
-        generation = generations().read(code)
+        generation = generations().read(key)
     client = live_redis_client()
     if client is None:
         return None, False
     if uses_cluster():
-        return _fetch_on_cluster(client, code, generation, alias_shaped=alias_shaped)
+        return _fetch_on_cluster(client, key, generation, alias_shaped=alias_shaped)
     global _fetch_and_record_script
     if _fetch_and_record_script is None:
         _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)
     now = time.time()
+    code = code_of_key(key)
     buffer_key, message_body = fused_push(meta, code, event_id)
     try:
         value = _fetch_and_record_script(
-            keys=[entry_key(code), buffer_key, _set_of_kind(alias_shaped)],
-            args=[repr(now), message_body, ALIAS_SET_COMPLETE, code],
+            keys=[entry_key(key), buffer_key, _set_of_kind(alias_shaped)],
+            args=[repr(now), message_body, ALIAS_SET_COMPLETE, _set_member(key, alias_shaped)],
             client=client,
         )
     except RedisError as exc:
         redis_failed(exc, consequence="links are read and visits stored in the database")
         return None, False
-    entry = _decode(code, value)
-    _keep_here(code, entry, generation)
+    entry = _decode(key, value)
+    _keep_here(key, entry, generation)
     return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now) and not entry.gated
 
 
@@ -451,37 +490,39 @@ def redis_version_before_read(code: str) -> str | None:
 
 
 def _fetch_on_cluster(
-    client, code: str, generation: int | None, *, alias_shaped: bool
+    client, key: str, generation: int | None, *, alias_shaped: bool
 ) -> tuple[LinkEntry | bool | None, bool]:
     """fetch_and_record on a Redis Cluster: the entry, the alias set and the buffer live in
     different slots, so the entry is read alone (and the alias set asked on a miss); the caller
     records the visit (to the node's spool, or one RPUSH)."""
     try:
-        entry = _decode(code, client.get(entry_key(code)))
+        entry = _decode(key, client.get(entry_key(key)))
         if entry is None:
-            complete, member = _set_lookup(client, _set_of_kind(alias_shaped), code)
+            complete, member = _set_lookup(
+                client, _set_of_kind(alias_shaped), _set_member(key, alias_shaped)
+            )
             if complete and not member:
                 entry = False
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return None, False
-    _keep_here(code, entry, generation)
+    _keep_here(key, entry, generation)
     return entry, False
 
 
-def _put(code: str, value: str, ttl: int, version: str | None) -> None:
+def _put(key: str, value: str, ttl: int, version: str | None) -> None:
     client = live_redis_client()
     if client is None:
         return
     global _put_if_unchanged_script
     try:
         if version is None:  # the caller knows of no concurrent change (a fresh row)
-            client.set(entry_key(code), value, ex=ttl)
+            client.set(entry_key(key), value, ex=ttl)
             return
         if _put_if_unchanged_script is None:
             _put_if_unchanged_script = client.register_script(_PUT_IF_UNCHANGED)
         _put_if_unchanged_script(
-            keys=[entry_key(code), version_key(code)],
+            keys=[entry_key(key), version_key(key)],
             args=[value, ttl, version],
             client=client,
         )
@@ -494,15 +535,15 @@ def store_entry(
 ) -> None:
     """Cache `entry`: in this process when `generation` (generation_before_read's tag) is
     given, and in Redis, unless the code changed since `version` (redis_version_before_read)."""
-    _keep_here(entry.code, entry, generation)
+    _keep_here(entry.key, entry, generation)
     if uses_redis():
-        _put(entry.code, entry.serialize(), settings.SHORTURL_CACHE_TTL, version)
+        _put(entry.key, entry.serialize(), settings.SHORTURL_CACHE_TTL, version)
 
 
-def store_missing(code: str, *, generation: int | None = None, version: str | None = None) -> None:
-    _keep_here(code, False, generation)
+def store_missing(key: str, *, generation: int | None = None, version: str | None = None) -> None:
+    _keep_here(key, False, generation)
     if uses_redis():
-        _put(code, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL, version)
+        _put(key, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL, version)
 
 
 # How many times this process read links from the database: the redirect's fast path recycles
@@ -510,14 +551,14 @@ def store_missing(code: str, *, generation: int | None = None, version: str | No
 database_reads = {"count": 0}
 
 
-def load_entry(code: str) -> LinkEntry | None:
-    """The link for `code` from the database, cached (its absence too); None when unknown."""
-    generation = generation_before_read(code)
-    version = redis_version_before_read(code)
+def load_entry(key: str) -> LinkEntry | None:
+    """The link for `key` from the database, cached (its absence too); None when unknown."""
+    generation = generation_before_read(key)
+    version = redis_version_before_read(key)
     database_reads["count"] += 1
-    link = UrlLink.objects.filter(code=code).first()
+    link = UrlLink.objects.filter(code=code_of_key(key), domain_id=domain_of_key(key)).first()
     if link is None:
-        store_missing(code, generation=generation, version=version)
+        store_missing(key, generation=generation, version=version)
         return None
     return cache_link(link, generation=generation, version=version)
 
@@ -594,7 +635,7 @@ def send_pending_changes(client) -> int:
             _drop_alias_set(client)
         if codes:
             _forget(client, codes)
-            if any(is_generated_shape(code) for code in codes):
+            if _generated_codes_of(codes):
                 _mark_code_set_incomplete(client)  # reloaded before it is trusted
         path.unlink()
     return len(keys)
@@ -605,7 +646,7 @@ def _changed_here(keys: list[str]) -> None:
     node's code filter holds the generated ones (a new code is found on the very next
     redirect; an edited one is in it already)."""
     if local_redirects():
-        code_filter.add(keys)
+        code_filter.add(_generated_codes_of(keys))
         for key in keys:
             process_cache.invalidate(key)
 
@@ -628,75 +669,93 @@ def _announce(keys: list[str], send: Callable[[object], None], *, consequence: s
         _remember_pending(keys)
 
 
-def drop(code: str) -> None:
+def announce_changed(keys: list[str], *, consequence: str) -> None:
+    """Keys of something kept beside the link entries (the domain table, links.domains) that
+    changed: every process of every node reads it again on its next request."""
+
+    def send(client) -> None:
+        with client.pipeline(transaction=False) as pipe:
+            _publish(pipe, keys)
+            pipe.execute()
+
+    _announce(keys, send, consequence=consequence)
+
+
+def drop(key: str) -> None:
     """Remove the cached entry everywhere; raises CacheUnavailable when Redis cannot be reached.
 
     A stale entry would keep redirecting for up to SHORTURL_CACHE_TTL, so the caller must not
     go on as if the change had taken effect.
     """
-    _changed_here([code])
+    _changed_here([key])
     if not uses_redis():
         return
     try:
         # One MULTI on a single Redis (on a Cluster a partial failure raises all the same, and
         # the change is rolled back).
-        _forget(redis_client(), [code], transaction=True)
+        _forget(redis_client(), [key], transaction=True)
     except RedisError as exc:
-        logger.error("Redis unavailable; the cached entry for %s could not be dropped", code)
+        logger.error("Redis unavailable; the cached entry for %s could not be dropped", key)
         raise CacheUnavailable(
             "The link cache cannot be reached right now, so nothing was changed. "
             "Please try again in a moment."
         ) from exc
 
 
-def forget_missing_after_commit(codes: list[str]) -> None:
-    """New links' codes: once committed, drop any "no such code" entry a redirect cached for them
+def forget_missing_after_commit(keys: list[str]) -> None:
+    """New links' keys: once committed, drop any "no such code" entry a redirect cached for them
     before they existed (best effort: at worst the entry runs out after its short TTL)."""
 
-    generated = [code for code in codes if is_generated_shape(code)]
+    generated = _generated_codes_of(keys)
 
     def send(client) -> None:
         # No version bumps: a fill racing a code's creation could at worst cache "no such code"
         # for SHORTURL_NEGATIVE_CACHE_TTL, and a bulk create would leave 1,000 counters behind.
         _forget(
             client,
-            codes,
+            keys,
             bump_versions=False,
             also=(lambda pipe: pipe.sadd(CODE_SET_KEY, *generated)) if generated else None,
         )
 
-    if codes:
-        transaction.on_commit(lambda: _announce(codes, send, consequence="links are not cached"))
+    if keys:
+        transaction.on_commit(lambda: _announce(keys, send, consequence="links are not cached"))
 
 
-def drop_after_commit(code: str) -> None:
+def _generated_codes_of(keys: list[str]) -> list[str]:
+    """The generated codes among these keys' codes (the code set and filter hold them bare)."""
+    codes = (code_of_key(key) for key in keys)
+    return [code for code in codes if is_generated_shape(code)]
+
+
+def drop_after_commit(key: str) -> None:
     """Drop again once the change is committed: a redirect may have re-cached the old row."""
 
     def again() -> None:
         try:
-            drop(code)
+            drop(key)
         except CacheUnavailable:
             # Logged by drop. A redirect may have re-cached the old row since the first drop:
             # the node's sync drops it once Redis answers again.
-            _remember_pending([code])
+            _remember_pending([key])
 
     transaction.on_commit(again)
 
 
-def alias_may_exist(code: str) -> bool:
-    """False when `code` is certainly no custom alias (so no query is needed to say 404)."""
+def alias_may_exist(key: str) -> bool:
+    """False when `key` is certainly no custom alias's (so no query is needed to say 404)."""
     if not uses_redis():
-        return code in _process_aliases()
-    if local_entries_trusted() and _certainly_no_alias(code):
+        return key in _process_aliases()
+    if local_entries_trusted() and _certainly_no_alias(key):
         return False
     client = live_redis_client()
     if client is None:
         return True  # the set is out of reach: let the database decide
     try:
-        complete, member = _set_lookup(client, ALIAS_SET_KEY, code)
+        complete, member = _set_lookup(client, ALIAS_SET_KEY, key)
         if not complete:
             _load_alias_set(client)
-            complete, member = _set_lookup(client, ALIAS_SET_KEY, code)
+            complete, member = _set_lookup(client, ALIAS_SET_KEY, key)
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return True
@@ -712,16 +771,18 @@ def _set_lookup(client, key: str, code: str) -> tuple[bool, bool]:
     return bool(complete), bool(member)
 
 
-def _alias_codes():
+def _alias_keys():
+    """Every custom alias's key (an alias on an extra domain is `alias@<domain id>`)."""
     database_reads["count"] += 1  # also on the redirect path (see load_entry)
-    return UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", flat=True)
+    aliases = UrlLink.objects.filter(code_type=CodeType.CUSTOM).values_list("code", "domain_id")
+    return (link_key(code, domain_id) for code, domain_id in aliases.iterator(chunk_size=5000))
 
 
 def _load_alias_set(client) -> None:
     """Every alias from the database into the set, then the marker that it is complete. An
     alias created meanwhile is added by its own create, so none is missed. The set lives a
     cache TTL, so an alias whose add was lost to a Redis failure is found within a day."""
-    sadd_all(client, ALIAS_SET_KEY, _alias_codes().iterator(chunk_size=5000))
+    sadd_all(client, ALIAS_SET_KEY, _alias_keys())
     client.sadd(ALIAS_SET_KEY, ALIAS_SET_COMPLETE)
     client.expire(ALIAS_SET_KEY, settings.SHORTURL_CACHE_TTL)
 
@@ -793,7 +854,7 @@ def _process_aliases(*, throttled: bool = False) -> frozenset[str] | None:
             return None
         _aliases_loaded["at"] = now
         generation = generation_before_read(_ALIASES_GENERATION)
-        aliases = frozenset(_alias_codes())
+        aliases = frozenset(_alias_keys())
         process_cache.put(
             _ALIASES_GENERATION, aliases, ttl=settings.SHORTURL_CACHE_TTL, generation=generation
         )
@@ -915,7 +976,7 @@ def _read_changes(client, table, *, wait: float = 0.0) -> int:
         keys = [key for _, fields in entries for key in fields.get(b"c", b"").decode().split()]
         if keys and local_redirects():
             # Before the bumps: once a process re-reads a code, the filter holds it.
-            code_filter.add(keys)
+            code_filter.add(_generated_codes_of(keys))
         for key in keys:
             table.bump(key)
         if entries:

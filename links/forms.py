@@ -398,9 +398,19 @@ class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeti
         "max_visits",
     ]
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, domains: list[str] | None = None, default_domain: str = "", **kwargs):
+        """`domains`: the extra short domains' hosts; with any, the form offers a choice
+        (`default_domain` names the default one)."""
         super().__init__(*args, **kwargs)
         self.setup_targeting()
+        if domains:
+            default_label = f"{default_domain} (default)" if default_domain else "Default"
+            self.fields["domain"] = forms.ChoiceField(
+                label="Short domain",
+                required=False,
+                choices=[("", default_label), *((host, host) for host in domains)],
+                help_text="Where the short link lives; an alias is taken per domain.",
+            )
 
 
 class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):

@@ -18,10 +18,13 @@ from . import gates, not_found_limit
 from .cache import database_reads
 from .codes.aliases import RESERVED_ALIASES
 from .redirect import (
+    DOMAIN_ROOT_PAGE,
     NO_BROWSER_CACHE,
+    NOT_FOUND,
     REDIRECT_SECURITY_HEADERS,
     SECURITY_HEADERS,
     TOO_MANY_REQUESTS,
+    bare_root,
     error_page,
     page_for,
     resolve,
@@ -33,6 +36,7 @@ logger = logging.getLogger(__name__)
 # `/<code>` and `/<code>/` (a trailing slash, as some mail clients and people add, redirects
 # like the bare code).
 _SHORT_CODE_PATH = re.compile(r"^/([A-Za-z0-9_-]{1,64})/?$")
+_READS = ("GET", "HEAD")
 _STATUS_LINES = {
     status: f"{status} {HTTPStatus(status).phrase}"
     for status in (301, 302, 307, 308, 404, 410, 429)
@@ -65,6 +69,8 @@ class ShortCodeDispatcher:
     def __call__(self, environ, start_response):
         code = short_code_of(environ)
         if code is None:
+            if environ.get("PATH_INFO") == "/" and environ.get("REQUEST_METHOD") in _READS:
+                return self._bare_root(environ, start_response)
             return self.application(environ, start_response)
         reads_before = database_reads["count"]
         try:
@@ -85,6 +91,24 @@ class ShortCodeDispatcher:
                 close_old_connections()
         if status == gates.UNLOCK:  # the password form: a page of Django's, with its CSRF token
             return self.application(environ, start_response)
+        return self._answer(environ, start_response, status, entry, page_for(status, environ), code)
+
+    def _bare_root(self, environ, start_response):
+        """An extra domain's root goes where the domain says (or is a 404); the default
+        domain's is the site's home page."""
+        try:
+            answer = bare_root(environ)
+        except Exception:
+            logger.exception("The domain of a request for / could not be told; Django answers")
+            answer = None
+        if answer is None:
+            return self.application(environ, start_response)
+        status, entry = answer
+        page = DOMAIN_ROOT_PAGE if status == NOT_FOUND else status
+        return self._answer(environ, start_response, status, entry, page, "")
+
+    @staticmethod
+    def _answer(environ, start_response, status, entry, page, code):
         if entry is not None:
             location = entry.location
             query_string = environ.get("QUERY_STRING")
@@ -92,10 +116,7 @@ class ShortCodeDispatcher:
                 location = with_visitor_query(location, query_string)
             start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
             return [b""]
-        if environ["REQUEST_METHOD"] == "HEAD":
-            body = b""
-        else:
-            body = error_page(page_for(status, environ), code).encode()
+        body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(page, code).encode()
         headers = [
             ("Content-Type", "text/html; charset=utf-8"),
             ("Content-Length", str(len(body))),

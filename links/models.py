@@ -90,6 +90,45 @@ class UrlLinkQuerySet(models.QuerySet):
         )
 
 
+# The default domain: SHORT_URL_BASE's host (or, without it, whatever host the site is reached
+# on). Its row is made by migration 0008 and again after a flush (links.apps), always with this
+# id, so a link's default needs no query and a bulk create none per link.
+DEFAULT_DOMAIN_ID = 1
+# RFC 1035's longest name.
+HOST_MAX_LENGTH = 253
+
+
+class Domain(models.Model):
+    """A host name short links are served on. Links belong to one; the same alias may exist on
+    two. Staff add the extra ones; the default one has no host of its own (see
+    DEFAULT_DOMAIN_ID)."""
+
+    # Lowercase ASCII (IDNA), no port: what a request's Host header is compared with. "" for
+    # the default domain only.
+    host = models.CharField(max_length=HOST_MAX_LENGTH, unique=True, blank=True)
+    # Where a visitor of the bare root (https://host/) is sent; "" answers the 404 page. The
+    # default domain's root is the site's home page, never redirected.
+    root_redirect = models.CharField(
+        "bare root goes to", max_length=2048, blank=True, default="", db_default=""
+    )
+    # Where a visitor of an unknown code on this domain is sent; "" answers the 404 page.
+    not_found_redirect = models.CharField(
+        "unknown codes go to", max_length=2048, blank=True, default="", db_default=""
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "short domain"
+        ordering = ["host"]
+
+    def __str__(self) -> str:
+        return self.host or "default domain"
+
+    @property
+    def is_default(self) -> bool:
+        return self.pk == DEFAULT_DOMAIN_ID
+
+
 TAG_MAX_LENGTH = 50
 
 
@@ -116,7 +155,20 @@ class Tag(models.Model):
 
 
 class UrlLink(models.Model):
-    code = CaseSensitiveCharField(max_length=32, unique=True)
+    # Unique per domain (link_code_domain): an alias may be taken on two domains. Generated
+    # codes stay unique across all of them (the pool, the sequence and the hash check see every
+    # domain), so a code filter of bare codes serves every domain.
+    code = CaseSensitiveCharField(max_length=32)
+    # PROTECT: a domain with links keeps serving them; it cannot vanish under them. The
+    # database default too: code that predates the column (a process during a rolling upgrade,
+    # data migrations' historical models) still inserts links on the default domain.
+    domain = models.ForeignKey(
+        Domain,
+        on_delete=models.PROTECT,
+        related_name="links",
+        default=DEFAULT_DOMAIN_ID,
+        db_default=DEFAULT_DOMAIN_ID,
+    )
     long_url = models.CharField(max_length=2048)
     # SHA-1 of the long URL: an indexable stand-in for a column too long to index.
     # Indexed through link_owner_url_hash: every lookup by hash is also by owner.
@@ -171,9 +223,19 @@ class UrlLink(models.Model):
             models.Index(fields=["owner", "-created_at"], name="link_owner_created"),
             models.Index(fields=["owner", "long_url_hash"], name="link_owner_url_hash"),
         ]
+        constraints = [
+            # The code first: lookups by code alone (generated codes, the admin) use it too.
+            models.UniqueConstraint(fields=["code", "domain"], name="link_code_domain"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code} → {self.long_url[:60]}"
+
+    @property
+    def domain_host(self) -> str:
+        """The link's extra short domain's host; "" on the default domain (known without a
+        query)."""
+        return "" if self.domain_id == DEFAULT_DOMAIN_ID else self.domain.host
 
     def status_at(self, now: datetime | None = None) -> str:
         if self.revoked_at is not None:

@@ -28,7 +28,7 @@ from django.utils.html import escape
 from analytics.capture import QR_MARKER, new_event_id, record_visit, without_qr_marker
 
 from . import cache as link_cache
-from . import gates, not_found_limit
+from . import domains, gates, not_found_limit
 from .codes.aliases import ALIAS_RE
 from .codes.shape import check_character, is_generated_shape
 
@@ -36,11 +36,14 @@ NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
 SEE_OTHER = 303
 # A capped link whose visits are used up: a 410 of its own wording (gates.CAP_REACHED).
 CAP_REACHED_PAGE = "cap-reached"
+# The bare root of an extra domain that sends it nowhere: a 404 of its own wording.
+DOMAIN_ROOT_PAGE = "domain-root"
 PAGES = {
     NOT_FOUND: "links/not_found.html",
     GONE: "links/gone.html",
     TOO_MANY_REQUESTS: "links/too_many_requests.html",
     CAP_REACHED_PAGE: "links/cap_reached.html",
+    DOMAIN_ROOT_PAGE: "links/domain_root.html",
 }
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
 
@@ -134,42 +137,55 @@ def redirect_location_for(entry: link_cache.LinkEntry, meta: Mapping[str, str]) 
     return entry.location
 
 
-def _not_found(meta: Mapping[str, str]) -> tuple[int, None]:
-    """404, or 429 once this client has had too many of them (not_found_limit says why)."""
-    return (TOO_MANY_REQUESTS if not_found_limit.count_not_found(meta) else NOT_FOUND), None
+def _not_found(
+    meta: Mapping[str, str], route: domains.DomainRoute | None
+) -> tuple[int, link_cache.LinkEntry | None]:
+    """404, or 429 once this client has had too many of them (not_found_limit says why); a
+    domain that sends unknown codes elsewhere answers a 302 there instead of the 404 page."""
+    if not_found_limit.count_not_found(meta):
+        return TOO_MANY_REQUESTS, None
+    if route is not None and route.not_found_entry is not None:
+        return route.not_found_entry.redirect_type, route.not_found_entry
+    return NOT_FOUND, None
 
 
 def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None]:
     """(status, link): a redirect status with its link, or 404/410/429 with None.
 
-    `meta` is the WSGI environ (or request.META): the visit is built from its headers.
+    `meta` is the WSGI environ (or request.META): the visit is built from its headers, the
+    domain from its Host.
     """
-    # 1. Shape: a generated code must pass its check character; anything else must be an alias.
+    # 1. The domain (this process's table: no I/O), then the shape: a generated code must pass
+    #    its check character; anything else must be an alias.
+    route = domains.route_for(meta)
+    if route is None:  # a host that is none of ours
+        return _not_found(meta, None)
     generated = is_generated_shape(code)
     if generated:
         if check_character(code[:-1]) != code[-1]:
-            return _not_found(meta)
+            return _not_found(meta, route)
     elif not ALIAS_RE.match(code):
-        return _not_found(meta)
+        return _not_found(meta, route)
 
     # 2. Cache (and, with Redis, the visit in the same round trip), then the database.
     #    HEAD is answered like GET but never counted: link checkers and mail scanners send it.
+    key = link_cache.link_key(code, route.id)
     counted = meta.get("REQUEST_METHOD") != "HEAD"
     event_id = new_event_id()
     if counted:
         entry, recorded = link_cache.fetch_and_record(
-            code, meta, event_id, alias_shaped=not generated
+            key, meta, event_id, alias_shaped=not generated
         )
     else:
-        entry, recorded = link_cache.get_entry(code, alias_shaped=not generated), True
+        entry, recorded = link_cache.get_entry(key, alias_shaped=not generated), True
     if entry is False:
-        return _not_found(meta)
+        return _not_found(meta, route)
     if entry is None:
-        if not generated and not link_cache.alias_may_exist(code):
-            return _not_found(meta)
-        entry = link_cache.load_entry(code)
+        if not generated and not link_cache.alias_may_exist(key):
+            return _not_found(meta, route)
+        entry = link_cache.load_entry(key)
         if entry is None:
-            return _not_found(meta)
+            return _not_found(meta, route)
 
     # 3. Stopped links; gated ones (a password, a visit cap, rules, variants) are decided, and
     #    counted or not, by links/gates.py: the fused push above left them alone.
@@ -183,6 +199,17 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     if not recorded:
         record_visit(meta, entry, event_id=event_id)
     return entry.redirect_type, entry
+
+
+def bare_root(meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None] | None:
+    """GET / on an extra domain: a 302 where the domain sends it, else the 404 page; None on the
+    default domain (and unknown hosts), whose root is the site's home page."""
+    route = domains.route_for(meta)
+    if route is None or route.is_default:
+        return None
+    if route.root_entry is not None:
+        return route.root_entry.redirect_type, route.root_entry
+    return NOT_FOUND, None
 
 
 # Rendered once per process and status with a stand-in for the code (rendering costs ~1 ms;
@@ -207,6 +234,20 @@ def error_page(status: int | str, code: str) -> str:
         page = render_to_string(PAGES[status], {"code": _CODE_STAND_IN})
         parts = _page_parts[status] = page.split(_CODE_STAND_IN)
     return escape(code).join(parts)
+
+
+def bare_root_view(request: HttpRequest) -> HttpResponse | None:
+    """bare_root for Django's home view (the fast path answers it itself); None: the home page."""
+    answer = bare_root(request.META)
+    if answer is None:
+        return None
+    status, entry = answer
+    if entry is None:
+        return HttpResponse(error_page(DOMAIN_ROOT_PAGE, ""), status=status)
+    response = HttpResponse(status=status)
+    response["Location"] = entry.location
+    response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
+    return response
 
 
 def redirect_view(request: HttpRequest, code: str) -> HttpResponse:

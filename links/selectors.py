@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from .models import Tag, UrlLink
+from .domains import hostname_of
+from .models import DEFAULT_DOMAIN_ID, Domain, Tag, UrlLink
 
 
 class LinkNotFound(Exception):
     """No such link, or not one the caller may see (the two are told apart to nobody)."""
+
+
+class AmbiguousCode(LinkNotFound):
+    """The caller has links with this code on several domains and named none of them."""
+
+    def __init__(self, code: str, hosts: list[str]):
+        super().__init__(code)
+        self.hosts = hosts
 
 
 class TagNotFound(Exception):
@@ -30,19 +42,39 @@ LINK_ORDERS = {
 DEFAULT_ORDER = "newest"
 
 
-def link_get_visible(*, code: str, user: AbstractBaseUser) -> UrlLink:
-    """The link for `code` if `user` may see it (owner or staff), else LinkNotFound."""
-    try:
-        return UrlLink.objects.visible_to(user).select_related("owner").get(code=code)
-    except UrlLink.DoesNotExist:
-        raise LinkNotFound(code) from None
+def link_get_visible(
+    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+) -> UrlLink:
+    """The link for `code` if `user` may see it (owner or staff), else LinkNotFound.
+
+    `domain` names the short domain (a host, as the API and pages show it) when the same code
+    may be on several. Without it: the default domain's link, else the only one the user sees;
+    AmbiguousCode when there are several. `request_host` is the request's Host, which names
+    the default domain when SHORT_URL_BASE is unset.
+    """
+    links = UrlLink.objects.visible_to(user).select_related("owner", "domain").filter(code=code)
+    if domain:
+        domain_id = domain_id_for_name(domain, request_host=request_host)
+        if domain_id is None:
+            raise LinkNotFound(code)
+        links = links.filter(domain_id=domain_id)
+    # The default domain's id is the lowest: its link comes first.
+    found = list(links.order_by("domain_id")[:10])
+    if not found:
+        raise LinkNotFound(code)
+    if len(found) > 1 and found[0].domain_id != DEFAULT_DOMAIN_ID:
+        raise AmbiguousCode(code, [link.domain.host for link in found])
+    return found[0]
 
 
-def link_get_changeable(*, code: str, user: AbstractBaseUser) -> UrlLink:
-    """The link for `code` if `user` may change it: its owner, or staff with the admin's
-    `links.change_urllink` permission (the same one the admin's revoke action asks for).
-    Staff who may only look get PermissionDenied; everyone else LinkNotFound."""
-    link = link_get_visible(code=code, user=user)
+def link_get_changeable(
+    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+) -> UrlLink:
+    """The link for `code` (and `domain`, see link_get_visible) if `user` may change it: its
+    owner, or staff with the admin's `links.change_urllink` permission (the same one the admin's
+    revoke action asks for). Staff who may only look get PermissionDenied; everyone else
+    LinkNotFound."""
+    link = link_get_visible(code=code, user=user, domain=domain, request_host=request_host)
     if link.owner_id != user.pk and not user.has_perm("links.change_urllink"):
         raise PermissionDenied(
             "Only the link's owner or staff allowed to change links can do that."
@@ -67,7 +99,7 @@ def link_list(
     `tags`: only links carrying every one of them (any case). Archived links are left out
     unless `archived` is True (then they are listed with the others).
     """
-    links = UrlLink.objects.select_related("owner")
+    links = UrlLink.objects.select_related("owner", "domain")
     if owned_only or not user.is_staff:
         links = links.filter(owner=user)
     if not archived:
@@ -144,3 +176,24 @@ def tag_get(*, user: AbstractBaseUser, name: str) -> Tag:
         return Tag.objects.get(owner=user, key=name.strip().lower())
     except Tag.DoesNotExist:
         raise TagNotFound(name) from None
+
+
+def domain_list() -> QuerySet[Domain]:
+    """Every short domain, the default first, then A–Z."""
+    return Domain.objects.order_by("host")
+
+
+def default_domain_host(request_host: str = "") -> str:
+    """The default domain's host as people see it: SHORT_URL_BASE's, else the request's."""
+    if settings.SHORT_URL_BASE:
+        return hostname_of(urlsplit(settings.SHORT_URL_BASE).netloc)
+    return hostname_of(request_host)
+
+
+def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:
+    """The domain a host names: an extra domain's id, the default domain's for "" or its own
+    host (default_domain_host), None for a host that is no domain of ours."""
+    host = hostname_of((name or "").strip())
+    if not host or host == default_domain_host(request_host):
+        return DEFAULT_DOMAIN_ID
+    return Domain.objects.filter(host=host).values_list("id", flat=True).first()

@@ -9,8 +9,14 @@ from .selectors import LinkNotFound, link_get_visible
 
 
 def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
-    """The link if the signed-in user may see it; anyone else's link is simply not there."""
+    """The link if the signed-in user may see it; anyone else's link is simply not there.
+    `?domain=` names the link's short domain (pages of a link on an extra domain carry it)."""
     try:
-        return link_get_visible(code=code, user=request.user)
+        return link_get_visible(
+            code=code,
+            user=request.user,
+            domain=request.GET.get("domain"),
+            request_host=request.get_host(),
+        )
     except LinkNotFound:
         raise Http404("No such link") from None

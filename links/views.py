@@ -23,8 +23,11 @@ from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
 from .models import LinkStatus
+from .redirect import bare_root_view
 from .selectors import (
     LinkNotFound,
+    default_domain_host,
+    domain_list,
     link_click_totals,
     link_get_visible,
     link_list,
@@ -35,7 +38,7 @@ from .services import change, create
 from .services.policy import LinkRevoked, ensure_changeable
 from .services.utm import UTM_FIELDS
 from .shortcuts import visible_link_or_404
-from .shortlinks import short_url_for
+from .shortlinks import link_page_url, link_short_url
 
 LINKS_PER_PAGE = 20
 
@@ -45,16 +48,28 @@ def qr_svg_inline(short_url: str) -> str:
     return mark_safe(qr.svg_inline(short_url))  # noqa: S308
 
 
-def _qr_downloads(code: str) -> dict:
+def _qr_downloads(link) -> dict:
     """The download links every page offering a QR code shows (includes/qr_downloads.html)."""
-    return {"code": code, "sizes": list(qr.SIZES.values())}
+    return {
+        "pngs": [
+            {"size": size, "url": link_page_url("link_qr", link, "png", size=size.pixels)}
+            for size in qr.SIZES.values()
+        ],
+        "svg_url": link_page_url("link_qr", link, "svg"),
+    }
 
 
 def home(request: HttpRequest) -> HttpResponse:
     """Signed in: paste a long URL, get a short link at once. Signed out: what this is."""
+    if (elsewhere := bare_root_view(request)) is not None:  # an extra short domain's root
+        return elsewhere
     if not request.user.is_authenticated:
         return render(request, "links/landing.html")
-    form = LinkCreateForm(request.POST or None)
+    form = LinkCreateForm(
+        request.POST or None,
+        domains=[domain.host for domain in domain_list() if not domain.is_default],
+        default_domain=default_domain_host(request.get_host()),
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -70,6 +85,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 utm=form.utm(),
                 password=data["password"] or None,
                 max_visits=data["max_visits"],
+                domain=data.get("domain") or None,
                 request_host=request.get_host(),
                 **form.targeting(),
             )
@@ -86,25 +102,31 @@ def home(request: HttpRequest) -> HttpResponse:
             else:
                 messages.info(request, "You already had a short link for this URL; here it is.")
             # Redirect after POST, so reloading the page cannot create a second link.
-            query = urlencode({"created": result.link.code})
+            query = urlencode(
+                {"created": result.link.code, "domain": result.link.domain_host}
+                if result.link.domain_host
+                else {"created": result.link.code}
+            )
             return redirect(f"{reverse('home')}?{query}")
 
     created = None
     if code := request.GET.get("created"):
         try:
-            link = link_get_visible(code=code, user=request.user)
+            link = link_get_visible(code=code, user=request.user, domain=request.GET.get("domain"))
         except LinkNotFound:
             link = None
         if link is not None:
-            short_url = short_url_for(link.code, request=request)
+            short_url = link_short_url(link, request=request)
             created = {
                 "link": link,
                 "short_url": short_url,
                 "qr_svg": qr_svg_inline(short_url),
-                "qr_downloads": _qr_downloads(link.code),
+                "qr_downloads": _qr_downloads(link),
             }
     options_open = any(
-        form[name].errors for name in ("alias", "title", "expires_at", "password", "max_visits")
+        form[name].errors
+        for name in ("domain", "alias", "title", "expires_at", "password", "max_visits")
+        if name in form.fields
     )
     advanced_open = any(form[name].errors for name in ADVANCED_FIELDS if name in form.fields)
     return render(
@@ -145,7 +167,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         rows.append(
             {
                 "link": link,
-                "short_url": short_url_for(link.code, request=request),
+                "short_url": link_short_url(link, request=request),
                 "status": link.status_at(now),
                 "clicks": counts.get("clicks", 0),
                 "unique_visitors": counts.get("unique_visitors", 0),
@@ -176,7 +198,9 @@ def link_archive(request: HttpRequest, code: str) -> HttpResponse:
     """Archive (`archived=1`) or bring back (`archived=0`) a link; back to where it was done."""
     link = visible_link_or_404(request, code)
     archived = request.POST.get("archived") == "1"
-    change.link_update(code=link.code, user=request.user, archived=archived)
+    change.link_update(
+        code=link.code, domain=link.domain_host, user=request.user, archived=archived
+    )
     if archived:
         messages.success(
             request, f"Archived {link.code}: hidden from My links, and it still redirects."
@@ -206,7 +230,11 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
             return redirect("dashboard")
         try:
             change.link_update(
-                code=link.code, user=request.user, request_host=request.get_host(), **changes
+                code=link.code,
+                domain=link.domain_host,
+                user=request.user,
+                request_host=request.get_host(),
+                **changes,
             )
         except ValidationError as error:
             if rest := form.add_targeting_errors(error):
@@ -222,7 +250,7 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
         {
             "form": form,
             "link": link,
-            "short_url": short_url_for(link.code, request=request),
+            "short_url": link_short_url(link, request=request),
             "tag_suggestions": _tag_suggestions(request.user),
         },
     )
@@ -233,13 +261,13 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
 def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     """GET asks for confirmation; only the POST (with its CSRF token) revokes."""
     link = visible_link_or_404(request, code)
-    short_url = short_url_for(link.code, request=request)
+    short_url = link_short_url(link, request=request)
     if request.method == "POST":
         try:
-            change.link_revoke(code=link.code, user=request.user)
+            change.link_revoke(code=link.code, domain=link.domain_host, user=request.user)
         except CacheUnavailable as error:
             messages.error(request, str(error))
-            return redirect("link_revoke", code=link.code)
+            return redirect(link_page_url("link_revoke", link))
         messages.success(
             request, f"{short_url} is revoked: it now answers “this link is no longer available”."
         )
@@ -248,7 +276,7 @@ def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
 
 
 def _qr_page(request: HttpRequest, link, *, error: str = "", status: int = 200) -> HttpResponse:
-    short_url = short_url_for(link.code, request=request)
+    short_url = link_short_url(link, request=request)
     return render(
         request,
         "links/qr.html",
@@ -256,7 +284,7 @@ def _qr_page(request: HttpRequest, link, *, error: str = "", status: int = 200) 
             "link": link,
             "short_url": short_url,
             "qr_svg": qr_svg_inline(short_url),
-            "qr_downloads": _qr_downloads(link.code),
+            "qr_downloads": _qr_downloads(link),
             "error": error,
         },
         status=status,
@@ -280,7 +308,7 @@ def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
         return _qr_page(request, link, error=str(error), status=400)
     return qr.file_response(
         code=link.code,
-        short_url=short_url_for(link.code, request=request),
+        short_url=link_short_url(link, request=request),
         fmt=fmt,
         size=size,
     )

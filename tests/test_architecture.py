@@ -148,6 +148,9 @@ REDIRECT_MAY_USE = {
     "shorturl_project.outages",  # tells an outage from a bug when the fast path fails
     "links.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
     "links.unlock",  # the password page, imported by the Django view only when it is needed
+    # Host → short domain: a table in process memory, read from the database once per process
+    # and again only after a domain changes.
+    "links.domains",
 }
 
 

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from analytics.selectors import link_stats, links_stats
 from links.api.base import ApiView
-from links.api.docs import CODE_PARAMETER, RETRY_AFTER, error_responses
+from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER, error_responses
 from links.selectors import tag_get
 
 from .serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
@@ -74,7 +74,7 @@ class LinkStatsView(ApiView):
             "clicks. Each entry's `share` is of the whole range's clicks; `other` sums the "
             "entries past `limit` (`?limit=all` lists every entry)."
         ),
-        parameters=[CODE_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
         responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},
         examples=[
             OpenApiExample("Two hours of a link", value=STATS_EXAMPLE, response_only=True),

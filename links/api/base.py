@@ -28,7 +28,7 @@ from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
 from links.models import UrlLink
-from links.selectors import LinkNotFound, TagNotFound, link_get_visible
+from links.selectors import AmbiguousCode, LinkNotFound, TagNotFound, link_get_visible
 from links.services.policy import LinkRevoked
 from shorturl_project.outages import (
     DATABASE_UNAVAILABLE_MESSAGE,
@@ -91,6 +91,16 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
     """DRF's handler, taught the services' exceptions, with a JSON 500 for anything else."""
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(field_errors(exc))
+    elif isinstance(exc, AmbiguousCode):
+        hosts = ", ".join(exc.hosts)
+        exc = exceptions.ValidationError(
+            {
+                "domain": [
+                    f"You have links with this code on several domains ({hosts}): add "
+                    "?domain=<host> to say which."
+                ]
+            }
+        )
     elif isinstance(exc, LinkNotFound):
         exc = exceptions.NotFound(NOT_FOUND_MESSAGE)
     elif isinstance(exc, TagNotFound):
@@ -186,11 +196,17 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
         super().check_permissions(request)
 
     def get_link(self, code: str) -> UrlLink:
-        """The caller's link (any link for staff); 404 for unknown codes and others' links."""
+        """The caller's link (any link for staff); 404 for unknown codes and others' links.
+        `?domain=` names its short domain when the caller has the code on several."""
         if not ALIAS_RE.match(code):
             # Not the shape of any code: refused without a query.
             raise LinkNotFound(code)
-        return link_get_visible(code=code, user=self.request.user)
+        return link_get_visible(
+            code=code,
+            user=self.request.user,
+            domain=self.request.query_params.get("domain"),
+            request_host=self.request.get_host(),
+        )
 
 
 @csrf_exempt

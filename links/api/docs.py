@@ -25,6 +25,18 @@ CODE_PARAMETER = OpenApiParameter(
     pattern=CODE_PATTERN,
 )
 
+DOMAIN_PARAMETER = OpenApiParameter(
+    "domain",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "The link's short domain (its host, as the link's `domain` shows it), for a code you "
+        "have on several domains. Without it: your link on the default domain, else your only "
+        "link with that code."
+    ),
+)
+
 RETRY_AFTER = OpenApiParameter(
     "Retry-After",
     int,

@@ -12,11 +12,12 @@ from rest_framework.settings import api_settings
 
 from links import qr
 from links.models import LinkStatus, RedirectType, UrlLink
+from links.selectors import default_domain_host
 from links.services.bulk import BULK_MAX_ITEMS
 from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
 from links.services.targeting import DEVICES, OS_NAMES
 from links.services.utm import UTM_FIELDS
-from links.shortlinks import short_url_for
+from links.shortlinks import link_short_url, short_url_for
 
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
 # alias; anything else goes through short_url_for on its own).
@@ -30,6 +31,10 @@ class LinkSerializer(serializers.ModelSerializer):
     """A link as the API shows it. `clicks` comes from the view's one totals query."""
 
     short_url = serializers.SerializerMethodField(help_text="The URL to share.")
+    domain = serializers.SerializerMethodField(
+        help_text="The short domain the link is on (its host): the default one unless another "
+        "was chosen at creation (GET /api/v1/domains/ lists them). Never changes."
+    )
     is_active = serializers.BooleanField(
         read_only=True, help_text="False once the link is revoked or past its expiry."
     )
@@ -61,6 +66,7 @@ class LinkSerializer(serializers.ModelSerializer):
         fields = [
             "code",
             "short_url",
+            "domain",
             "long_url",
             "title",
             "redirect_type",
@@ -84,6 +90,8 @@ class LinkSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.URI)
     def get_short_url(self, link: UrlLink) -> str:
         code = link.code
+        if link.domain_host:
+            return link_short_url(link, request=self.context.get("request"))
         if not _PLAIN_CODE.match(code):
             return short_url_for(code, request=self.context.get("request"))
         # The base is the same for every link of a response: worked out once.
@@ -92,6 +100,17 @@ class LinkSerializer(serializers.ModelSerializer):
             prefix = short_url_for("", request=self.context.get("request"))
             self._short_url_prefix = prefix
         return prefix + code
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_domain(self, link: UrlLink) -> str:
+        if link.domain_host:
+            return link.domain_host
+        default = self.__dict__.get("_default_domain")
+        if default is None:
+            request = self.context.get("request")
+            default = default_domain_host(request.get_host() if request is not None else "")
+            self._default_domain = default
+        return default
 
     def to_representation(self, link: UrlLink) -> dict:
         """What ModelSerializer would give, without its per-field machinery (a bulk answer
@@ -102,6 +121,7 @@ class LinkSerializer(serializers.ModelSerializer):
         return {
             "code": link.code,
             "short_url": self.get_short_url(link),
+            "domain": self.get_domain(link),
             "long_url": link.long_url,
             "title": link.title,
             "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
@@ -447,6 +467,16 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     max_visits = _max_visits_field(required=False)
     rules = RulesField(required=False)
     variants = VariantsField(required=False)
+    domain = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=300,
+        help_text=(
+            "The short domain to put the link on, by host (GET /api/v1/domains/ lists them); "
+            "the default one when left out. An alias is taken per domain."
+        ),
+    )
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -645,3 +675,12 @@ class TagSerializer(serializers.Serializer):
     links = serializers.IntegerField(
         source="link_count", help_text="Your links carrying it (archived and stopped included)."
     )
+
+
+class DomainSerializer(serializers.Serializer):
+    """A short domain of GET /api/v1/domains/."""
+
+    host = serializers.CharField(
+        help_text="What `domain` takes on POST /links/ and the links show."
+    )
+    is_default = serializers.BooleanField(help_text="Links go here when no domain is given.")

@@ -1,7 +1,14 @@
 from django.urls import path, re_path
 
 from .base import SchemaView, SwaggerView, api_not_found
-from .views import LinkBulkView, LinkDetailView, LinkListCreateView, LinkQrView, TagListView
+from .views import (
+    DomainListView,
+    LinkBulkView,
+    LinkDetailView,
+    LinkListCreateView,
+    LinkQrView,
+    TagListView,
+)
 
 urlpatterns = [
     path("links/", LinkListCreateView.as_view(), name="api-link-list"),
@@ -9,6 +16,7 @@ urlpatterns = [
     path("links/<str:code>/", LinkDetailView.as_view(), name="api-link-detail"),
     path("links/<str:code>/qr/", LinkQrView.as_view(), name="api-link-qr"),
     path("tags/", TagListView.as_view(), name="api-tag-list"),
+    path("domains/", DomainListView.as_view(), name="api-domain-list"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # Last: anything else under /api/v1/ is a JSON 404, never the site's HTML page.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -11,18 +10,26 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from links import qr
-from links.selectors import link_click_totals, link_list, link_tag_names, tag_list
+from links.selectors import (
+    default_domain_host,
+    domain_list,
+    link_click_totals,
+    link_list,
+    link_tag_names,
+    tag_list,
+)
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
-from links.shortlinks import short_url_for
+from links.shortlinks import link_page_url, link_short_url
 
 from .base import ApiView
-from .docs import CODE_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
+from .docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
 from .serializers import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
+    DomainSerializer,
     LinkCreatedSerializer,
     LinkCreateSerializer,
     LinkListQuerySerializer,
@@ -148,7 +155,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
     def post(self, request):
         data = _validated(LinkCreateSerializer, request.data)
         result = link_create(user=request.user, request_host=request.get_host(), **data)
-        headers = {"Location": reverse("api-link-detail", args=[result.link.code])}
+        headers = {"Location": link_page_url("api-link-detail", result.link)}
         # A new link has no clicks yet: its totals are not read.
         body = self.serialize(result.link, counted=[] if result.created else None)
         if result.warnings:
@@ -166,7 +173,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         operation_id="links_restore",
         summary="Restore a link (code → long URL)",
         description="The link behind a code, with its long URL and all-time clicks.",
-        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
         responses={200: LinkSerializer, **error_responses(401, 404, 429)},
         examples=[OpenApiExample("The link", value=LINK_EXAMPLE, response_only=True)],
     )
@@ -182,7 +189,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
             "click on (its cached entry is dropped). `expires_at: null` removes the expiry."
         ),
         request=LinkUpdateSerializer,
-        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
         responses={200: LinkSerializer, **error_responses(400, 401, 404, 429)},
         examples=[
             OpenApiExample(
@@ -203,9 +210,15 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         ],
     )
     def patch(self, request, code: str):
-        self.get_link(code)  # 404 before 400: others' codes cannot be probed with bad input
+        link = self.get_link(code)  # 404 before 400: others' codes cannot be probed
         data = _validated(LinkUpdateSerializer, request.data)
-        link = link_update(code=code, user=request.user, request_host=request.get_host(), **data)
+        link = link_update(
+            code=code,
+            domain=link.domain_host,
+            user=request.user,
+            request_host=request.get_host(),
+            **data,
+        )
         return Response(self.serialize(link))
 
     @extend_schema(
@@ -213,11 +226,12 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         operation_id="links_revoke",
         summary="Revoke a link",
         description="The link expires now; its short URL answers 410 Gone from the next click.",
-        parameters=[CODE_PARAMETER, RETRY_AFTER],
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
         responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
     )
     def delete(self, request, code: str):
-        link_revoke(code=code, user=request.user)  # LinkNotFound → 404, like get_link
+        link = self.get_link(code)
+        link_revoke(code=code, domain=link.domain_host, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -333,7 +347,7 @@ class LinkQrView(ApiView):
             "URL with `?qr=1`: those visits count as `qr` in the stats' `channels` breakdown, "
             "and the marker is not passed on to the long URL."
         ),
-        parameters=[CODE_PARAMETER, QrQuerySerializer, RETRY_AFTER],
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, QrQuerySerializer, RETRY_AFTER],
         responses={
             **{
                 (200, media_type): OpenApiResponse(
@@ -351,7 +365,7 @@ class LinkQrView(ApiView):
         query = _validated(QrQuerySerializer, request.query_params.dict())
         return qr.file_response(
             code=link.code,
-            short_url=short_url_for(link.code, request=request),
+            short_url=link_short_url(link, request=request),
             fmt=query["format"],
             size=query.get("size") or None,
         )
@@ -381,3 +395,37 @@ class TagListView(ApiView):
     )
     def get(self, request):
         return Response(TagSerializer(tag_list(user=request.user), many=True).data)
+
+
+class DomainListView(ApiView):
+    serializer_class = DomainSerializer
+    pagination_class = None
+
+    @extend_schema(
+        tags=["domains"],
+        operation_id="domains_list",
+        summary="The short domains",
+        description=(
+            "The hosts links can be put on (`domain` on POST /links/), the default one first. "
+            "Staff add domains in the admin."
+        ),
+        parameters=[RETRY_AFTER],
+        responses={200: DomainSerializer(many=True), **error_responses(401, 429)},
+        examples=[
+            OpenApiExample(
+                "Two domains",
+                value=[
+                    {"host": "s.example.com", "is_default": True},
+                    {"host": "go.example.org", "is_default": False},
+                ],
+                response_only=True,
+            )
+        ],
+    )
+    def get(self, request):
+        default_host = default_domain_host(request.get_host())
+        domains = [
+            {"host": domain.host or default_host, "is_default": domain.is_default}
+            for domain in domain_list()
+        ]
+        return Response(DomainSerializer(domains, many=True).data)

@@ -50,7 +50,9 @@ class _BulkItem(PreparedLink):
     index: int  # position in the call, for the per-item results
 
 
-def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _BulkItem:
+def _bulk_prepare(
+    user, index: int, item: dict, *, url_rules: LongUrlRules, request_host: str | None
+) -> _BulkItem:
     prepared = prepare_link(
         user=user,
         long_url=item.get("long_url") or "",
@@ -58,7 +60,7 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         title=item.get("title"),
         expires_at=item.get("expires_at"),
         redirect_type=item.get("redirect_type"),
-        request_host=None,
+        request_host=request_host,
         url_rules=url_rules,
         pass_query=item.get("pass_query"),
         tags=item.get("tags"),
@@ -68,6 +70,7 @@ def _bulk_prepare(user, index: int, item: dict, *, url_rules: LongUrlRules) -> _
         max_visits=item.get("max_visits"),
         rules=item.get("rules"),
         variants=item.get("variants"),
+        domain=item.get("domain"),
     )
     return _BulkItem(
         link=prepared.link,
@@ -85,18 +88,19 @@ def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem],
     a URL repeated inside the call is created once and the repeats reuse it.
     """
     plain = [item for item in items if item.plain]
-    existing: dict[str, UrlLink] = {}
+    # By (domain, URL): the same URL on another domain is another link.
+    existing: dict[tuple[int, str], UrlLink] = {}
     if plain:
         rows = UrlLink.objects.reusable_plain(
             user=user, long_url_hashes={item.link.long_url_hash for item in plain}
         )
         for row in rows:
-            existing.setdefault(row.long_url, row)
+            existing.setdefault((row.domain_id, row.long_url), row)
     to_create: list[_BulkItem] = []
     reused: dict[int, tuple[UrlLink | _BulkItem, bool]] = {}
-    first_in_call: dict[str, _BulkItem] = {}
+    first_in_call: dict[tuple[int, str], _BulkItem] = {}
     for item in items:
-        url = item.link.long_url
+        url = (item.link.domain_id, item.link.long_url)
         if item.plain and url in existing:
             reused[item.index] = (existing[url], False)
         elif item.plain and url in first_in_call:
@@ -109,27 +113,28 @@ def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem],
 
 
 def _bulk_refuse_taken_aliases(items: list[_BulkItem], errors: dict[int, dict]) -> list[_BulkItem]:
-    """Drop items whose alias is taken, in the database or earlier in the call (one query, and
-    one more for the free aliases suggested instead)."""
+    """Drop items whose alias is taken on their domain, in the database or earlier in the call
+    (one query, and one more per domain for the free aliases suggested instead)."""
     aliases = [item.alias for item in items if item.alias]
     if not aliases:
         return items
-    taken = set(UrlLink.objects.filter(code__in=aliases).values_list("code", flat=True))
+    taken = set(UrlLink.objects.filter(code__in=aliases).values_list("code", "domain_id"))
     kept, refused = [], []
     for item in items:
         if item.alias:
-            if item.alias in taken:
+            if (item.alias, item.link.domain_id) in taken:
                 refused.append(item)
                 continue
-            taken.add(item.alias)
+            taken.add((item.alias, item.link.domain_id))
             item.link.code = item.alias
             item.link.code_type = CodeType.CUSTOM
         kept.append(item)
-    if refused:
-        suggestions = free_alias_suggestions([item.alias for item in refused])
-        for item in refused:
+    for domain_id in {item.link.domain_id for item in refused}:
+        on_domain = [item for item in refused if item.link.domain_id == domain_id]
+        suggestions = free_alias_suggestions([item.alias for item in on_domain], domain_id)
+        for item in on_domain:
             suggestion = suggestions.get(item.alias)
-            if suggestion in taken:  # claimed by an earlier item of this call
+            if (suggestion, domain_id) in taken:  # claimed by an earlier item of this call
                 suggestion = None
             errors[item.index] = alias_taken_error(item.alias, suggestion=suggestion).message_dict
     return kept
@@ -277,11 +282,24 @@ def _bulk_insert(items: list[_BulkItem], errors: dict[int, dict]) -> None:
         return
     if any(link.pk is None for link in links):
         # Backends that cannot return ids from a bulk insert: one query finds them.
-        ids = dict(
-            UrlLink.objects.filter(code__in=[link.code for link in links]).values_list("code", "id")
-        )
+        rows = UrlLink.objects.filter(code__in=[link.code for link in links])
+        ids = {
+            (code, domain_id): pk
+            for code, domain_id, pk in rows.values_list("code", "domain_id", "id")
+        }
         for link in links:
-            link.pk = ids[link.code]
+            link.pk = ids[(link.code, link.domain_id)]
+
+
+def _case_warnings(items: list[_BulkItem]) -> dict[tuple[str, int], dict[str, list[str]]]:
+    """alias_case_warnings_many for the new aliases, domain by domain: {(alias, domain id):
+    warning}."""
+    warnings = {}
+    for domain_id in {item.link.domain_id for item in items}:
+        aliases = [item.alias for item in items if item.link.domain_id == domain_id]
+        for alias, warning in alias_case_warnings_many(aliases, domain_id).items():
+            warnings[(alias, domain_id)] = warning
+    return warnings
 
 
 def link_create_many(
@@ -290,7 +308,8 @@ def link_create_many(
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
-    redirect_type, pass_query, tags, utm, archived). Round trips are per call, not per item:
+    redirect_type, pass_query, tags, utm, archived, password, max_visits, rules,
+    variants, domain). Round trips are per call, not per item:
     one query finds the owner's existing links, one the taken aliases, codes are claimed in a
     batch, the rows are written by one bulk insert (and tags by three more queries). Results
     come back in the items' order.
@@ -304,7 +323,9 @@ def link_create_many(
     url_rules = LongUrlRules(request_host=request_host)
     for index, item in enumerate(items):
         try:
-            prepared.append(_bulk_prepare(user, index, item, url_rules=url_rules))
+            prepared.append(
+                _bulk_prepare(user, index, item, url_rules=url_rules, request_host=request_host)
+            )
         except ValidationError as exc:
             errors[index] = exc.message_dict
     with transaction.atomic():
@@ -314,15 +335,19 @@ def link_create_many(
         _bulk_assign_codes(to_create, errors)
         to_create = [item for item in to_create if item.index not in errors]
         _bulk_insert(to_create, errors)
-        new_aliases = [item.alias for item in to_create if item.alias and item.index not in errors]
-        link_cache.aliases_added_after_commit(new_aliases)
-        warnings = alias_case_warnings_many(new_aliases)  # after the insert: sees the call's own
+        new_aliases = [item for item in to_create if item.alias and item.index not in errors]
+        link_cache.aliases_added_after_commit(
+            [link_cache.key_of_link(item.link) for item in new_aliases]
+        )
+        warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
         link_tags_set_many(
             owner_id=user.pk,
             tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
         )
     created = {item.index: item.link for item in to_create if item.index not in errors}
-    link_cache.forget_missing_after_commit([link.code for link in created.values()])
+    link_cache.forget_missing_after_commit(
+        [link_cache.key_of_link(link) for link in created.values()]
+    )
     results = []
     for index in range(len(items)):
         if index in errors:
@@ -330,7 +355,9 @@ def link_create_many(
         elif index in created:
             link = created[index]
             results.append(
-                BulkItemResult(link=link, created=True, warnings=warnings.get(link.code))
+                BulkItemResult(
+                    link=link, created=True, warnings=warnings.get((link.code, link.domain_id))
+                )
             )
         else:
             link, _ = reused[index]

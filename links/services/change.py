@@ -34,13 +34,15 @@ def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
     (and CacheUnavailable raised) instead of a stale entry redirecting for a day."""
     with transaction.atomic():
         link.save(update_fields=[*fields, "updated_at"])
-        link_cache.drop(link.code)
-        link_cache.drop_after_commit(link.code)
+        key = link_cache.key_of_link(link)
+        link_cache.drop(key)
+        link_cache.drop_after_commit(key)
 
 
-def link_revoke(*, code: str, user: AbstractBaseUser) -> UrlLink:
-    """Stop a link now: it expires at once and the redirect answers 410 from the next request."""
-    link = link_get_changeable(code=code, user=user)
+def link_revoke(*, code: str, user: AbstractBaseUser, domain: str | None = None) -> UrlLink:
+    """Stop a link now: it expires at once and the redirect answers 410 from the next request.
+    `domain`: its short domain's host, when the code may be on several (link_get_visible)."""
+    link = link_get_changeable(code=code, user=user, domain=domain)
     if link.revoked_at is None:
         now = timezone.now()
         link.revoked_at = now
@@ -48,7 +50,7 @@ def link_revoke(*, code: str, user: AbstractBaseUser) -> UrlLink:
             link.expires_at = now
         _save_and_drop_cache(link, ["revoked_at", "expires_at"])
     else:
-        link_cache.drop(link.code)
+        link_cache.drop(link_cache.key_of_link(link))
     return link
 
 
@@ -69,6 +71,7 @@ def link_update(
     rules=_UNSET,
     variants=_UNSET,
     request_host: str | None = None,
+    domain: str | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
 
@@ -76,9 +79,12 @@ def link_update(
     (the one given, else the current one). Tags and `archived` only sort the owner's lists:
     they may change on a revoked link too, and leave the cached entry alone.
 
+    `domain` names the link's short domain when the code may be on several (link_get_visible);
+    a link's domain itself never changes: its short URL is out there.
+
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
-    link = link_get_changeable(code=code, user=user)
+    link = link_get_changeable(code=code, user=user, domain=domain, request_host=request_host or "")
     utm = clean_utm(utm)
     redirecting = (long_url, title, expires_at, redirect_type, pass_query)
     if utm or any(value is not _UNSET for value in redirecting):
@@ -139,6 +145,6 @@ def link_update(
     return link
 
 
-def link_cache_refresh(*, code: str) -> None:
+def link_cache_refresh(*, link: UrlLink) -> None:
     """For staff: drop a link's cached entry so the next redirect reads the database."""
-    link_cache.drop(code)
+    link_cache.drop(link_cache.key_of_link(link))

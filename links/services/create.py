@@ -15,6 +15,7 @@ from ..codes.aliases import validate_alias
 from ..codes.base import CodeGenerationError
 from ..codes.strategies import get_strategy
 from ..models import CodeType, RedirectType, UrlLink
+from .domains import domain_for_create
 from .gates import check_password_rules, hash_password, validate_max_visits
 from .policy import (
     LongUrlRules,
@@ -70,9 +71,9 @@ def create_with_alias(link: UrlLink, alias: str) -> UrlLink:
         with transaction.atomic():
             link.save()
     except IntegrityError:
-        suggestion = free_alias_suggestions([alias]).get(alias)
+        suggestion = free_alias_suggestions([alias], link.domain_id).get(alias)
         raise alias_taken_error(alias, suggestion=suggestion) from None
-    link_cache.aliases_added_after_commit([alias])
+    link_cache.aliases_added_after_commit([link_cache.key_of_link(link)])
     return link
 
 
@@ -142,11 +143,13 @@ def prepare_link(
     max_visits: int | None = None,
     rules: list | None = None,
     variants: list | None = None,
+    domain: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
     `url_rules`: the long-URL rules for `request_host`, when the caller checks many URLs.
     `utm`: {utm_source…: value}, merged into the long URL's query before it is checked.
+    `domain`: the short domain's host (links.services.domains); none: the default one.
     """
     errors: dict[str, list[str]] = {}
 
@@ -177,6 +180,7 @@ def prepare_link(
     password = check(check_password_rules, password)
     rules = check(validate_rules, rules, url_rules=url_rules)
     variants = check(validate_variants, variants, url_rules=url_rules)
+    domain_id = check(domain_for_create, domain, request_host=request_host)
     if errors:
         raise ValidationError(errors)
     # Hashed only once everything is valid: a hash costs ~0.3 s of CPU.
@@ -210,6 +214,7 @@ def prepare_link(
         max_visits=max_visits,
         rules=rules,
         variants=variants,
+        domain_id=domain_id,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -231,8 +236,10 @@ def link_create(
     max_visits: int | None = None,
     rules: list | None = None,
     variants: list | None = None,
+    domain: str | None = None,
 ) -> LinkCreateResult:
-    """Create a short link, or hand back the user's active one for the same plain request."""
+    """Create a short link, or hand back the user's active one for the same plain request (on
+    the same domain)."""
     prepared = prepare_link(
         user=user,
         long_url=long_url,
@@ -249,6 +256,7 @@ def link_create(
         max_visits=max_visits,
         rules=rules,
         variants=variants,
+        domain=domain,
     )
     with transaction.atomic():
         hold_owner(user)
@@ -257,7 +265,7 @@ def link_create(
                 UrlLink.objects.reusable_plain(
                     user=user, long_url_hashes=[prepared.link.long_url_hash]
                 )
-                .filter(long_url=prepared.link.long_url)
+                .filter(long_url=prepared.link.long_url, domain_id=prepared.link.domain_id)
                 .first()
             )
             if existing is not None:
@@ -265,10 +273,10 @@ def link_create(
         warnings = {}
         if prepared.alias:
             link = create_with_alias(prepared.link, prepared.alias)
-            warnings = alias_case_warnings(prepared.alias)
+            warnings = alias_case_warnings(prepared.alias, link.domain_id)
         else:
             link = create_with_strategy(prepared.link)
         if prepared.tags:
             link_tags_set(link=link, tags=prepared.tags)
-    link_cache.forget_missing_after_commit([link.code])
+    link_cache.forget_missing_after_commit([link_cache.key_of_link(link)])
     return LinkCreateResult(link=link, created=True, warnings=warnings)

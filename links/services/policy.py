@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from ..cache import host_to_ascii, redirect_location
 from ..codes.aliases import ALIAS_MAX_LENGTH, validate_alias
-from ..models import CodeType, RedirectType, UrlLink
+from ..domains import current_table
+from ..models import DEFAULT_DOMAIN_ID, CodeType, RedirectType, UrlLink
 
 _url_validator = URLValidator(schemes=["http", "https"])
 
@@ -89,7 +90,8 @@ def _is_this_machine(host: str) -> bool:
 
 def own_hosts(request_host: str | None = None) -> set[str]:
     """The names this service answers to, comparable (_comparable_host): SHORT_URL_BASE's host,
-    the host the request came to and the ALLOWED_HOSTS entries (on the ports own_ports gives).
+    the host the request came to, the ALLOWED_HOSTS entries and the extra short domains (on the
+    ports own_ports gives).
 
     An ALLOWED_HOSTS entry `.example.com` counts as example.com itself, not as every
     subdomain: a shortener at go.example.com commonly allows `.example.com`, and its marketers'
@@ -99,6 +101,7 @@ def own_hosts(request_host: str | None = None) -> set[str]:
     if request_host:
         names.append(split_domain_port(request_host)[0])
     names += [entry.removeprefix(".") for entry in settings.ALLOWED_HOSTS if entry != "*"]
+    names += current_table().by_host  # the extra short domains (links.domains)
     return {_comparable_host(name) for name in names if name} - {""}
 
 
@@ -293,8 +296,9 @@ def validate_title(title: str | None) -> str:
 _CASE_TWINS_NAMED = 3
 
 
-def _case_twins(aliases: list[str]) -> dict[str, list[str]]:
-    """{alias: existing aliases that differ from it only by case}, one query for them all.
+def _case_twins(aliases: list[str], domain_id: int) -> dict[str, list[str]]:
+    """{alias: existing aliases on the domain that differ from it only by case}, one query for
+    them all.
 
     Aliases only: a generated code has a shape no alias may have. Lower() rather than iexact,
     which MySQL compares under the column's binary collation, i.e. case-sensitively.
@@ -304,7 +308,7 @@ def _case_twins(aliases: list[str]) -> dict[str, list[str]]:
         return {}
     by_fold: dict[str, list[str]] = {}
     rows = (
-        UrlLink.objects.filter(code_type=CodeType.CUSTOM)
+        UrlLink.objects.filter(code_type=CodeType.CUSTOM, domain_id=domain_id)
         .annotate(folded_code=Lower("code"))
         .filter(folded_code__in=folded)
         .order_by("code")
@@ -320,10 +324,10 @@ def _case_twins(aliases: list[str]) -> dict[str, list[str]]:
     }
 
 
-def alias_case_twins(alias: str) -> list[str]:
-    """Existing aliases that differ from `alias` only by case (`spring-sale` for `Spring-Sale`):
-    codes are case-sensitive, but people retype them from print or speech."""
-    return _case_twins([alias])[alias]
+def alias_case_twins(alias: str, domain_id: int = DEFAULT_DOMAIN_ID) -> list[str]:
+    """Existing aliases on the domain that differ from `alias` only by case (`spring-sale` for
+    `Spring-Sale`): codes are case-sensitive, but people retype them from print or speech."""
+    return _case_twins([alias], domain_id)[alias]
 
 
 def _case_warning(alias: str, twins: list[str]) -> dict[str, list[str]]:
@@ -338,17 +342,19 @@ def _case_warning(alias: str, twins: list[str]) -> dict[str, list[str]]:
     }
 
 
-def alias_case_warnings(alias: str) -> dict[str, list[str]]:
+def alias_case_warnings(alias: str, domain_id: int = DEFAULT_DOMAIN_ID) -> dict[str, list[str]]:
     """{"alias": [warning]} when `alias` has case twins (alias_case_twins), else {}."""
-    return _case_warning(alias, alias_case_twins(alias))
+    return _case_warning(alias, alias_case_twins(alias, domain_id))
 
 
-def alias_case_warnings_many(aliases: list[str]) -> dict[str, dict[str, list[str]]]:
+def alias_case_warnings_many(
+    aliases: list[str], domain_id: int = DEFAULT_DOMAIN_ID
+) -> dict[str, dict[str, list[str]]]:
     """alias_case_warnings for each of `aliases` that has case twins (one query for them all,
     for a bulk call): {alias: {"alias": [warning]}}. Aliases made together count as existing
     for each other."""
     warnings = {}
-    for alias, twins in _case_twins(aliases).items():
+    for alias, twins in _case_twins(aliases, domain_id).items():
         if twins:
             warnings[alias] = _case_warning(alias, twins)
     return warnings
@@ -371,14 +377,18 @@ def _alias_candidates(alias: str) -> list[str]:
     return candidates
 
 
-def free_alias_suggestions(aliases: list[str]) -> dict[str, str]:
-    """For each taken alias, a free one like it (`spring-sale-2`), where one of the first few
-    is free; one query for them all (a bulk call asks for many)."""
+def free_alias_suggestions(
+    aliases: list[str], domain_id: int = DEFAULT_DOMAIN_ID
+) -> dict[str, str]:
+    """For each alias taken on the domain, a free one like it (`spring-sale-2`), where one of
+    the first few is free; one query for them all (a bulk call asks for many)."""
     candidates = {alias: _alias_candidates(alias) for alias in dict.fromkeys(aliases)}
     wanted = {candidate for options in candidates.values() for candidate in options}
     if not wanted:
         return {}
-    taken = set(UrlLink.objects.filter(code__in=wanted).values_list("code", flat=True))
+    taken = set(
+        UrlLink.objects.filter(code__in=wanted, domain_id=domain_id).values_list("code", flat=True)
+    )
     suggestions = {}
     for alias, options in candidates.items():
         free = next((option for option in options if option not in taken), None)

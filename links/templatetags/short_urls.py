@@ -6,6 +6,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from links.shortlinks import link_page_url
+
 register = template.Library()
 
 
@@ -16,3 +18,10 @@ def code_kept_whole(short_url: str) -> SafeString:
     inside it: people retype codes from screens and print, and a code cut in two reads as two."""
     head, slash, code = short_url.rpartition("/")
     return format_html('{}{}<wbr><span class="code-part">{}</span>', head, slash, code)
+
+
+@register.simple_tag
+def link_url(view_name: str, link, *args, **query) -> str:
+    """`{% link_url 'link_stats' link %}`: one of a link's pages, with `?domain=` for a link on
+    an extra short domain (links.shortlinks.link_page_url)."""
+    return link_page_url(view_name, link, *args, **query)

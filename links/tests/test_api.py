@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db
 LINK_FIELDS = {
     "code",
     "short_url",
+    "domain",
     "long_url",
     "title",
     "redirect_type",
@@ -675,10 +676,11 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/{code}/qr/",
         "/api/v1/links/{code}/stats/",
         "/api/v1/tags/",
+        "/api/v1/domains/",
         "/api/v1/tags/{tag}/stats/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 10
+    assert len(operations) == 11
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

@@ -128,7 +128,7 @@ URLS = [
 ]
 
 
-def test_one_rules_object_decides_every_url_as_validate_long_url_does(settings):
+def test_one_rules_object_decides_every_url_as_validate_long_url_does(settings, db):
     """A bulk call reads the settings once and checks every URL with them."""
     settings.SHORT_URL_BASE = "https://s.example.com/"
     settings.SHORTURL_BLOCKED_DOMAINS = ["blocked.test"]

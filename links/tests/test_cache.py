@@ -169,7 +169,9 @@ def test_the_location_header_is_ascii_with_the_host_in_punycode(long_url, locati
 # --- Unknown codes -----------------------------------------------------------------------------
 
 
-def test_a_cached_unknown_code_is_404_without_a_query(client, django_assert_num_queries):
+def test_a_cached_unknown_code_is_404_without_a_query(
+    client, django_assert_num_queries, domain_table
+):
     """Once a code is known not to exist, asking again costs no database query."""
     code = shape.random_code()
     link_cache.store_missing(code, generation=link_cache.generation_before_read(code))

@@ -245,6 +245,14 @@ def test_a_password_and_a_cap_together_count_only_unlocked_clicks(client, user):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_clicks_let_exactly_the_cap_through(user):
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        # The suite's in-memory SQLite shares one cache between threads, whose table locks
+        # fail at once ("database table is locked") where a file database waits its busy
+        # timeout: the race is run here on MariaDB, and over HTTP on the embedded mode's file
+        # database by e2e/test_gates.py.
+        pytest.skip("in-memory SQLite fails concurrent writers at once; see the comment")
     link = link_create(user=user, long_url="https://example.com/race", max_visits=5).link
 
     def click(_):

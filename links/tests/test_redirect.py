@@ -75,7 +75,9 @@ def test_a_cached_alias_redirect_runs_no_link_query(client, user):
         assert captured.captured_queries == []
 
 
-def test_an_unknown_random_code_is_404_without_a_query(client, django_assert_num_queries):
+def test_an_unknown_random_code_is_404_without_a_query(
+    client, django_assert_num_queries, domain_table
+):
     garbage = [shape.random_code()[:-1] + "x" for _ in range(20)]
     garbage = [code for code in garbage if not shape.has_valid_check(code)]
     with django_assert_num_queries(0):
@@ -86,7 +88,9 @@ def test_an_unknown_random_code_is_404_without_a_query(client, django_assert_num
     assert response["Content-Type"].startswith("text/html")
 
 
-def test_a_valid_but_unknown_code_is_looked_up_once_then_cached(client, django_assert_num_queries):
+def test_a_valid_but_unknown_code_is_looked_up_once_then_cached(
+    client, django_assert_num_queries, domain_table
+):
     code = shape.random_code()
     with django_assert_num_queries(1):
         assert client.get(f"/{code}").status_code == 404

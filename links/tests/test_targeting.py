@@ -40,7 +40,9 @@ RULES = [
 
 
 @pytest.fixture
-def url_rules():
+def url_rules(db):
+    """The rules of a request to testserver (their own hosts include the short domains, read
+    from the database)."""
     return LongUrlRules(request_host="testserver")
 
 

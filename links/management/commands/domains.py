@@ -1,0 +1,71 @@
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Count
+
+from links.models import Domain
+from links.selectors import default_domain_host
+from links.services.domains import domain_delete, domain_save
+
+
+class Command(BaseCommand):
+    help = (
+        "List, add, change or remove the extra short domains links can be put on (the admin's "
+        "Short domains page does the same). Each needs DNS pointing here and its host in "
+        "ALLOWED_HOSTS for its password pages."
+    )
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True)
+        actions.add_parser("list", help="every domain with its links and redirects")
+        for name, text in (("add", "add a domain"), ("set", "change a domain's redirects")):
+            action = actions.add_parser(name, help=text)
+            action.add_argument("host", help="e.g. go.example.com")
+            action.add_argument(
+                "--root-redirect", default=None, help="where https://<host>/ sends visitors"
+            )
+            action.add_argument(
+                "--not-found-redirect", default=None, help="where unknown codes send visitors"
+            )
+        remove = actions.add_parser("remove", help="remove a domain that has no links")
+        remove.add_argument("host")
+
+    def handle(self, *args, action: str, **options):
+        try:
+            if action == "list":
+                self._list()
+            elif action == "remove":
+                domain_delete(domain=self._domain(options["host"]))
+                self.stdout.write(f"Removed {options['host']}.")
+            else:
+                self._save(action, options)
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
+
+    def _domain(self, host: str) -> Domain:
+        domain = Domain.objects.filter(host=host.strip().lower()).exclude(host="").first()
+        if domain is None:
+            raise CommandError(f"There is no domain {host}; `domains list` shows them.")
+        return domain
+
+    def _save(self, action: str, options: dict) -> None:
+        existing = self._domain(options["host"]) if action == "set" else None
+        root, not_found = options["root_redirect"], options["not_found_redirect"]
+        domain = domain_save(
+            domain=existing,
+            host=options["host"],
+            root_redirect=root if root is not None else getattr(existing, "root_redirect", ""),
+            not_found_redirect=(
+                not_found if not_found is not None else getattr(existing, "not_found_redirect", "")
+            ),
+        )
+        self.stdout.write(f"{'Added' if existing is None else 'Changed'} {domain.host}.")
+
+    def _list(self) -> None:
+        domains = Domain.objects.annotate(n=Count("links")).order_by("host")
+        for domain in domains:
+            name = domain.host or f"{default_domain_host() or '(the site’s own host)'} [default]"
+            root = "(the site’s home page)" if domain.is_default else "(404 page)"
+            self.stdout.write(
+                f"{name}: {domain.n} link(s); root → {domain.root_redirect or root}; "
+                f"unknown codes → {domain.not_found_redirect or '(404 page)'}"
+            )

@@ -1,0 +1,169 @@
+"""Short domains: the extra hosts links are served on (staff add them), and which domain a create
+request means."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import idna
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import transaction
+
+from .. import domains as domain_table
+from ..cache import host_to_ascii
+from ..models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
+from ..selectors import default_domain_host, domain_id_for_name
+
+# Labels of letters, digits and hyphens (after IDNA), at least two of them: a name a browser
+# resolves, not an address or a bare word.
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
+_url_validator = URLValidator(schemes=["http", "https"])
+_REDIRECT_MAX_LENGTH = Domain._meta.get_field("root_redirect").max_length
+
+
+def ensure_default_domain() -> None:
+    """The default domain's row (links.models.DEFAULT_DOMAIN_ID): made by a migration, and again
+    after a flush empties the table (tests), so that every link's default is there."""
+    Domain.objects.get_or_create(id=DEFAULT_DOMAIN_ID, defaults={"host": ""})
+
+
+def clean_host(value: str) -> str:
+    """A domain's host as stored: lowercase ASCII (IDNA), no scheme, port, path or final dot;
+    ValidationError({"host": [reason]}) for anything else. A pasted URL gives its host."""
+    text = (value or "").strip()
+    if "://" in text:
+        text = urlsplit(text).netloc
+    text = text.split("/", 1)[0].rstrip(".").lower()
+
+    def refuse(message: str) -> ValidationError:
+        return ValidationError({"host": [message]})
+
+    if not text:
+        raise refuse("Enter the domain's host name, e.g. go.example.com.")
+    if ":" in text or "@" in text:
+        raise refuse("Enter the host name alone, without a port or user name.")
+    try:
+        host = text if text.isascii() else host_to_ascii(text)
+    except idna.IDNAError as exc:
+        raise refuse(f"“{text}” is not a valid host name ({exc}).") from None
+    labels = host.split(".")
+    if len(host) > HOST_MAX_LENGTH or len(labels) < 2:
+        raise refuse(f"“{text}” is not a host name people can reach, like go.example.com.")
+    if not all(_LABEL.match(label) for label in labels) or labels[-1].isdigit():
+        raise refuse(
+            f"“{text}” is not a valid host name: use letters, digits and hyphens between dots."
+        )
+    return host
+
+
+def clean_redirect(value: str, *, field: str, host: str) -> str:
+    """Where a domain sends its root or unknown codes: "" (nowhere: the 404 page) or an http(s)
+    URL that is not the domain's own root (which would send visitors round in a loop)."""
+    url = (value or "").strip()
+    if not url:
+        return ""
+    if len(url) > _REDIRECT_MAX_LENGTH:
+        raise ValidationError({field: [f"URLs can be at most {_REDIRECT_MAX_LENGTH} characters."]})
+    try:
+        _url_validator(url)
+    except ValidationError:
+        raise ValidationError(
+            {field: ["Enter a full web address, starting with https:// or http://."]}
+        ) from None
+    parts = urlsplit(url)
+    if (parts.hostname or "") == host and parts.path in ("", "/"):
+        raise ValidationError({field: ["This is the domain's own root: visitors would loop."]})
+    return url
+
+
+def domain_validate(
+    *,
+    domain: Domain | None = None,
+    host: str,
+    root_redirect: str = "",
+    not_found_redirect: str = "",
+) -> dict[str, str]:
+    """The values domain_save would store for `domain` (None: a new one), or ValidationError
+    with every field's problem. The default domain's host is SHORT_URL_BASE's and cannot be set,
+    nor can its root (the site's home page) be sent elsewhere."""
+    errors: dict[str, list[str]] = {}
+    pk = domain.pk if domain is not None else None
+    if pk == DEFAULT_DOMAIN_ID:
+        host, root_redirect = "", ""
+    else:
+        try:
+            host = clean_host(host)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+        else:
+            if host == default_domain_host():
+                errors["host"] = [
+                    f"{host} is the default domain (SHORT_URL_BASE) already: its links need "
+                    "no domain of their own."
+                ]
+            elif Domain.objects.filter(host=host).exclude(pk=pk).exists():
+                errors["host"] = [f"There is a domain {host} already."]
+    values = {"host": host}
+    redirects = {"root_redirect": root_redirect, "not_found_redirect": not_found_redirect}
+    for field, value in redirects.items():
+        try:
+            values[field] = clean_redirect(value, field=field, host=host)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+    if errors:
+        raise ValidationError(errors)
+    return values
+
+
+def domain_save(
+    *,
+    domain: Domain | None = None,
+    host: str,
+    root_redirect: str = "",
+    not_found_redirect: str = "",
+) -> Domain:
+    """Add a domain (`domain` None) or change one (domain_validate's rules); every process of
+    every node serves the change from its next request."""
+    values = domain_validate(
+        domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
+    )
+    domain = domain or Domain()
+    for field, value in values.items():
+        setattr(domain, field, value)
+    with transaction.atomic():
+        domain.save()
+        domain_table.domains_changed()
+    return domain
+
+
+def domain_delete(*, domain: Domain) -> None:
+    """Remove a domain that has no links (a domain's links keep it: they would stop working)."""
+    if domain.pk == DEFAULT_DOMAIN_ID:
+        raise ValidationError({"host": ["The default domain cannot be removed."]})
+    count = domain.links.count()
+    if count:
+        raise ValidationError(
+            {"host": [f"{domain.host} still has {count} link{'s' if count != 1 else ''}."]}
+        )
+    with transaction.atomic():
+        domain.delete()
+        domain_table.domains_changed()
+
+
+def domain_for_create(name: str | None, *, request_host: str | None = None) -> int:
+    """The id of the domain a create request names (a host; empty or none: the default), or
+    ValidationError({"domain": [reason]})."""
+    if not name:
+        return DEFAULT_DOMAIN_ID
+    if not isinstance(name, str):
+        raise ValidationError({"domain": ["Name the domain by its host, as a string."]})
+    domain_id = domain_id_for_name(name, request_host=request_host or "")
+    if domain_id is None:
+        hosts = [host for host in Domain.objects.exclude(host="").values_list("host", flat=True)]
+        known = ", ".join(hosts[:10]) if hosts else "none yet"
+        raise ValidationError(
+            {"domain": [f"“{name[:100]}” is not one of this service's short domains ({known})."]}
+        )
+    return domain_id
