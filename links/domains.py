@@ -26,13 +26,15 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
-from shorturl_project.node_state import generations, local_entries_trusted
+from shorturl_project.node_state import GenerationTable, generations, local_entries_trusted
 
 from . import cache as link_cache
 from .models import DEFAULT_DOMAIN_ID, Domain, RedirectType
 
-# The generation-table key of the domain table (no code contains "*").
+# The generation-table key of the domain table (no code contains "*"), and where its counter is:
+# read on every redirect.
 TABLE_GENERATION = "*domains*"
+_TABLE_COUNTER = GenerationTable.offset(TABLE_GENERATION)
 # Without trusted local memory (services mode while the node's sync lags), the table is read
 # again at most this often: a domain change reaches such a process within a second.
 _RELOAD_SECONDS = 1.0
@@ -50,6 +52,9 @@ class DomainRoute:
     # None for the 404 page. Entries without a link (link_id 0): nothing is counted for them.
     root_entry: link_cache.LinkEntry | None
     not_found_entry: link_cache.LinkEntry | None
+    # What turns a code into its link's key here (link_cache.link_key): "" on the default
+    # domain, "@<id>" on another.
+    key_suffix: str = ""
 
     @property
     def is_default(self) -> bool:
@@ -134,6 +139,7 @@ def _load() -> DomainTable:
             host=row["host"],
             root_entry=_redirect_entry(row["root_redirect"]),
             not_found_entry=_redirect_entry(row["not_found_redirect"]),
+            key_suffix=link_cache.link_key("", row["id"]),
         )
         for row in Domain.objects.values("id", "host", "root_redirect", "not_found_redirect")
     ]
@@ -144,15 +150,14 @@ def _load() -> DomainTable:
 def current_table() -> DomainTable:
     """This process's table, read again after any domain change."""
     table = _loaded["table"]
-    trusted = local_entries_trusted()
     if table is not None:
-        if trusted:
-            if generations().read(TABLE_GENERATION) == _loaded["generation"]:
+        if local_entries_trusted():
+            if generations().read_at(_TABLE_COUNTER) == _loaded["generation"]:
                 return table  # type: ignore[return-value]
         elif time.monotonic() - float(_loaded["at"]) < _RELOAD_SECONDS:  # type: ignore[arg-type]
             return table  # type: ignore[return-value]
     with _load_lock:
-        generation = generations().read(TABLE_GENERATION)  # before the read, as for links
+        generation = generations().read_at(_TABLE_COUNTER)  # before the read, as for links
         table = _load()
         _loaded.update(table=table, generation=generation, at=time.monotonic())
     return table

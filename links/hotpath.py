@@ -27,6 +27,7 @@ from .redirect import (
     bare_root,
     error_page,
     page_for,
+    redirect_location_for,
     resolve,
     with_visitor_query,
 )
@@ -91,7 +92,14 @@ class ShortCodeDispatcher:
                 close_old_connections()
         if status == gates.UNLOCK:  # the password form: a page of Django's, with its CSRF token
             return self.application(environ, start_response)
-        return self._answer(environ, start_response, status, entry, page_for(status, environ), code)
+        if entry is not None:  # the redirect, inlined: the hot path
+            location = entry.location
+            query_string = environ.get("QUERY_STRING")
+            if query_string and entry.pass_query:  # inlined redirect_location_for
+                location = with_visitor_query(location, query_string)
+            start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
+            return [b""]
+        return self._answer(environ, start_response, status, None, page_for(status, environ), code)
 
     def _bare_root(self, environ, start_response):
         """An extra domain's root goes where the domain says (or is a 404); the default
@@ -109,11 +117,9 @@ class ShortCodeDispatcher:
 
     @staticmethod
     def _answer(environ, start_response, status, entry, page, code):
+        """A redirect to `entry`, or the page (a key of redirect.PAGES) when there is none."""
         if entry is not None:
-            location = entry.location
-            query_string = environ.get("QUERY_STRING")
-            if query_string and entry.pass_query:  # inlined redirect_location_for: hot path
-                location = with_visitor_query(location, query_string)
+            location = redirect_location_for(entry, environ)
             start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
             return [b""]
         body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(page, code).encode()

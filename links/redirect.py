@@ -169,7 +169,7 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
 
     # 2. Cache (and, with Redis, the visit in the same round trip), then the database.
     #    HEAD is answered like GET but never counted: link checkers and mail scanners send it.
-    key = link_cache.link_key(code, route.id)
+    key = code + route.key_suffix if route.key_suffix else code  # link_cache.link_key, inlined
     counted = meta.get("REQUEST_METHOD") != "HEAD"
     event_id = new_event_id()
     if counted:

@@ -96,7 +96,9 @@ class GenerationTable:
         # The map keeps the file; the descriptor is kept only for the bump's lock.
 
     @staticmethod
-    def _offset(key: str) -> int:
+    def offset(key: str) -> int:
+        """Where `key`'s counter is: a caller reading one key on every request works it out
+        once (read_at)."""
         return (zlib.crc32(key.encode()) % SLOTS) * _COUNTER.size
 
     def close(self) -> None:
@@ -104,7 +106,10 @@ class GenerationTable:
         os.close(self._fd)
 
     def read(self, key: str) -> int:
-        return _COUNTER.unpack_from(self._map, self._offset(key))[0]
+        return _COUNTER.unpack_from(self._map, self.offset(key))[0]
+
+    def read_at(self, offset: int) -> int:
+        return _COUNTER.unpack_from(self._map, offset)[0]
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -118,7 +123,7 @@ class GenerationTable:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def bump(self, key: str) -> None:
-        offset = self._offset(key)
+        offset = self.offset(key)
         with self._locked():
             value = _COUNTER.unpack_from(self._map, offset)[0]
             _COUNTER.pack_into(self._map, offset, value + 1)
