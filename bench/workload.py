@@ -39,15 +39,17 @@ DESKTOP_CHROME = (
 def shell_json(script: str, env: dict, python: str = sys.executable):
     """Run `script` in `manage.py shell` against the settings in `env`; its last printed line,
     parsed as JSON."""
-    out = subprocess.run(
+    done = subprocess.run(
         [python, "manage.py", "shell", "-c", script],
         cwd=ROOT,
         env=env,
-        check=True,
+        check=False,
         capture_output=True,
         text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    )
+    if done.returncode != 0:  # say why: a bare CalledProcessError hides the traceback
+        raise RuntimeError(f"manage.py shell failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def create_links(count: int, env: dict, python: str = sys.executable) -> list[str]:
