@@ -508,6 +508,19 @@ class LinkFilterForm(forms.Form):
     )
     archived = forms.BooleanField(label="Show archived", required=False)
 
+    def __init__(self, *args, domains: list[str] | None = None, default_domain: str = "", **kwargs):
+        """`domains`: the extra short domains' hosts; with any, the bar filters by domain."""
+        super().__init__(*args, **kwargs)
+        if domains:
+            default_label = f"{default_domain} (default)" if default_domain else "Default domain"
+            self.fields["domain"] = forms.ChoiceField(
+                label="Domain",
+                required=False,
+                choices=[("", "All domains"), (default_domain, default_label)]
+                + [(host, host) for host in domains],
+                error_messages={"invalid_choice": "Unknown domain; showing every domain."},
+            )
+
     def selected_tags(self) -> list[str]:
         """The tags to filter by: `?tag=` is repeatable (a link must have them all)."""
         values = self.data.getlist("tag") if hasattr(self.data, "getlist") else []
@@ -523,6 +536,7 @@ class LinkFilterForm(forms.Form):
             "order": data.get("order") or DEFAULT_ORDER,
             "tags": self.selected_tags(),
             "archived": bool(data.get("archived")),
+            "domain": data.get("domain") or None,
         }
 
 

@@ -91,19 +91,25 @@ def link_list(
     owned_only: bool = True,
     tags: list[str] | None = None,
     archived: bool = False,
+    domain: str | None = None,
+    request_host: str = "",
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
     `owned_only=False` lets staff see every link; marketers always see only their own.
     `search` matches long URL, title and code; `active` keeps active (True) or stopped (False).
     `tags`: only links carrying every one of them (any case). Archived links are left out
-    unless `archived` is True (then they are listed with the others).
+    unless `archived` is True (then they are listed with the others). `domain`: only the links
+    on that short domain (a host; the default one's name too, see domain_id_for_name).
     """
     links = UrlLink.objects.select_related("owner", "domain")
     if owned_only or not user.is_staff:
         links = links.filter(owner=user)
     if not archived:
         links = links.filter(archived=False)
+    if domain:
+        domain_id = domain_id_for_name(domain, request_host=request_host)
+        links = links.none() if domain_id is None else links.filter(domain_id=domain_id)
     # One join per tag: a link matches when it has them all. A link carries only its owner's
     # tags, at most one per key, so no row comes twice.
     for key in dict.fromkeys(name.strip().lower() for name in tags or []):

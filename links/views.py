@@ -65,11 +65,7 @@ def home(request: HttpRequest) -> HttpResponse:
         return elsewhere
     if not request.user.is_authenticated:
         return render(request, "links/landing.html")
-    form = LinkCreateForm(
-        request.POST or None,
-        domains=[domain.host for domain in domain_list() if not domain.is_default],
-        default_domain=default_domain_host(request.get_host()),
-    )
+    form = LinkCreateForm(request.POST or None, **_domain_choices(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -142,6 +138,15 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _domain_choices(request: HttpRequest) -> dict:
+    """What the create form and the list's filters offer: the extra short domains (none: no
+    choice shown) and the default one's name."""
+    return {
+        "domains": [domain.host for domain in domain_list() if not domain.is_default],
+        "default_domain": default_domain_host(request.get_host()),
+    }
+
+
 # The create form's "Advanced" section: opened when one of its fields has an error.
 ADVANCED_FIELDS = ("tags", *UTM_FIELDS)
 
@@ -154,9 +159,11 @@ def _tag_suggestions(user) -> list[str]:
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     """ "My links": search, filter, sort, paginate; clicks are read for the whole page at once."""
-    filters = LinkFilterForm(request.GET or None)
+    filters = LinkFilterForm(request.GET or None, **_domain_choices(request))
     criteria = filters.selector_kwargs() if request.GET else {}
-    links = link_list(user=request.user, owned_only=True, **criteria)
+    links = link_list(
+        user=request.user, owned_only=True, request_host=request.get_host(), **criteria
+    )
     page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
     totals = link_click_totals(link_ids=[link.pk for link in page.object_list])
     tags = link_tag_names(link_ids=[link.pk for link in page.object_list])
@@ -184,7 +191,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "has_any_link": has_any_link,
             "filtered": bool(
-                criteria.get("search") or criteria.get("active") is not None or criteria.get("tags")
+                criteria.get("search")
+                or criteria.get("active") is not None
+                or criteria.get("tags")
+                or criteria.get("domain")
             ),
             "selected_tags": criteria.get("tags") or [],
             "statuses": LinkStatus,

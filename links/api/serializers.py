@@ -582,6 +582,12 @@ class LinkListQuerySerializer(serializers.Serializer):
         help_text="true: archived links are listed too (they are left out by default).",
         error_messages={"invalid": BOOLEAN_MESSAGE},
     )
+    domain = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=300,
+        help_text="Only the links on this short domain (its host; GET /api/v1/domains/).",
+    )
     page = serializers.IntegerField(
         required=False, min_value=1, error_messages={"invalid": "Use a page number (1, 2, …)."}
     )

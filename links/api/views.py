@@ -72,7 +72,8 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         description=(
             "Your links, newest first, 50 per page (`page_size` up to 500). "
             "Staff see every link unless they pass `mine=true`. Archived links are left out "
-            "unless `archived=true`; `tag=x&tag=y` keeps the links with every one of those tags."
+            "unless `archived=true`; `tag=x&tag=y` keeps the links with every one of those tags; "
+            "`domain=<host>` the links on that short domain."
         ),
         parameters=[LinkListQuerySerializer, RETRY_AFTER],
         responses={
@@ -100,6 +101,8 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
             owned_only=query["mine"],
             tags=query.get("tag"),
             archived=query["archived"],
+            domain=query.get("domain"),
+            request_host=request.get_host(),
         )
         page = self.paginate_queryset(links)
         return self.get_paginated_response(self.serialize(page, many=True))

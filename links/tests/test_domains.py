@@ -348,3 +348,18 @@ def test_staff_add_a_domain_in_the_admin_checked_by_the_services(admin_client):
     listed = admin_client.get("/admin/links/domain/").content.decode()
     assert "no: add admin.example.test to ALLOWED_HOSTS" in listed
     assert domains.current_table().by_host.keys() == {"admin.example.test"}
+
+
+def test_lists_filter_by_domain_in_the_api_and_my_links(client, user, go):
+    link_create(user=user, long_url="https://example.com/on-default", alias="list-default")
+    link_create(user=user, long_url="https://example.com/on-go", alias="list-go", domain=GO)
+    api = client_for(user)
+    on_go = api.get(f"/api/v1/links/?domain={GO}").json()
+    on_default = api.get("/api/v1/links/?domain=testserver").json()
+    assert [link["code"] for link in on_go["results"]] == ["list-go"]
+    assert [link["code"] for link in on_default["results"]] == ["list-default"]
+    assert api.get("/api/v1/links/?domain=nope.example.test").json()["count"] == 0
+    client.force_login(user)
+    page = client.get(f"/dashboard/?domain={GO}").content.decode()
+    assert "list-go" in page and "list-default" not in page
+    assert '<option value="testserver">testserver (default)</option>' in page
