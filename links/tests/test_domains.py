@@ -363,3 +363,16 @@ def test_lists_filter_by_domain_in_the_api_and_my_links(client, user, go):
     page = client.get(f"/dashboard/?domain={GO}").content.decode()
     assert "list-go" in page and "list-default" not in page
     assert '<option value="testserver">testserver (default)</option>' in page
+
+
+def test_staff_send_the_default_domains_unknown_codes_elsewhere(admin_client):
+    page = admin_client.get(f"/admin/links/domain/{DEFAULT_DOMAIN_ID}/change/").content.decode()
+    assert 'name="not_found_redirect"' in page
+    assert 'name="host"' not in page and 'name="root_redirect"' not in page
+    saved = admin_client.post(
+        f"/admin/links/domain/{DEFAULT_DOMAIN_ID}/change/",
+        {"not_found_redirect": "https://www.example.com/lost"},
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    assert _location("testserver", "/no-such-link") == ("302 Found", "https://www.example.com/lost")
+    assert _location("testserver", "/")[0] == "200 OK"  # its root is still the home page
