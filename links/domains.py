@@ -36,7 +36,8 @@ from .models import DEFAULT_DOMAIN_ID, Domain, RedirectType
 TABLE_GENERATION = "*domains*"
 _TABLE_COUNTER = GenerationTable.offset(TABLE_GENERATION)
 # Without trusted local memory (services mode while the node's sync lags), the table is read
-# again at most this often: a domain change reaches such a process within a second.
+# again at least this often: another node's domain change reaches such a process within a
+# second.
 _RELOAD_SECONDS = 1.0
 # Hosts already looked up, per table: bounded, since the Host header is the client's to choose.
 _MAX_MEMO_HOSTS = 1024
@@ -150,12 +151,14 @@ def _load() -> DomainTable:
 def current_table() -> DomainTable:
     """This process's table, read again after any domain change."""
     table = _loaded["table"]
-    if table is not None:
-        if local_entries_trusted():
-            if generations().read_at(_TABLE_COUNTER) == _loaded["generation"]:
-                return table  # type: ignore[return-value]
-        elif time.monotonic() - float(_loaded["at"]) < _RELOAD_SECONDS:  # type: ignore[arg-type]
-            return table  # type: ignore[return-value]
+    # A change on this node bumps the counter at once; another node's reaches the counter
+    # through the node's sync, which is trusted only while it keeps up: else a second's wait.
+    if (
+        table is not None
+        and generations().read_at(_TABLE_COUNTER) == _loaded["generation"]
+        and (local_entries_trusted() or time.monotonic() - _loaded["at"] < _RELOAD_SECONDS)  # type: ignore[operator]
+    ):
+        return table  # type: ignore[return-value]
     with _load_lock:
         generation = generations().read_at(_TABLE_COUNTER)  # before the read, as for links
         table = _load()
@@ -174,6 +177,9 @@ def domains_changed() -> None:
     racing the commit cannot keep the old table)."""
 
     def announce() -> None:
+        # Every process keeps the table, whether or not it keeps link entries: the node's
+        # counter is bumped in every mode (announce_changed does it only with local redirects).
+        generations().bump(TABLE_GENERATION)
         link_cache.announce_changed(
             [TABLE_GENERATION], consequence="other nodes see the domain change late"
         )

@@ -311,7 +311,7 @@ def test_a_new_alias_from_the_factory_redirects_at_once(client, user):
 
 
 def test_unknown_aliases_cost_no_query_however_many_aliases_exist(
-    requires_redis, client, user, django_assert_num_queries
+    requires_redis, client, user, django_assert_num_queries, domain_table
 ):
     """Alias-shaped guesses are answered from the alias set in the redirect's one Redis call:
     after the set is loaded once, no query and no fetch of the whole set per guess."""
@@ -342,7 +342,12 @@ def test_a_fill_that_read_the_row_before_a_revoke_cannot_cache_it_after(requires
 
 
 def test_made_up_generated_codes_cost_no_query_once_the_code_set_is_loaded(
-    requires_redis, user, client, django_assert_num_queries, django_capture_on_commit_callbacks
+    requires_redis,
+    user,
+    client,
+    django_assert_num_queries,
+    django_capture_on_commit_callbacks,
+    domain_table,
 ):
     """Anyone can compute a valid check character, so a flood of made-up codes of the generated
     shape must not reach the database: once a runner has loaded the set of every generated code,

@@ -17,7 +17,9 @@ from links.services.create import link_create
 from links.services.domains import clean_host, domain_delete, domain_save
 from links.tests.helpers import call_wsgi, client_for
 
-pytestmark = pytest.mark.django_db
+# Transactional: the WSGI fast path recycles the database connection after a read, as Django
+# does after a request, which on MariaDB would end a test's wrapping transaction.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 GO = "go.example.test"
 PROMO = "promo.example.test"
