@@ -322,10 +322,16 @@ def main() -> None:
         ]
         for name in contenders:
             wait_for(bench.ports[name], bench.procs[name])
-        scripts = {}
+        scripts, rule_scripts = {}, {}
         for mode in modes:
             codes = create_links(args.links, bench.env[mode])
             scripts[mode] = wrk_script(codes, bench.workdir / f"{mode}-codes.lua")
+            # Made now, while nothing writes: after the rounds the embedded runner is still
+            # rolling their visits up, and SQLite's one writer lock made this create time out.
+            codes = create_links_with_rules(args.links, bench.env[mode])
+            rule_scripts[mode] = wrk_script(
+                codes, bench.workdir / f"{mode}-rules.lua", DESKTOP_CHROME
+            )
             url = f"http://127.0.0.1:{bench.ports[mode]}"
             answered[mode] += wrk(url, 2, 8, scripts[mode])["count"]  # warm every worker
 
@@ -354,8 +360,7 @@ def main() -> None:
         # one run: decided in links/gates.py (User-Agent parsed, address looked up, visit
         # recorded with its destination) instead of the fused read-and-count.
         for mode in modes:
-            codes = create_links_with_rules(args.links, bench.env[mode])
-            script = wrk_script(codes, bench.workdir / f"{mode}-rules.lua", DESKTOP_CHROME)
+            script = rule_scripts[mode]
             url = f"http://127.0.0.1:{bench.ports[mode]}"
             answered[mode] += wrk(url, 2, 8, script)["count"]  # warm every worker
             wait_stored(bench, mode, answered[mode])
