@@ -35,14 +35,22 @@ def _range_form(
     return form, form.time_range(first=first)
 
 
-@login_required
-def link_stats(request: HttpRequest, code: str) -> HttpResponse:
-    link = visible_link_or_404(request, code)
-    form, time_range = _range_form(request, default="7d", first=link.created_at)
+def _period_stats(
+    request: HttpRequest,
+    *,
+    link_ids: list[int],
+    first: dt.datetime | None,
+    kept: tuple[str, ...],
+) -> dict:
+    """What every stats page of links shows for the period chosen (tabs, custom range, the
+    person's time zone): the range picker, the totals, the chart and the breakdown cards of
+    `link_ids` summed (one link's page passes its own id). `kept` names the parameters the
+    period's tabs and custom range carry over (what else the page shows: `rows`, `bots`…)."""
+    form, time_range = _range_form(request, default="7d", first=first)
     bucket = selectors.series_bucket(time_range.start, time_range.end)
     every_row = request.GET.get("rows") == "all"
-    stats = selectors.link_stats(
-        link=link,
+    stats = selectors.links_stats(
+        link_ids=link_ids,
         start=time_range.start,
         end=time_range.end,
         limit=None if every_row else selectors.DEFAULT_LIMIT,
@@ -51,6 +59,31 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     tables = breakdown_tables(stats)
     period = request.GET.copy()
     period.pop("rows", None)
+    return {
+        "form": form,
+        "time_range": time_range,
+        "range_choices": StatsRangeForm.RANGE_CHOICES,
+        "stats": stats,
+        "chart": chart_data(stats["series"], bucket),
+        "breakdowns": tables,
+        # The tables worth a card, and one line for the rest.
+        "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
+        "every_row": every_row,
+        # The same period with every row, or back to the top rows.
+        "period_query": period.urlencode(),
+        # What the page shows, kept when the period changes (the tabs, the custom range).
+        "view_params": [(name, request.GET[name]) for name in kept if name in request.GET],
+        "credit_dbip": geodata.is_dbip_city(city_db_path()),
+    }
+
+
+@login_required
+def link_stats(request: HttpRequest, code: str) -> HttpResponse:
+    link = visible_link_or_404(request, code)
+    context = _period_stats(
+        request, link_ids=[link.pk], first=link.created_at, kept=("rows", "bots")
+    )
+    time_range = context["time_range"]
     # People only unless asked: bots and link previews would otherwise fill the list.
     show_bots = request.GET.get("bots") == "1"
     latest = list(selectors.latest_visits(link=link, limit=20, include_bots=show_bots))
@@ -60,23 +93,9 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         request,
         "analytics/link_stats.html",
         {
+            **context,
             "link": link,
             "short_url": link_short_url(link, request=request),
-            "form": form,
-            "time_range": time_range,
-            "range_choices": StatsRangeForm.RANGE_CHOICES,
-            "stats": stats,
-            "chart": chart_data(stats["series"], bucket),
-            "breakdowns": tables,
-            # The tables worth a card, and one line for the rest.
-            "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
-            "every_row": every_row,
-            # The same period with every row, or back to the top rows.
-            "period_query": period.urlencode(),
-            # What the page shows, kept when the period changes (the tabs, the custom range).
-            "view_params": [
-                (name, request.GET[name]) for name in ("rows", "bots") if name in request.GET
-            ],
             # A/B variants side by side (clicks, people, share), when the link has them.
             "variants": selectors.variant_results(
                 link=link,
@@ -88,7 +107,6 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "show_bots": show_bots,
             "bots_only": bots_only,
             "status": link.status,
-            "credit_dbip": geodata.is_dbip_city(city_db_path()),
         },
     )
 
