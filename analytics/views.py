@@ -1,4 +1,5 @@
-"""Dashboard pages: one link's stats (with CSV export of its visits) and the staff overview.
+"""Dashboard pages: one link's stats (with CSV export of its visits), a tag's stats and the staff
+overview.
 
 Numbers come from analytics.selectors; these views pick the time range and shape the output.
 """
@@ -8,18 +9,19 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterable, Iterator
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from links.cache import redirect_location
 from links.codes import pool
-from links.selectors import link_list
+from links.selectors import TagNotFound, link_list, tag_get
 from links.shortcuts import visible_link_or_404
-from links.shortlinks import link_short_url
+from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
 
 from . import geodata, selectors
@@ -33,6 +35,19 @@ def _range_form(
 ) -> tuple[StatsRangeForm, TimeRange]:
     form = StatsRangeForm(request.GET or None, default=default)
     return form, form.time_range(first=first)
+
+
+def _period_query(form: StatsRangeForm, time_range: TimeRange) -> dict[str, str]:
+    """The period shown, as query parameters for another stats page (a tag's links each open
+    their own page on the same period); a period the form refused is the default one."""
+    if time_range.key == "custom":
+        data = form.cleaned_data
+        return {
+            "range": "custom",
+            "start": data["start"].isoformat(),
+            "end": data["end"].isoformat(),
+        }
+    return {"range": time_range.key}
 
 
 def _period_stats(
@@ -107,6 +122,52 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "show_bots": show_bots,
             "bots_only": bots_only,
             "status": link.status,
+        },
+    )
+
+
+@login_required
+def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
+    """One of the signed-in person's tags: the link stats page's cards summed over the links
+    carrying it (a person who visited several counts once), and each link's own clicks. Tags
+    are personal: staff too see only their own."""
+    try:
+        found = tag_get(user=request.user, name=tag)
+    except TagNotFound:
+        raise Http404("No such tag") from None
+    # Archived and stopped links included, as in the API's tag stats.
+    links = list(link_list(user=request.user, tags=[found.name], archived=True))
+    link_ids = [link.pk for link in links]
+    # "All time" starts when the first of them was made.
+    first = min((link.created_at for link in links), default=None)
+    context = _period_stats(request, link_ids=link_ids, first=first, kept=("rows",))
+    time_range = context["time_range"]
+    period = _period_query(context["form"], time_range)
+    totals = selectors.links_totals(link_ids=link_ids, start=time_range.start, end=time_range.end)
+    now = timezone.now()
+    rows = [
+        {
+            "link": link,
+            "stats_url": link_page_url("link_stats", link, **period),
+            "status": link.status_at(now),
+            **totals[link.pk],
+        }
+        for link in links
+    ]
+    # The busiest first; newest first among equals (link_list's order, kept by a stable sort).
+    rows.sort(key=lambda row: (-row["clicks"], -row["unique_visitors"], -row["bot_clicks"]))
+    # My links filtered by the tag, archived links shown when the tag has some.
+    my_links = {"tag": found.name}
+    if any(link.archived for link in links):
+        my_links["archived"] = "on"
+    return render(
+        request,
+        "analytics/tag_stats.html",
+        {
+            **context,
+            "tag": found,
+            "rows": rows,
+            "my_links_query": urlencode(my_links),
         },
     )
 
