@@ -95,8 +95,9 @@ def _period_stats(
 @login_required
 def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     link = visible_link_or_404(request, code)
+    # `domain` too: the same code on another short domain is another link.
     context = _period_stats(
-        request, link_ids=[link.pk], first=link.created_at, kept=("rows", "bots")
+        request, link_ids=[link.pk], first=link.created_at, kept=("domain", "rows", "bots")
     )
     time_range = context["time_range"]
     # People only unless asked: bots and link previews would otherwise fill the list.
