@@ -1,4 +1,5 @@
-"""Dashboard pages: one link's stats (with CSV export of its visits) and the staff overview.
+"""Dashboard pages: one link's stats (with CSV export of its visits), a tag's stats and the staff
+overview.
 
 Numbers come from analytics.selectors; these views pick the time range and shape the output.
 """
@@ -8,18 +9,19 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterable, Iterator
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from links.cache import redirect_location
 from links.codes import pool
-from links.selectors import link_list
+from links.selectors import TagNotFound, link_list, tag_get
 from links.shortcuts import visible_link_or_404
-from links.shortlinks import link_short_url
+from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
 
 from . import geodata, selectors
@@ -35,14 +37,35 @@ def _range_form(
     return form, form.time_range(first=first)
 
 
-@login_required
-def link_stats(request: HttpRequest, code: str) -> HttpResponse:
-    link = visible_link_or_404(request, code)
-    form, time_range = _range_form(request, default="7d", first=link.created_at)
+def _period_query(form: StatsRangeForm, time_range: TimeRange) -> dict[str, str]:
+    """The period shown, as query parameters for another stats page (a tag's links each open
+    their own page on the same period); a period the form refused is the default one."""
+    if time_range.key == "custom":
+        data = form.cleaned_data
+        return {
+            "range": "custom",
+            "start": data["start"].isoformat(),
+            "end": data["end"].isoformat(),
+        }
+    return {"range": time_range.key}
+
+
+def _period_stats(
+    request: HttpRequest,
+    *,
+    link_ids: list[int],
+    first: dt.datetime | None,
+    kept: tuple[str, ...],
+) -> dict:
+    """What every stats page of links shows for the period chosen (tabs, custom range, the
+    person's time zone): the range picker, the totals, the chart and the breakdown cards of
+    `link_ids` summed (one link's page passes its own id). `kept` names the parameters the
+    period's tabs and custom range carry over (what else the page shows: `rows`, `bots`…)."""
+    form, time_range = _range_form(request, default="7d", first=first)
     bucket = selectors.series_bucket(time_range.start, time_range.end)
     every_row = request.GET.get("rows") == "all"
-    stats = selectors.link_stats(
-        link=link,
+    stats = selectors.links_stats(
+        link_ids=link_ids,
         start=time_range.start,
         end=time_range.end,
         limit=None if every_row else selectors.DEFAULT_LIMIT,
@@ -51,6 +74,32 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     tables = breakdown_tables(stats)
     period = request.GET.copy()
     period.pop("rows", None)
+    return {
+        "form": form,
+        "time_range": time_range,
+        "range_choices": StatsRangeForm.RANGE_CHOICES,
+        "stats": stats,
+        "chart": chart_data(stats["series"], bucket),
+        "breakdowns": tables,
+        # The tables worth a card, and one line for the rest.
+        "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
+        "every_row": every_row,
+        # The same period with every row, or back to the top rows.
+        "period_query": period.urlencode(),
+        # What the page shows, kept when the period changes (the tabs, the custom range).
+        "view_params": [(name, request.GET[name]) for name in kept if name in request.GET],
+        "credit_dbip": geodata.is_dbip_city(city_db_path()),
+    }
+
+
+@login_required
+def link_stats(request: HttpRequest, code: str) -> HttpResponse:
+    link = visible_link_or_404(request, code)
+    # `domain` too: the same code on another short domain is another link.
+    context = _period_stats(
+        request, link_ids=[link.pk], first=link.created_at, kept=("domain", "rows", "bots")
+    )
+    time_range = context["time_range"]
     # People only unless asked: bots and link previews would otherwise fill the list.
     show_bots = request.GET.get("bots") == "1"
     latest = list(selectors.latest_visits(link=link, limit=20, include_bots=show_bots))
@@ -60,23 +109,9 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         request,
         "analytics/link_stats.html",
         {
+            **context,
             "link": link,
             "short_url": link_short_url(link, request=request),
-            "form": form,
-            "time_range": time_range,
-            "range_choices": StatsRangeForm.RANGE_CHOICES,
-            "stats": stats,
-            "chart": chart_data(stats["series"], bucket),
-            "breakdowns": tables,
-            # The tables worth a card, and one line for the rest.
-            "cards": breakdown_cards(tables, networks_named=asn_reader() is not None),
-            "every_row": every_row,
-            # The same period with every row, or back to the top rows.
-            "period_query": period.urlencode(),
-            # What the page shows, kept when the period changes (the tabs, the custom range).
-            "view_params": [
-                (name, request.GET[name]) for name in ("rows", "bots") if name in request.GET
-            ],
             # A/B variants side by side (clicks, people, share), when the link has them.
             "variants": selectors.variant_results(
                 link=link,
@@ -88,7 +123,52 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "show_bots": show_bots,
             "bots_only": bots_only,
             "status": link.status,
-            "credit_dbip": geodata.is_dbip_city(city_db_path()),
+        },
+    )
+
+
+@login_required
+def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
+    """One of the signed-in person's tags: the link stats page's cards summed over the links
+    carrying it (a person who visited several counts once), and each link's own clicks. Tags
+    are personal: staff too see only their own."""
+    try:
+        found = tag_get(user=request.user, name=tag)
+    except TagNotFound:
+        raise Http404("No such tag") from None
+    # Archived and stopped links included, as in the API's tag stats.
+    links = list(link_list(user=request.user, tags=[found.name], archived=True))
+    link_ids = [link.pk for link in links]
+    # "All time" starts when the first of them was made.
+    first = min((link.created_at for link in links), default=None)
+    context = _period_stats(request, link_ids=link_ids, first=first, kept=("rows",))
+    time_range = context["time_range"]
+    period = _period_query(context["form"], time_range)
+    totals = selectors.links_totals(link_ids=link_ids, start=time_range.start, end=time_range.end)
+    now = timezone.now()
+    rows = [
+        {
+            "link": link,
+            "stats_url": link_page_url("link_stats", link, **period),
+            "status": link.status_at(now),
+            **totals[link.pk],
+        }
+        for link in links
+    ]
+    # The busiest first; newest first among equals (link_list's order, kept by a stable sort).
+    rows.sort(key=lambda row: (-row["clicks"], -row["unique_visitors"], -row["bot_clicks"]))
+    # My links filtered by the tag, archived links shown when the tag has some.
+    my_links = {"tag": found.name}
+    if any(link.archived for link in links):
+        my_links["archived"] = "on"
+    return render(
+        request,
+        "analytics/tag_stats.html",
+        {
+            **context,
+            "tag": found,
+            "rows": rows,
+            "my_links_query": urlencode(my_links),
         },
     )
 

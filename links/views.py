@@ -22,16 +22,18 @@ from . import qr
 from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
 from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
-from .models import LinkStatus
+from .models import LinkStatus, Tag
 from .redirect import bare_root_view
 from .selectors import (
     LinkNotFound,
+    TagNotFound,
     default_domain_host,
     domain_list,
     link_click_totals,
     link_get_visible,
     link_list,
     link_tag_names,
+    tag_get,
     tag_list,
 )
 from .services import change, create
@@ -182,6 +184,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             }
         )
     has_any_link = bool(rows) or link_list(user=request.user, archived=True).exists()
+    selected_tags = criteria.get("tags") or []
     return render(
         request,
         "links/dashboard.html",
@@ -196,10 +199,20 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 or criteria.get("tags")
                 or criteria.get("domain")
             ),
-            "selected_tags": criteria.get("tags") or [],
+            "selected_tags": selected_tags,
+            # Filtered by exactly one tag of theirs: the way to its stats page.
+            "stats_tag": _own_tag(request, selected_tags[0]) if len(selected_tags) == 1 else None,
             "statuses": LinkStatus,
         },
     )
+
+
+def _own_tag(request: HttpRequest, name: str) -> Tag | None:
+    """The signed-in person's tag of that name, or None (a typed `?tag=` may name none)."""
+    try:
+        return tag_get(user=request.user, name=name)
+    except TagNotFound:
+        return None
 
 
 @login_required

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from urllib.parse import quote, urlencode
 
 import pytest
 from django.utils import timezone
@@ -39,12 +40,15 @@ LONG_URL = (
 )
 LONG_URL = (LONG_URL + "x" * 200)[:200]
 LONG_TITLE = ("Spring sale for newsletter subscribers: free shipping on every order " * 3)[:200]
+# A tag with a space and a slash, nearly as long as a tag may be (50 characters).
+TAG = "Spring sale 2026/newsletter-and-social-campaigns"
 # The screenshots docs/ui.md shows: (page state, width) -> (file name, whole page or the top).
 DOCS_SCREENSHOTS = {
     ("created link", 390): ("created-link-phone.png", False),
     ("my links", 1280): ("my-links.png", True),
     ("my links", 390): ("my-links-phone.png", False),
     ("stats with visits", 1280): ("link-stats.png", True),
+    ("tag stats with visits", 1280): ("tag-stats.png", True),
     ("staff overview", 1280): ("overview.png", True),
     ("admin link list", 1280): ("admin-links.png", True),
     ("admin link list", 390): ("admin-links-phone.png", False),
@@ -95,22 +99,30 @@ VISITORS = [
 
 @pytest.fixture
 def busy_marketer(user):
-    """The marketer's 25 links (every third one long), the busy one with visits, one revoked."""
+    """The marketer's 25 links (every third one long), the busy one with visits, one revoked;
+    the busy one and two others tagged TAG, one of those with visits too."""
     from analytics.tests.factories import add_visits
+    from links.services.tags import link_tags_set
     from links.tests.factories import UrlLinkFactory
 
     now = timezone.now()
+    made = []
     for i in range(22):
         long = i % 3 == 0
-        UrlLinkFactory(
-            owner=user,
-            long_url=f"{LONG_URL[:190]}&n={i:04d}" if long else f"https://example.com/page/{i}",
-            title=LONG_TITLE if long else f"Campaign page {i}",
-            expires_at=now + dt.timedelta(days=30) if i % 4 == 0 else None,
+        made.append(
+            UrlLinkFactory(
+                owner=user,
+                long_url=f"{LONG_URL[:190]}&n={i:04d}" if long else f"https://example.com/page/{i}",
+                title=LONG_TITLE if long else f"Campaign page {i}",
+                expires_at=now + dt.timedelta(days=30) if i % 4 == 0 else None,
+            )
         )
     busy = UrlLinkFactory(owner=user, alias="spring-sale", long_url=LONG_URL, title=LONG_TITLE)
     for hours_ago, (count, fields) in enumerate(VISITORS):
         add_visits(busy, count, when=now - dt.timedelta(hours=hours_ago * 5), **fields)
+    for link in (busy, made[0], made[1]):
+        link_tags_set(link=link, tags=[TAG])
+    add_visits(made[1], 4, when=now - dt.timedelta(days=2), **VISITORS[1][1])
     new = UrlLinkFactory(owner=user, alias="brand-new", long_url="https://example.com/new")
     revoked = UrlLinkFactory(owner=user, alias="old-offer", revoked=True)
     return {"busy": busy, "new": new, "revoked": revoked}
@@ -224,6 +236,14 @@ def test_every_page_fits_and_passes_axe(
     walk.check("stats of a new link")
     walk.open(f"/dashboard/links/{revoked.code}/")
     walk.check("stats of a revoked link")
+    walk.open(f"/dashboard/?{urlencode({'tag': TAG})}")
+    walk.check("my links, filtered by a tag")
+    page.get_by_test_id("tag-stats-link").click()
+    page.wait_for_selector("[data-testid=tag-links]")
+    walk.check("tag stats with visits")
+    walk.open(f"/dashboard/tags/{quote(TAG)}/?range=30d&rows=all")
+    assert page.get_by_test_id("total-clicks").inner_text() == "29"  # 25 + 4 people's clicks
+    walk.check("tag stats, 30 days, every row")
     walk.open(f"/dashboard/links/{busy.code}/edit/")
     walk.check("edit")
     walk.open(f"/dashboard/links/{busy.code}/revoke/")

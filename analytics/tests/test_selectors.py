@@ -136,6 +136,30 @@ def test_link_totals_for_a_list_page_count_each_person_once(
 
 
 @pytest.mark.django_db
+def test_links_totals_give_each_link_what_its_own_stats_give(clicked_link, make_link):
+    """A tag's table of links: each link apart, over the range, as its own stats page says
+    (115.236.0.1 at 10:05 and 12:01 is one person); zeros for a link without clicks."""
+    quiet = make_link("https://example.org/quiet")
+    day = {"start": T0, "end": T0 + dt.timedelta(days=1)}
+    first_hour = {"start": T0, "end": T0 + dt.timedelta(hours=1)}
+
+    totals = selectors.links_totals(link_ids=[clicked_link.pk, quiet.pk], **day)
+    in_first_hour = selectors.links_totals(link_ids=[clicked_link.pk], **first_hour)
+
+    assert totals == {
+        clicked_link.pk: {"clicks": 5, "unique_visitors": 3, "bot_clicks": 2},
+        quiet.pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
+    }
+    own = selectors.link_stats(link=clicked_link, **first_hour)
+    assert in_first_hour[clicked_link.pk] == {
+        "clicks": own["total_clicks"],
+        "unique_visitors": own["unique_visitors"],
+        "bot_clicks": own["bot_clicks"],
+    }
+    assert selectors.links_totals(link_ids=[], **day) == {}
+
+
+@pytest.mark.django_db
 def test_top_links_rank_by_people_and_can_be_limited_to_some_links(clicked_link, make_link):
     other = make_link("https://example.org/b")
     services.store_visits(messages=[visit_message(other, at=T0 + dt.timedelta(minutes=30))])

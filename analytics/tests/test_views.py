@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links.services.create import link_create
+from links.services.domains import domain_save
 
 pytestmark = pytest.mark.django_db
 
@@ -142,6 +143,27 @@ def test_range_form_rejects_bad_input_and_falls_back(logged_in, link, params, me
     assert message in html
     assert "Showing the default period instead." in html
     assert response.context["time_range"].key == "7d"
+
+
+def test_the_period_tabs_stay_on_a_link_of_another_short_domain(logged_in, user):
+    """The same alias on two domains is two links: the tabs and the custom range keep the
+    page's `?domain=`, or they would open the default domain's link of that code."""
+    domain_save(host="go.example.test")
+    link_create(user=user, long_url="https://example.com/default", alias="twin")
+    on_go = link_create(
+        user=user, long_url="https://example.com/go", alias="twin", domain="go.example.test"
+    ).link
+    add_visits(on_go, 3)
+
+    page = logged_in.get(reverse("link_stats", args=["twin"]), {"domain": "go.example.test"})
+    html = page.content.decode()
+    assert 'href="?range=30d&amp;domain=go.example.test"' in html
+    assert '<input type="hidden" name="domain" value="go.example.test">' in html
+    month = logged_in.get(
+        reverse("link_stats", args=["twin"]), {"range": "30d", "domain": "go.example.test"}
+    )
+    assert month.context["link"] == on_go
+    assert month.context["stats"]["total_clicks"] == 3
 
 
 def test_stats_page_query_count_is_bounded(logged_in, link, django_assert_max_num_queries):
