@@ -27,7 +27,7 @@ def user_for_credential(raw_key: str) -> AbstractBaseUser | None:
     """The active user whose API key (`su_…`) or DRF token this is; None for anything else (an
     unknown or revoked key, an inactive user)."""
     raw_key = (raw_key or "").strip()
-    if not raw_key:
+    if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
         return None
     if raw_key.startswith(API_KEY_PREFIX):
         api_key = api_key_authenticate(raw_key=raw_key)
@@ -55,6 +55,8 @@ def user_for_password(
 
     `request` is Django's HttpRequest (not DRF's): axes reads the client's address from it.
     """
+    if "\x00" in username or "\x00" in password:
+        return None  # no account's name or password (the sign-in form refuses them too)
     user = authenticate(request, username=username, password=password)
     if user is None and getattr(request, "axes_locked_out", False):
         raise SignInLockedOut()

@@ -96,9 +96,12 @@ def keyword_and_host(shorturl: str) -> tuple[str, str | None]:
     text = (shorturl or "").strip()
     if "://" not in text:
         return text, None
-    parts = urlsplit(text)
-    keyword = parts.path.rstrip("/").rsplit("/", 1)[-1]
-    return keyword, parts.hostname or ""
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+    except ValueError:  # not a URL after all (`http://[oops/abc`): names no link
+        return "", ""
+    return parts.path.rstrip("/").rsplit("/", 1)[-1], host
 
 
 def visible_link(request: Request, shorturl: str) -> UrlLink:

@@ -227,7 +227,7 @@ def test_expand_of_a_full_short_url_takes_the_link_on_that_domain(call, user, se
 def test_expand_of_an_unknown_or_someone_elses_code_is_not_found(call, other_user):
     theirs = UrlLinkFactory(owner=other_user)
 
-    for shorturl in (theirs.code, "nope-nope", "a b", ""):
+    for shorturl in (theirs.code, "nope-nope", "a b", "", "http://[oops/abc", "http:///abc"):
         response = call(action="expand", shorturl=shorturl)
         assert response.status_code == 404
         assert response.json()["message"] == "Error: short URL not found"
@@ -422,7 +422,7 @@ def test_wrong_or_revoked_keys_are_refused(call, user):
     assert call(raw, action="version").status_code == 200
     api_key_revoke(key_id=api_key.pk, user=user)
 
-    for signature in (raw, "su_not-a-key", "0123456789abcdef", "a" * 40):
+    for signature in (raw, "su_not-a-key", "0123456789abcdef", "a" * 40, "su_\x00"):
         response = call(signature, action="version")
         assert response.status_code == 403, signature
         assert response.json()["message"] == "Please log in"
@@ -451,7 +451,7 @@ def test_username_and_password(call, user):
     ok = call(signature=None, action="db-stats", username="marketer", password="s3cret-pass-1")
     assert ok.status_code == 200
 
-    for password in ("wrong", ""):
+    for password in ("wrong", "", "s3cret-pass-1\x00"):
         response = call(signature=None, action="version", username="marketer", password=password)
         assert response.status_code == 403
         assert response.json()["message"] == "Invalid username or password"
@@ -476,6 +476,17 @@ def test_password_guessing_is_locked_out_as_on_the_sign_in_form(call, user, sett
     assert form.status_code == 429
     # A key still works: the lock is on passwords.
     assert call(action="version").status_code == 200
+
+
+def test_a_right_password_here_does_not_forget_earlier_failures(call, user, settings):
+    """Only a sign-in (a session) resets the count; an API call signs nobody in."""
+    settings.AXES_FAILURE_LIMIT = 3
+
+    def sign_in(password: str):
+        return call(signature=None, action="version", username="marketer", password=password)
+
+    assert [sign_in(p).status_code for p in ("wrong", "wrong", "s3cret-pass-1")] == [403, 403, 200]
+    assert sign_in("wrong").status_code == 429
 
 
 def test_failed_passwords_on_the_form_lock_this_door_too(call, user, settings):
