@@ -155,6 +155,38 @@ def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
     return totals
 
 
+# The rankings of link_ranking (YOURLS's `stats` filters): key → ORDER BY.
+LINK_RANKINGS = {
+    "top": ("-total_clicks", "-created_at", "-id"),
+    "bottom": ("total_clicks", "created_at", "id"),
+    "last": ("-created_at", "-id"),
+    "rand": ("?",),
+}
+
+
+def link_ranking(
+    *, user: AbstractBaseUser, by: str = "top", limit: int = 10, offset: int = 0
+) -> list[UrlLink]:
+    """Links `user` may see (staff: every link; archived and stopped ones too), each with
+    `total_clicks` (people's, all time): the most clicked (`top`), the least (`bottom`), the
+    newest (`last`) or a random few (`rand`); `limit` of them from `offset` on."""
+    links = (
+        UrlLink.objects.visible_to(user)
+        .select_related("domain")
+        .with_total_clicks()
+        .order_by(*LINK_RANKINGS[by])
+    )
+    return list(links[offset : offset + limit])
+
+
+def link_totals(*, user: AbstractBaseUser) -> dict[str, int]:
+    """{"links", "clicks"}: how many links `user` may see (staff: all; archived and stopped ones
+    too) and their people's clicks, all time, in two queries."""
+    links = UrlLink.objects.visible_to(user).order_by()
+    clicks = links.aggregate(clicks=Sum("hourly_clicks__clicks"))["clicks"]
+    return {"links": links.count(), "clicks": clicks or 0}
+
+
 def link_tag_names(*, link_ids: list[int]) -> dict[int, list[str]]:
     """{link id: its tag names, A–Z} for a page of links, in one query (none for no links)."""
     names: dict[int, list[str]] = {pk: [] for pk in link_ids}

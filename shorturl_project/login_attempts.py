@@ -36,11 +36,24 @@ def attempted_username(request: HttpRequest, credentials: dict | None) -> str | 
     return "".join(char for char in decomposed if not unicodedata.combining(char)).rstrip()
 
 
+# Set to True on its response by a view that answers a locked-out sign-in itself, in the format
+# its callers read (the YOURLS API's 429 + Retry-After): that answer is kept, not replaced by the
+# page. The sign-in was refused all the same: the view's credentials went through axes.
+ANSWERED_BY_VIEW = "lockout_answered_by_view"
+
+
+def lockout_seconds() -> int:
+    """How long a locked-out sign-in waits (each try meanwhile starts the wait again)."""
+    return int(settings.AXES_COOLOFF_TIME.total_seconds())
+
+
 def locked_out_response(
     request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
 ) -> HttpResponse:
     """A page for a person (429, Retry-After): when to try again, and whom to ask."""
-    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    if original_response is not None and getattr(original_response, ANSWERED_BY_VIEW, False):
+        return original_response
+    seconds = lockout_seconds()
     response = render(
         request, "registration/locked_out.html", {"minutes": round(seconds / 60)}, status=429
     )

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 
 from links.api.base import api_not_found
 from links.codes.aliases import RESERVED_ALIASES
+from links.compat.yourls import YourlsApiView
 from links.redirect import redirect_view
 
 from .health import healthz
@@ -12,6 +13,9 @@ urlpatterns = [
     path("api/v1/", include("analytics.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
+    # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI
+    # fast path never takes this path, and the redirect pattern below comes after it.
+    path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

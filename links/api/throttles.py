@@ -12,6 +12,13 @@ from shorturl_project.client_ip import client_ip
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
+def is_write(request, view) -> bool:
+    """Whether a call changes something: by its method, unless the view says otherwise
+    (`view.is_write(request)`: YOURLS's API shortens with a GET, and reads with a POST)."""
+    says = getattr(view, "is_write", None)
+    return says(request) if says is not None else request.method in WRITE_METHODS
+
+
 class _CurrentRateMixin:
     scope: str
 
@@ -25,7 +32,7 @@ class UserWriteThrottle(_CurrentRateMixin, UserRateThrottle):
     scope = "api_write"
 
     def allow_request(self, request, view) -> bool:
-        if request.method not in WRITE_METHODS or not request.user.is_authenticated:
+        if not request.user.is_authenticated or not is_write(request, view):
             return True
         return super().allow_request(request, view)
 
@@ -36,7 +43,7 @@ class UserReadThrottle(_CurrentRateMixin, UserRateThrottle):
     scope = "api_read"
 
     def allow_request(self, request, view) -> bool:
-        if request.method in WRITE_METHODS or not request.user.is_authenticated:
+        if not request.user.is_authenticated or is_write(request, view):
             return True
         return super().allow_request(request, view)
 

@@ -151,13 +151,14 @@ def prepare_link(
     `utm`: {utm_source…: value}, merged into the long URL's query before it is checked.
     `domain`: the short domain's host (links.services.domains); none: the default one.
     """
-    errors: dict[str, list[str]] = {}
+    # The refusals themselves, not only their messages: their codes say what kind each is.
+    errors: dict[str, list[ValidationError]] = {}
 
     def check(validate, *args, **kwargs):
         try:
             return validate(*args, **kwargs)
         except ValidationError as exc:
-            errors.update(exc.message_dict)
+            errors.update(exc.error_dict)
             return None
 
     if url_rules is None:

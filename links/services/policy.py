@@ -22,6 +22,10 @@ from ..models import DEFAULT_DOMAIN_ID, CodeType, RedirectType, UrlLink
 
 _url_validator = URLValidator(schemes=["http", "https"])
 
+# The code of the long-URL refusal for a URL that points back at this service (a redirect loop);
+# the others are "invalid".
+LOOP = "loop"
+
 
 class LinkRevoked(Exception):
     """A revoked link is final: it cannot be changed (the API answers 409)."""
@@ -177,8 +181,10 @@ class LongUrlRules:
         self.allowed = settings.SHORTURL_ALLOWED_DOMAINS
 
     def check(self, long_url: str) -> str:
-        def refuse(message: str) -> ValidationError:
-            return ValidationError({"long_url": [message]})
+        def refuse(message: str, code: str = "invalid") -> ValidationError:
+            # The code tells programs what kind of refusal it is (YOURLS's API answers a loop
+            # with its own error code).
+            return ValidationError({"long_url": [ValidationError(message, code=code)]})
 
         long_url = (long_url or "").strip()
         if not long_url:
@@ -211,7 +217,8 @@ class LongUrlRules:
         if points_back_here(host, url_port(parts), self.own_hosts, self.own_ports):
             raise refuse(
                 "This URL points back at this short-link service; "
-                "shortening it would make a redirect loop."
+                "shortening it would make a redirect loop.",
+                code=LOOP,
             )
         if is_local_address(host):
             # Kept apart from the loop: another app on this machine is not a short link.

@@ -1,0 +1,63 @@
+"""Credentials as other shorteners' APIs carry them → the user they belong to.
+
+One credential works everywhere: any API key (`su_…`, made on /accounts/api-keys/) or DRF token
+that `Authorization: Token …` accepts on the native API is accepted here as a raw value (YOURLS's
+`signature`), and a username and password go through the same guard as the sign-in form.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+from rest_framework import exceptions
+from rest_framework.authentication import TokenAuthentication
+
+from accounts.services import API_KEY_PREFIX, api_key_authenticate
+
+
+class SignInLockedOut(exceptions.AuthenticationFailed):
+    """Too many failed passwords for this username from this client: refused, even the right
+    one, until the cool-off has passed (django-axes, the sign-in form's guard)."""
+
+    default_detail = "Too many failed sign-ins: try again later."
+
+
+def user_for_credential(raw_key: str) -> AbstractBaseUser | None:
+    """The active user whose API key (`su_…`) or DRF token this is; None for anything else (an
+    unknown or revoked key, an inactive user)."""
+    raw_key = (raw_key or "").strip()
+    if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
+        return None
+    if raw_key.startswith(API_KEY_PREFIX):
+        api_key = api_key_authenticate(raw_key=raw_key)
+        user = api_key.user if api_key is not None else None
+    else:
+        try:
+            user, _token = TokenAuthentication().authenticate_credentials(raw_key)
+        except exceptions.AuthenticationFailed:
+            return None
+    if user is None or not user.is_active:
+        return None
+    return user
+
+
+def user_for_password(
+    request: HttpRequest, *, username: str, password: str
+) -> AbstractBaseUser | None:
+    """The user these sign-in details are right for, else None.
+
+    Through django.contrib.auth.authenticate, so django-axes counts every failure against the
+    username and client IP exactly as on /accounts/login/ (the two share one count). Past the
+    limit SignInLockedOut is raised, even for the right password; the view answering it should
+    mark its response (shorturl_project.login_attempts.ANSWERED_BY_VIEW) or axes' middleware
+    answers with the sign-in form's HTML page instead.
+
+    `request` is Django's HttpRequest (not DRF's): axes reads the client's address from it.
+    """
+    if "\x00" in username or "\x00" in password:
+        return None  # no account's name or password (the sign-in form refuses them too)
+    user = authenticate(request, username=username, password=password)
+    if user is None and getattr(request, "axes_locked_out", False):
+        raise SignInLockedOut()
+    return user
