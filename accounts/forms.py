@@ -1,6 +1,12 @@
-from django import forms
+from datetime import datetime, timedelta
 
-from .models import ApiKey
+from django import forms
+from django.utils import timezone
+
+from .models import ApiKey, ApiScope, all_scopes
+
+# Lifetimes offered for a new key, in days ("" never expires).
+KEY_LIFETIMES = [("", "Never"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year")]
 
 
 class ApiKeyCreateForm(forms.Form):
@@ -10,6 +16,21 @@ class ApiKeyCreateForm(forms.Form):
         help_text="What will use it, e.g. “Newsletter tool”.",
         error_messages={"required": "Give the key a name, e.g. the tool that will use it."},
     )
+    scopes = forms.MultipleChoiceField(
+        label="It may",
+        choices=ApiScope.choices,
+        initial=all_scopes,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Give a tool only what it needs: a request outside these is refused (403).",
+        error_messages={"required": "Give the key at least one scope."},
+    )
+    expires_in = forms.ChoiceField(
+        label="Expires after", choices=KEY_LIFETIMES, required=False, initial=""
+    )
+
+    def expires_at(self) -> datetime | None:
+        days = self.cleaned_data.get("expires_in")
+        return timezone.now() + timedelta(days=int(days)) if days else None
 
 
 class TimeZoneForm(forms.Form):

@@ -1,12 +1,29 @@
 """What a person keeps about themselves: their API keys and their preferences (time zone)."""
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
+
+
+class ApiScope(models.TextChoices):
+    """What an API key may do. A request outside its key's scopes answers 403 naming the scope."""
+
+    LINKS_READ = "links:read", "Read links (list, restore, QR codes, tags, domains)"
+    LINKS_WRITE = "links:write", "Create, change and revoke links"
+    STATS_READ = "stats:read", "Read click stats"
+    WEBHOOKS_WRITE = "webhooks:write", "Manage webhooks"
+
+
+def all_scopes() -> list[str]:
+    return [scope.value for scope in ApiScope]
 
 
 class ApiKey(models.Model):
-    """A named key for the REST API, owned by one user. Only a hash of the key is stored: the
-    key itself is shown once, when it is made. Room to grow: scopes and workspaces (#16)."""
+    """A named key for the REST API, owned by one user, with the scopes it may use and an
+    optional expiry. Only a hash of the key is stored: the key itself is shown once, when it is
+    made. Room to grow: workspaces (#16)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
@@ -18,6 +35,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Keys made before scopes existed keep every scope (the migration gives them all).
+    scopes = models.JSONField(default=all_scopes)
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = "API key"
@@ -28,7 +48,13 @@ class ApiKey(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.is_expired()
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes
 
 
 class Profile(models.Model):

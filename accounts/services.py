@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from .models import ApiKey, Profile
+from .models import ApiKey, Profile, all_scopes
 
 # Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
 API_KEY_PREFIX = "su_"
@@ -25,17 +25,40 @@ def api_key_hash(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
-def api_key_create(*, user: AbstractBaseUser, name: str) -> tuple[ApiKey, str]:
-    """A new key for this user; returns the row and the key itself, which is never stored."""
+def api_key_create(
+    *,
+    user: AbstractBaseUser,
+    name: str,
+    scopes: list[str] | None = None,
+    expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """A new key for this user; returns the row and the key itself, which is never stored.
+    `scopes`: what it may do (ApiScope values; none given: every scope); `expires_at`: when it
+    stops working (none: never)."""
+    errors: dict[str, list[str]] = {}
     name = name.strip()
     if not name:
-        raise ValidationError({"name": "Give the key a name, e.g. the tool that will use it."})
+        errors["name"] = ["Give the key a name, e.g. the tool that will use it."]
+    known = all_scopes()
+    unknown = sorted(set(scopes or []) - set(known))
+    # In the one order ApiScope lists them, each once.
+    scopes = known if scopes is None else [scope for scope in known if scope in set(scopes)]
+    if unknown:
+        errors["scopes"] = [f"Unknown scope {unknown[0]}; choose from {', '.join(known)}."]
+    elif not scopes:
+        errors["scopes"] = ["Give the key at least one scope."]
+    if expires_at is not None and expires_at <= timezone.now():
+        errors["expires_at"] = ["Choose an expiry in the future, or none."]
+    if errors:
+        raise ValidationError(errors)
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(30)
     api_key = ApiKey.objects.create(
         user=user,
         name=name[: ApiKey._meta.get_field("name").max_length],
         prefix=raw_key[: len(API_KEY_PREFIX) + 6],
         key_hash=api_key_hash(raw_key),
+        scopes=scopes,
+        expires_at=expires_at,
     )
     return api_key, raw_key
 
@@ -51,15 +74,16 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
 
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The active key with this value (its user loaded), marking it used; None if unknown."""
+    """The active key with this value (its user loaded), marking it used; None if unknown,
+    revoked or expired."""
     api_key = (
         ApiKey.objects.select_related("user")
         .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
         .first()
     )
-    if api_key is None:
-        return None
     now = timezone.now()
+    if api_key is None or api_key.is_expired(now):
+        return None
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now

@@ -27,10 +27,14 @@ def api_keys(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             api_key, raw_key = services.api_key_create(
-                user=request.user, name=form.cleaned_data["name"]
+                user=request.user,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                expires_at=form.expires_at(),
             )
         except ValidationError as error:
-            form.add_error("name", error.message_dict["name"])
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
         else:
             request.session[NEW_KEY_SESSION] = {"id": api_key.pk, "key": raw_key}
             return redirect("api_keys")

@@ -6,13 +6,16 @@ import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
+from accounts.models import all_scopes
+
 pytestmark = pytest.mark.django_db
 
 LINKS_API = "/api/v1/links/"
 
 
 def _create_key(client, name: str) -> str:
-    response = client.post(reverse("api_keys"), {"name": name}, follow=True)
+    # Every scope ticked, as the form starts.
+    response = client.post(reverse("api_keys"), {"name": name, "scopes": all_scopes()}, follow=True)
     assert response.status_code == 200
     match = re.search(r'data-testid="new-key">([^<]+)<', response.content.decode())
     assert match, "the new key is shown once after creating it"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from accounts.models import ApiScope
 from analytics.selectors import link_stats, links_stats
 from links.api.base import ApiView
 from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER, error_responses
@@ -62,6 +63,7 @@ STATS_EXAMPLE = {
 
 class LinkStatsView(ApiView):
     serializer_class = LinkStatsSerializer
+    read_scope = ApiScope.STATS_READ
 
     @extend_schema(
         tags=["stats"],
@@ -96,6 +98,7 @@ class LinkStatsView(ApiView):
 
 class TagStatsView(ApiView):
     serializer_class = TagStatsSerializer
+    read_scope = ApiScope.STATS_READ
 
     @extend_schema(
         tags=["stats"],

@@ -20,10 +20,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework import exceptions, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import JSONParser
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
+from accounts.models import ApiScope
+from accounts.permissions import HasKeyScope, scope_by_method
 from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
@@ -187,6 +190,12 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
     parser_classes = [JsonBodyParser]
     renderer_classes = [JSONRenderer]
     throttle_classes = API_THROTTLES
+    permission_classes = [IsAuthenticated, HasKeyScope]
+    # The scope an API key needs to read here (writes need links:write).
+    read_scope = ApiScope.LINKS_READ
+
+    def required_scope(self, request) -> str:
+        return scope_by_method(request, read=self.read_scope)
 
     def check_permissions(self, request) -> None:
         # Callers without credentials are counted per IP before they are refused, so probing

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
+from accounts.models import ApiKey
 from accounts.services import API_KEY_PREFIX, api_key_authenticate
 
 
@@ -23,12 +24,15 @@ class SignInLockedOut(exceptions.AuthenticationFailed):
     default_detail = "Too many failed sign-ins: try again later."
 
 
-def user_for_credential(raw_key: str) -> AbstractBaseUser | None:
-    """The active user whose API key (`su_…`) or DRF token this is; None for anything else (an
-    unknown or revoked key, an inactive user)."""
+def credential_for(raw_key: str) -> tuple[AbstractBaseUser, ApiKey | None] | None:
+    """(the active user, their API key) for an API key (`su_…`), (user, None) for a DRF token
+    (which acts with every scope); None for anything else (an unknown, revoked or expired key,
+    an inactive user). What DRF's authentication classes return, so the key's scopes apply
+    (accounts.permissions.HasKeyScope)."""
     raw_key = (raw_key or "").strip()
     if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
         return None
+    api_key = None
     if raw_key.startswith(API_KEY_PREFIX):
         api_key = api_key_authenticate(raw_key=raw_key)
         user = api_key.user if api_key is not None else None
@@ -39,7 +43,7 @@ def user_for_credential(raw_key: str) -> AbstractBaseUser | None:
             return None
     if user is None or not user.is_active:
         return None
-    return user
+    return user, api_key
 
 
 def user_for_password(

@@ -32,6 +32,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from accounts.models import ApiScope
+from accounts.permissions import HasKeyScope
 from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
 
 from .. import domains
@@ -52,7 +54,7 @@ from ..selectors import (
 from ..services.create import link_create
 from ..services.policy import LOOP
 from ..shortlinks import link_short_url
-from .auth import SignInLockedOut, user_for_credential, user_for_password
+from .auth import SignInLockedOut, credential_for, user_for_password
 
 # What `version` says: the YOURLS whose answers these are.
 YOURLS_VERSION = "1.9.2"
@@ -374,6 +376,13 @@ def action_version(request: Request, params: dict[str, str]) -> Reply:
     return {"version": YOURLS_VERSION, "statusCode": 200, "simple": YOURLS_VERSION}
 
 
+ACTION_SCOPES = {
+    "shorturl": ApiScope.LINKS_WRITE,
+    "expand": ApiScope.LINKS_READ,
+    "url-stats": ApiScope.STATS_READ,
+    "stats": ApiScope.STATS_READ,
+    "db-stats": ApiScope.STATS_READ,
+}
 ACTIONS: dict[str, Callable[[Request, dict[str, str]], Reply]] = {
     "shorturl": action_shorturl,
     "expand": action_expand,
@@ -396,10 +405,10 @@ class YourlsAuthentication(BaseAuthentication):
         params = yourls_params(request)
         signature = params.get("signature", "")
         if signature:
-            user = user_for_credential(signature)
-            if user is None:
+            credential = credential_for(signature)
+            if credential is None:
                 raise exceptions.AuthenticationFailed(PLEASE_LOG_IN)
-            return user, None
+            return credential
         username, password = params.get("username", ""), params.get("password", "")
         if username and password:
             user = user_for_password(request._request, username=username, password=password)
@@ -425,7 +434,7 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
     (valid) credentials count per client IP."""
 
     authentication_classes = [YourlsAuthentication]
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, HasKeyScope]
     throttle_classes = API_THROTTLES
     renderer_classes = [JSONRenderer]
     parser_classes = []  # parameters come from Django's request (yourls_params)
@@ -434,6 +443,10 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
 
     def is_write(self, request) -> bool:
         return yourls_params(request).get("action") == "shorturl"
+
+    def required_scope(self, request) -> str | None:
+        """An API key's scope each action needs (`version` none)."""
+        return ACTION_SCOPES.get(yourls_params(request).get("action", ""))
 
     def check_permissions(self, request) -> None:
         # As links.api.base.ApiView: callers without credentials are counted before the refusal.
