@@ -17,17 +17,20 @@ class CsvRecord:
     cells: dict[str, str]  # header_key(column) → cell text, stripped
 
 
-def _dialect(text: str) -> type[csv.Dialect] | csv.Dialect:
+def _delimiter(text: str) -> str:
+    """The header line's delimiter. Only that is taken from the sniffer: its guesses about
+    quoting, from one line, are often wrong (a cell with "" in it would be cut); the rest is
+    Excel's CSV, which every exporter writes."""
     first = text.split("\n", 1)[0]
     try:
-        return csv.Sniffer().sniff(first, delimiters=",;\t")
+        return csv.Sniffer().sniff(first, delimiters=",;\t").delimiter
     except csv.Error:
-        return csv.excel
+        return ","
 
 
 def csv_rows(text: str) -> Iterator[tuple[int, list[str]]]:
     """(line, cells) of every non-blank record, the header included."""
-    reader = csv.reader(io.StringIO(text, newline=""), dialect=_dialect(text))
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=_delimiter(text))
     line = 1
     while True:
         try:

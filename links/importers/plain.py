@@ -20,6 +20,7 @@ from .rows import (
     parse_datetime,
     split_tags,
     text_of,
+    without_formula_guard,
 )
 
 LONG_URL_COLUMNS = ("longurl", "url", "destination", "target")
@@ -30,7 +31,13 @@ def looks_like_plain_header(keys: set[str]) -> bool:
     return bool(keys & set(LONG_URL_COLUMNS))
 
 
-def _row(number: int, fields: dict) -> SourceRow:
+def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
+    """`csv_cells`: free text may carry the apostrophe a CSV export puts before a formula."""
+
+    def free_text(value) -> str:
+        text = text_of(value)
+        return without_formula_guard(text) if csv_cells else text
+
     def first(names: tuple[str, ...]):
         for name in names:
             value = fields.get(name)
@@ -42,8 +49,10 @@ def _row(number: int, fields: dict) -> SourceRow:
         row=number,
         long_url=text_of(first(LONG_URL_COLUMNS)),
         code=text_of(first(CODE_COLUMNS)) or None,
-        title=text_of(fields.get("title")),
-        tags=split_tags(fields.get("tags")),
+        title=free_text(fields.get("title")),
+        tags=split_tags(
+            free_text(fields.get("tags")) if csv_cells else fields.get("tags"),
+        ),
         created_at=parse_datetime(fields.get("createdat")),
         expires_at=parse_datetime(fields.get("expiresat")),
         archived=bool(parse_bool(fields.get("archived"))),
@@ -55,7 +64,7 @@ def _row(number: int, fields: dict) -> SourceRow:
 
 
 def parse_plain_csv(text: str) -> ParsedFile:
-    rows = [_row(record.line, record.cells) for record in read_records(text)]
+    rows = [_row(record.line, record.cells, csv_cells=True) for record in read_records(text)]
     return ParsedFile(format="plain", unit="line", rows=rows)
 
 

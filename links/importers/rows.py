@@ -153,6 +153,18 @@ def split_short_link(value: str) -> tuple[str | None, str | None]:
     return host, (segments[-1] if segments else None)
 
 
+# What a spreadsheet runs as a formula when a cell starts with it; CSV exports put an apostrophe
+# in front of such text (links.exports.spreadsheet_safe).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def without_formula_guard(text: str) -> str:
+    """A CSV cell as it was before an export guarded it: `'=SUM(A1)` → `=SUM(A1)`."""
+    if text.startswith("'") and text[1:].startswith(FORMULA_PREFIXES):
+        return text[1:]
+    return text
+
+
 def text_of(value) -> str:
     """A cell or JSON value as text ("" for None)."""
     if value is None:

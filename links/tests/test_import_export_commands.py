@@ -291,3 +291,17 @@ def test_an_export_imports_into_another_user_on_another_domain_with_its_codes(
     # The revoked link stays behind.
     assert "gone: Not imported: revoked in the source." in out
     assert "gone" not in copied
+
+
+def test_text_a_spreadsheet_would_run_is_guarded_in_the_csv_and_comes_back_as_it_was(
+    user, other_user, tmp_path
+):
+    formula = '=HYPERLINK("https://evil.example/","Click")'
+    link_create(user=user, long_url="https://www.example.com/f", alias="formula-1", title=formula)
+    export = tmp_path / "links.csv"
+    command("export_links", "--user", "marketer", "--output", str(export))
+    with export.open() as rows:
+        [row] = list(csv.DictReader(rows))
+    assert row["title"] == "'" + formula
+    out, _ = command("import_links", str(export), "--user", "rival")
+    assert UrlLink.objects.get(owner=other_user).title == formula, out

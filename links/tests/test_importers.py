@@ -230,6 +230,12 @@ def test_a_file_that_cannot_be_read_says_why(data, message):
         parse_file(data)
 
 
+def test_quotes_doubled_inside_a_quoted_cell_are_one_quote():
+    data = 'long_url,title,tags\nhttps://example.com/q,"Say ""hi"", then go","a, b"\n'
+    [row] = parse_file(data.encode()).rows
+    assert (row.title, row.tags) == ('Say "hi", then go', ["a", "b"])
+
+
 def test_a_byte_order_mark_and_semicolons_are_fine():
     data = "\ufefflong_url;alias;title\nhttps://example.com/x;xx-1;Hello\n".encode()
     [row] = parse_file(data).rows
