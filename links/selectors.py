@@ -12,7 +12,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from .domains import hostname_of
-from .models import DEFAULT_DOMAIN_ID, Domain, Tag, UrlLink
+from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
 from .shortlinks import link_short_url
 
 
@@ -261,3 +261,19 @@ def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:
     if not host or host == default_domain_host(request_host):
         return DEFAULT_DOMAIN_ID
     return Domain.objects.filter(host=host).values_list("id", flat=True).first()
+
+
+def link_import_list(*, user: AbstractBaseUser, limit: int = 10) -> list[LinkImport]:
+    """The user's latest uploads on the import page, newest first (their files left out)."""
+    return list(LinkImport.objects.filter(owner=user).defer("data", "report")[:limit])
+
+
+def link_import_get(*, user: AbstractBaseUser, import_id: int) -> LinkImport:
+    """One of the user's uploads with its report; LinkImport.DoesNotExist for anyone else's
+    (staff included: an upload is its owner's business)."""
+    return LinkImport.objects.defer("data").get(pk=import_id, owner=user)
+
+
+def link_imports_waiting() -> bool:
+    """Whether any upload waits for its background run."""
+    return LinkImport.objects.filter(status=ImportStatus.QUEUED).exists()

@@ -19,22 +19,36 @@ became of each row.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from celery import current_app
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
 from ..codes.aliases import validate_alias
-from ..importers import ParsedFile, SourceRow, parse_file
-from ..models import UrlLink
+from ..importers import (
+    FORMATS,
+    ImportFileError,
+    ParsedFile,
+    SourceRow,
+    decode,
+    detect_format,
+    parse_file,
+)
+from ..models import IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
 from .bulk import BULK_MAX_ITEMS, link_create_many
 from .create import prepare_link
 from .domains import domain_for_create
 from .policy import LongUrlRules, url_hash, validate_title
 from .tags import MAX_TAGS_PER_LINK, clean_tags, tag_key
+
+logger = logging.getLogger("shorturl.imports")
 
 ON_TAKEN_CODE_CHOICES = ("new", "skip")
 
@@ -44,6 +58,8 @@ class Outcome:
     NEW_CODE = "new code"  # its old code could not be kept (`reason` says why)
     SKIPPED = "skipped"
 
+
+OUTCOMES = (Outcome.IMPORTED, Outcome.NEW_CODE, Outcome.SKIPPED)
 
 # Why a row was skipped, for the summary's counts.
 SKIP_KINDS = {
@@ -544,3 +560,145 @@ def link_import_file(
         request_host=request_host,
         progress=progress,
     )
+
+
+# --- Uploads run in the background -------------------------------------------------------------
+
+# Sent by name: the task module imports this one (links.tasks.link_import_task).
+IMPORT_TASK = "links.tasks.link_import_task"
+
+
+def link_import_queue(
+    *,
+    user: AbstractBaseUser,
+    file_name: str,
+    data: bytes,
+    file_format: str = "",
+    domain: str = "",
+    on_taken_code: str = "new",
+    dry_run: bool = False,
+    request_host: str = "",
+) -> LinkImport:
+    """Keep an uploaded file for link_import_run, or ValidationError with every problem the
+    upload has at once: too large (SHORTURL_IMPORT_MAX_BYTES), not a file of a known format,
+    a domain that is none of ours.
+
+    Services mode queues the Celery task once the row is committed; the embedded mode's node
+    runner picks queued imports up itself (shorturl_project.embedded), as it does the worker's
+    other jobs.
+    """
+    errors: dict[str, list[str]] = {}
+    limit = settings.SHORTURL_IMPORT_MAX_BYTES
+    if len(data) > limit:
+        errors["file"] = [
+            f"Files can be at most {filesizeformat(limit)} here; split this one, or ask staff "
+            "to run manage.py import_links with it."
+        ]
+    elif file_format and file_format not in FORMATS:
+        errors["file_format"] = [f"Unknown format “{file_format}”."]
+    elif not file_format:
+        try:
+            detect_format(decode(data))
+        except ImportFileError as error:
+            errors["file"] = [str(error)]
+    if on_taken_code not in ON_TAKEN_CODE_CHOICES:
+        errors["on_taken_code"] = ["Choose what happens to an old code that cannot be kept."]
+    if domain:
+        try:
+            domain_for_create(domain, request_host=request_host)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    if errors:
+        raise ValidationError(errors)
+    job = LinkImport.objects.create(
+        owner=user,
+        file_name=(file_name or "upload")[:255],
+        data=data,
+        file_format=file_format,
+        domain=domain,
+        on_taken_code=on_taken_code,
+        dry_run=dry_run,
+        request_host=request_host,
+    )
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: current_app.send_task(IMPORT_TASK, args=[job.pk]))
+    return job
+
+
+def _finish(job_id: int, **values) -> None:
+    LinkImport.objects.filter(pk=job_id).update(
+        finished_at=timezone.now(), updated_at=timezone.now(), data=b"", **values
+    )
+
+
+def link_import_run(*, import_id: int) -> bool:
+    """Run one queued upload: claim it (one runner only, whichever asks first), import it with
+    its options, store the report and drop the file. False when it was not waiting (already
+    claimed, or gone)."""
+    claimed = LinkImport.objects.filter(pk=import_id, status=ImportStatus.QUEUED).update(
+        status=ImportStatus.RUNNING, updated_at=timezone.now()
+    )
+    if not claimed:
+        return False
+    job = LinkImport.objects.select_related("owner").get(pk=import_id)
+    try:
+        parsed = parse_file(bytes(job.data), job.file_format or None)
+    except ImportFileError as error:
+        _finish(job.pk, status=ImportStatus.FAILED, error=str(error))
+        return True
+    LinkImport.objects.filter(pk=job.pk).update(rows_total=len(parsed.rows))
+
+    def progress(done: int, total: int) -> None:
+        LinkImport.objects.filter(pk=job.pk).update(
+            rows_done=done, rows_total=total, updated_at=timezone.now()
+        )
+
+    try:
+        report = link_import(
+            user=job.owner,
+            parsed=parsed,
+            domain=job.domain or None,
+            on_taken_code=job.on_taken_code,
+            dry_run=job.dry_run,
+            request_host=job.request_host or None,
+            progress=progress,
+        )
+    except ValidationError as error:  # its domain was removed since the upload
+        _finish(job.pk, status=ImportStatus.FAILED, error=" ".join(error.messages))
+    except Exception:
+        logger.exception("Import %s stopped", job.pk)
+        _finish(
+            job.pk,
+            status=ImportStatus.FAILED,
+            error="The import stopped on an unexpected error (it is in the server's log). "
+            "Links of the batches done are in your links; uploading the file again imports the "
+            "rest and reports those as already there.",
+        )
+    else:
+        _finish(job.pk, status=ImportStatus.DONE, report=report.as_dict())
+    return True
+
+
+def link_import_run_queued() -> int:
+    """Run every waiting upload, oldest first (the embedded mode's node runner calls it); mark
+    running ones whose process ended as failed. Returns how many ran."""
+    stale = timezone.now() - IMPORT_STALE_AFTER
+    LinkImport.objects.filter(status=ImportStatus.RUNNING, updated_at__lt=stale).update(
+        status=ImportStatus.FAILED,
+        finished_at=timezone.now(),
+        data=b"",
+        error="The import was interrupted (its server process ended). Links of the batches "
+        "done are in your links; uploading the file again imports the rest and reports those "
+        "as already there.",
+    )
+    ran = 0
+    while True:
+        waiting = (
+            LinkImport.objects.filter(status=ImportStatus.QUEUED)
+            .order_by("id")
+            .values_list("id", flat=True)
+            .first()
+        )
+        if waiting is None:
+            return ran
+        ran += link_import_run(import_id=waiting)
