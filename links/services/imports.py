@@ -8,10 +8,10 @@ became of each row.
   codes' shape…) gets a new code (`on_taken_code="new"`, the default: the link survives, its
   short URL changes) or its row is skipped (`"skip"`); the report says which and why.
 - Nothing is imported twice: a code that is already the owner's link on that domain is
-  "already there", and a row that would need a new code is not imported when the owner already
+  "already exists", and a row that would need a new code is not imported when the owner already
   has an active link to its URL on that domain, or when an earlier row of the file had it.
 - Rows go in batches of BULK_MAX_ITEMS, one transaction each: an import stopped half-way keeps
-  the batches done, and running it again reports them as already there.
+  the batches done, and running it again reports them as already existing.
 - A dry run applies the same checks without writing anything (no code is claimed).
 
 `user` owns the imported links: the seam where a workspace will come in.
@@ -41,7 +41,7 @@ from ..importers import (
     detect_format,
     parse_file,
 )
-from ..models import IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
+from ..models import DEFAULT_DOMAIN_ID, IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
 from .bulk import BULK_MAX_ITEMS, link_create_many
 from .create import prepare_link
 from .domains import domain_for_create
@@ -63,7 +63,7 @@ OUTCOMES = (Outcome.IMPORTED, Outcome.NEW_CODE, Outcome.SKIPPED)
 
 # Why a row was skipped, for the summary's counts.
 SKIP_KINDS = {
-    "exists": "already there",
+    "exists": "already in the links",
     "duplicate": "repeated in the file",
     "refused": "refused by the link rules",
     "code": "old code not kept",
@@ -80,7 +80,7 @@ class ImportEntry:
     outcome: str  # Outcome.*
     long_url: str
     old_code: str = ""
-    code: str = ""  # the link's code here: new, or the existing link's when already there
+    code: str = ""  # the link's code here: new, or the existing link's when it already exists
     domain: str = ""  # the link's short domain's host; "" for the default domain
     reason: str = ""  # why skipped or why a new code; notes for imported rows
     kind: str = ""  # for skipped rows: a SKIP_KINDS key
@@ -114,7 +114,7 @@ class ImportReport:
 
     def summary(self) -> str:
         """One sentence: `Imported 12 links (10 with their old codes, 2 with new codes); skipped
-        3 (2 already there, 1 refused by the link rules).`"""
+        3 (2 already in the links, 1 refused by the link rules).`"""
         verb = "Would import" if self.dry_run else "Imported"
         new = self.count(Outcome.NEW_CODE)
         kept = sum(
@@ -248,7 +248,9 @@ class _Importer:
         # ours); otherwise to the domain its old short link was on.
         self.forced_domain = None
         if domain:
-            self.forced_domain = (domain_for_create(domain, request_host=request_host), domain)
+            self.forced_domain = self._named(
+                domain_for_create(domain, request_host=request_host), domain
+            )
         self.domains: dict[str, tuple[int, str | None] | str] = {}
         # What earlier rows of the file took: (code, domain id) → (row, URL), and
         # (domain id, URL) → row.
@@ -269,6 +271,12 @@ class _Importer:
             **extra,
         )
 
+    @staticmethod
+    def _named(domain_id: int, name: str) -> tuple[int, str | None]:
+        """(domain id, its name for the create calls): none for the default domain, whatever
+        name reached it (SHORT_URL_BASE's host, the request's), as links on it are reported."""
+        return domain_id, None if domain_id == DEFAULT_DOMAIN_ID else name
+
     def _domain(self, source: SourceRow) -> tuple[int, str | None] | str:
         """(domain id, name for the create call), or why the row's domain is refused."""
         if self.forced_domain is not None:
@@ -283,7 +291,7 @@ class _Importer:
                     "or choose a domain for the whole file."
                 )
             else:
-                self.domains[name] = (domain_id, name or None)
+                self.domains[name] = self._named(domain_id, name)
         return self.domains[name]
 
     def _prepare(self, source: SourceRow) -> _Pending | None:
@@ -376,7 +384,7 @@ class _Importer:
                 owner_id, url = taken[key]
                 if owner_id == self.user.pk:
                     reason = (
-                        "Already there."
+                        "Already exists."
                         if url == p.long_url
                         else (f"“{code}” is already your link to {url[:200]}; not imported again.")
                     )
@@ -402,7 +410,7 @@ class _Importer:
             self.skip(
                 source,
                 "exists",
-                f"Already there as {owned[url_key]}"
+                f"Already exists as {owned[url_key]}"
                 + (f" (the old code “{code}” cannot be kept: {problem})" if problem else "")
                 + ".",
                 code=owned[url_key],
@@ -480,7 +488,7 @@ class _Importer:
                     self.skip(
                         p.source,
                         "exists",
-                        f"Already there as {link.code}.",
+                        f"Already exists as {link.code}.",
                         code=link.code,
                         domain=link.domain_host,
                     )
@@ -672,7 +680,7 @@ def link_import_run(*, import_id: int) -> bool:
             status=ImportStatus.FAILED,
             error="The import stopped on an unexpected error (it is in the server's log). "
             "Links of the batches done are in your links; uploading the file again imports the "
-            "rest and reports those as already there.",
+            "rest and reports those as already existing.",
         )
     else:
         _finish(job.pk, status=ImportStatus.DONE, report=report.as_dict())
@@ -689,7 +697,7 @@ def link_import_run_queued() -> int:
         data=b"",
         error="The import was interrupted (its server process ended). Links of the batches "
         "done are in your links; uploading the file again imports the rest and reports those "
-        "as already there.",
+        "as already existing.",
     )
     ran = 0
     while True:

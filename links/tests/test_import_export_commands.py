@@ -305,3 +305,11 @@ def test_text_a_spreadsheet_would_run_is_guarded_in_the_csv_and_comes_back_as_it
     assert row["title"] == "'" + formula
     out, _ = command("import_links", str(export), "--user", "rival")
     assert UrlLink.objects.get(owner=other_user).title == formula, out
+
+
+def test_the_file_can_come_on_standard_input(user, monkeypatch):
+    data = (FIXTURES / "yourls.csv").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    out, _ = command("import_links", "-", "--user", "marketer")
+    assert out.startswith("Reading - as YOURLS CSV: 6 links.")
+    assert UrlLink.objects.filter(owner=user, code="ozh").exists()

@@ -316,10 +316,10 @@ def test_importing_the_same_file_again_says_already_there_and_adds_nothing(user,
             continue
         repeat = again[entry.old_code]
         assert (repeat.outcome, repeat.kind, repeat.code) == (Outcome.SKIPPED, "exists", entry.code)
-    assert again["abc"].reason == "Already there."
-    assert again["1"].reason.startswith(f"Already there as {codes[53]} (the old code “1” cannot")
+    assert again["abc"].reason == "Already exists."
+    assert again["1"].reason.startswith(f"Already exists as {codes[53]} (the old code “1” cannot")
     assert second.summary() == (
-        "Imported 0 links; skipped 11 (8 already there, 3 refused by the link rules)."
+        "Imported 0 links; skipped 11 (8 already in the links, 3 refused by the link rules)."
     )
 
 
@@ -367,3 +367,11 @@ def test_titles_and_tags_the_rules_refuse_are_trimmed_or_left_out_not_the_link(u
 def test_a_domain_for_the_whole_file_must_be_one_of_ours(user):
     with pytest.raises(ValidationError, match="not one of this service's short domains"):
         run(user, "plain.csv", domain="nowhere.example")
+
+
+def test_a_source_domain_that_is_the_default_one_here_is_the_default_domain(settings, user):
+    settings.SHORT_URL_BASE = "https://s.example.com/"
+    text = "createdAt,domain,shortCode,longUrl\n2020-01-01,s.example.com,abc12,https://e.com/\n"
+    [entry] = link_import(user=user, parsed=parse_file(text.encode())).entries
+    assert (entry.outcome, entry.code, entry.domain) == (Outcome.IMPORTED, "abc12", "")
+    assert UrlLink.objects.get(code="abc12").domain_host == ""
