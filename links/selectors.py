@@ -183,9 +183,10 @@ def link_export_rows(
     status, archived, clicks and unique_visitors (all time, people only). Archived, expired and
     revoked links included.
 
-    `everyone=True`: every owner's links, for staff only (PermissionDenied otherwise). Read in
-    pages of `batch_size` links with their totals and tags in bulk: four queries a page, not
-    one per link, and memory stays flat however many links there are.
+    `user` is whose links they are (where a workspace will come in). `everyone=True`: every
+    owner's links, for staff only (PermissionDenied otherwise). Read in pages of `batch_size`
+    links with their totals and tags in bulk: four queries a page, not one per link, and memory
+    stays flat however many links there are.
     """
     links = UrlLink.objects.select_related("domain").order_by("id")
     if everyone:

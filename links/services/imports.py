@@ -257,6 +257,7 @@ class _Importer:
         self.codes_seen: dict[tuple[str, int], tuple[int, str]] = {}
         self.urls_seen: dict[tuple[int, str], int] = {}
         self.where = parsed.unit
+        self.outcomes: dict[int, ImportEntry] = {}  # the batch's rows' entries, by id(row)
 
     # --- per row ---------------------------------------------------------------------------
 
@@ -287,8 +288,9 @@ class _Importer:
                 domain_id = domain_for_create(name or None, request_host=self.request_host)
             except ValidationError as error:
                 self.domains[name] = (
-                    f"{' '.join(error.messages)} Add it (manage.py domains add {name[:100]}) "
-                    "or choose a domain for the whole file."
+                    f"{' '.join(error.messages)} Staff can add it (the admin's Short domains, "
+                    f"or manage.py domains add {name[:100]}); or choose a domain for the whole "
+                    "file."
                 )
             else:
                 self.domains[name] = self._named(domain_id, name)
@@ -326,7 +328,7 @@ class _Importer:
     # --- per batch -------------------------------------------------------------------------
 
     def run_batch(self, sources: list[SourceRow]) -> None:
-        self.outcomes: dict[int, ImportEntry] = {}
+        self.outcomes = {}
         self._run_batch(sources)
         # Every row ends in exactly one entry, in the file's order.
         self.report.entries.extend(self.outcomes.pop(id(source)) for source in sources)
