@@ -9,6 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from .importers import FORMATS
 from .models import RedirectType, UrlLink
 from .selectors import DEFAULT_ORDER, LINK_ORDERS
 from .services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
@@ -558,3 +559,48 @@ class UnlockForm(forms.Form):
         form.full_clean()
         form.errors["password"] = form.error_class([message])
         return form
+
+
+class LinkImportForm(forms.Form):
+    """The import page's upload: a file from another shortener and how to bring it in (the
+    rules are links.services.imports')."""
+
+    file = forms.FileField(
+        label="File",
+        help_text="Bitly's CSV export, a YOURLS SQL dump or CSV, Kutt's or Shlink's API JSON, "
+        "Shlink's CSV, or a CSV with the columns long_url, alias, title, tags.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.json,.sql,.txt,text/csv"}),
+    )
+    file_format = forms.ChoiceField(
+        label="Format",
+        required=False,
+        choices=[("", "Tell from the file"), *((key, spec.label) for key, spec in FORMATS.items())],
+    )
+    on_taken_code = forms.ChoiceField(
+        label="When an old code cannot be kept here (taken, reserved, too short…)",
+        choices=[
+            ("new", "Import the link with a new code"),
+            ("skip", "Leave the link out"),
+        ],
+        initial="new",
+        widget=forms.RadioSelect,
+    )
+    dry_run = forms.BooleanField(
+        label="Only check the file: import nothing, show what would happen", required=False
+    )
+
+    def __init__(self, *args, domains: list[str] | None = None, default_domain: str = "", **kwargs):
+        """`domains`: the extra short domains' hosts; with any, the form offers to put every
+        link on one of them (`default_domain` names the default one)."""
+        super().__init__(*args, **kwargs)
+        if domains:
+            default_label = f"{default_domain} (default)" if default_domain else "Default domain"
+            self.fields["domain"] = forms.ChoiceField(
+                label="Short domain",
+                required=False,
+                choices=[
+                    ("", "Each link's old domain if it is one of ours, else the default"),
+                    (default_domain, default_label),
+                    *((host, host) for host in domains),
+                ],
+            )

@@ -1,4 +1,4 @@
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -293,3 +293,67 @@ class UniqueCode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} ({self.status})"
+
+
+# A running import moves its row on after every batch (seconds apart); one whose row has not
+# moved for this long was interrupted (its process ended).
+IMPORT_STALE_AFTER = timedelta(minutes=10)
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "Waiting"
+    RUNNING = "running", "Importing"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class LinkImport(models.Model):
+    """A file uploaded on the import page: waiting for the background run, being imported, or
+    imported with its report (links.services.imports). The file lives in the row until it has
+    been read, so any worker of any node can run it."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_imports"
+    )
+    file_name = models.CharField(max_length=255)
+    data = models.BinaryField(default=b"")  # the upload; emptied once it has been read
+    # What the uploader chose: a links.importers.FORMATS key ("" = told from the content), a
+    # short domain's host for every link ("" = each link's own), new/skip for codes not kept.
+    file_format = models.CharField(max_length=20, blank=True, default="")
+    domain = models.CharField(max_length=HOST_MAX_LENGTH, blank=True, default="")
+    on_taken_code = models.CharField(max_length=8, default="new")
+    dry_run = models.BooleanField(default=False)
+    # The Host the upload came to: the default domain's name when SHORT_URL_BASE is unset, and
+    # a host the imported URLs may not point back to, as for links made on the page.
+    request_host = models.CharField(max_length=HOST_MAX_LENGTH + 6, blank=True, default="")
+    status = models.CharField(
+        max_length=8, choices=ImportStatus.choices, default=ImportStatus.QUEUED
+    )
+    rows_total = models.PositiveIntegerField(default=0)
+    rows_done = models.PositiveIntegerField(default=0)
+    report = models.JSONField(default=dict, blank=True)  # ImportReport.as_dict()
+    error = models.TextField(blank=True, default="")  # why a failed import stopped
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Moved on by every batch: a running import whose row stops changing was interrupted.
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "link import"
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "id"], name="linkimport_status_id")]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ImportStatus.DONE, ImportStatus.FAILED)
+
+    @property
+    def interrupted(self) -> bool:
+        """Running, but its row has not moved on for IMPORT_STALE_AFTER: its process ended."""
+        return (
+            self.status == ImportStatus.RUNNING
+            and self.updated_at < timezone.now() - IMPORT_STALE_AFTER
+        )

@@ -1,9 +1,17 @@
 from celery import shared_task
 
 from .codes import pool
+from .services import imports
 
 
 @shared_task(ignore_result=True, soft_time_limit=120, time_limit=150)
 def refill_code_pool_task() -> int:
     """Top the code pool up when it is under its low-water mark (beat and shorten ask for it)."""
     return pool.pool_refill_if_low()
+
+
+@shared_task(ignore_result=True, soft_time_limit=1800, time_limit=1900)
+def link_import_task(import_id: int) -> None:
+    """Import a file uploaded on the import page (services mode; the embedded mode's node runner
+    runs them itself)."""
+    imports.link_import_run(import_id=import_id)

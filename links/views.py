@@ -7,11 +7,18 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,8 +28,15 @@ from django.views.decorators.http import require_http_methods
 from . import qr
 from .cache import CacheUnavailable
 from .codes.base import CodeGenerationError
-from .forms import LinkCreateForm, LinkEditForm, LinkFilterForm, add_service_errors
-from .models import LinkStatus, Tag
+from .exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
+from .forms import (
+    LinkCreateForm,
+    LinkEditForm,
+    LinkFilterForm,
+    LinkImportForm,
+    add_service_errors,
+)
+from .models import LinkImport, LinkStatus, Tag
 from .redirect import bare_root_view
 from .selectors import (
     LinkNotFound,
@@ -30,13 +44,16 @@ from .selectors import (
     default_domain_host,
     domain_list,
     link_click_totals,
+    link_export_rows,
     link_get_visible,
+    link_import_get,
+    link_import_list,
     link_list,
     link_tag_names,
     tag_get,
     tag_list,
 )
-from .services import change, create
+from .services import change, create, imports
 from .services.policy import LinkRevoked, ensure_changeable
 from .services.utm import UTM_FIELDS
 from .shortcuts import visible_link_or_404
@@ -335,3 +352,120 @@ def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
         fmt=fmt,
         size=size,
     )
+
+
+# --- Import and export -------------------------------------------------------------------------
+
+# Rows of each kind the status page lists; the report's CSV has them all.
+IMPORT_ROWS_SHOWN = 200
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def link_import_page(request: HttpRequest) -> HttpResponse:
+    """Upload another shortener's export; it is imported in the background (status page)."""
+    form = LinkImportForm(request.POST or None, request.FILES or None, **_domain_choices(request))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        upload = data["file"]
+        try:
+            job = imports.link_import_queue(
+                user=request.user,
+                file_name=upload.name,
+                # One byte past the limit is enough for the service to refuse a larger file.
+                data=upload.read(settings.SHORTURL_IMPORT_MAX_BYTES + 1),
+                file_format=data["file_format"],
+                domain=data.get("domain") or "",
+                on_taken_code=data["on_taken_code"],
+                dry_run=data["dry_run"],
+                request_host=request.get_host(),
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            return redirect("link_import_status", import_id=job.pk)
+    return render(
+        request,
+        "links/import.html",
+        {
+            "form": form,
+            "imports": link_import_list(user=request.user),
+            "max_mb": settings.SHORTURL_IMPORT_MAX_BYTES / 2**20,
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+def _visible_import(request: HttpRequest, import_id: int) -> LinkImport:
+    try:
+        return link_import_get(user=request.user, import_id=import_id)
+    except LinkImport.DoesNotExist:
+        raise Http404("No such import.") from None
+
+
+@login_required
+def link_import_status(request: HttpRequest, import_id: int) -> HttpResponse:
+    """An upload's progress (the page reloads itself until it is done), then its report."""
+    job = _visible_import(request, import_id)
+    context = {"job": job, "rows_shown": IMPORT_ROWS_SHOWN}
+    if job.report:
+        report = imports.ImportReport.from_dict(job.report)
+        by_outcome = {outcome: [] for outcome in imports.OUTCOMES}
+        for entry in report.entries:
+            by_outcome[entry.outcome].append(entry)
+        context.update(
+            report=report,
+            new_code=by_outcome[imports.Outcome.NEW_CODE][:IMPORT_ROWS_SHOWN],
+            skipped=by_outcome[imports.Outcome.SKIPPED][:IMPORT_ROWS_SHOWN],
+            imported=by_outcome[imports.Outcome.IMPORTED][:IMPORT_ROWS_SHOWN],
+            counts={
+                outcome.replace(" ", "_"): len(entries) for outcome, entries in by_outcome.items()
+            },
+        )
+    return render(request, "links/import_status.html", context)
+
+
+@login_required
+def link_import_progress(request: HttpRequest, import_id: int) -> JsonResponse:
+    """How far an upload's import is, for the status page's script."""
+    job = _visible_import(request, import_id)
+    return JsonResponse(
+        {
+            "status": job.status,
+            "rows_done": job.rows_done,
+            "rows_total": job.rows_total,
+            "finished": job.finished,
+            "interrupted": job.interrupted,
+        }
+    )
+
+
+@login_required
+def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
+    """Every row's outcome as CSV."""
+    job = _visible_import(request, import_id)
+    if not job.report:
+        raise Http404("This import has no report yet.")
+    report = imports.ImportReport.from_dict(job.report)
+    response = HttpResponse(
+        "".join(import_report_csv_chunks(report)), content_type="text/csv; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-report.csv"'
+    return response
+
+
+@login_required
+def links_export(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
+    """All the user's links with their totals, as CSV or JSON, streamed."""
+    records = link_export_rows(user=request.user)
+    if fmt == "json":
+        response = StreamingHttpResponse(
+            links_json_chunks(records), content_type="application/json; charset=utf-8"
+        )
+    else:
+        response = StreamingHttpResponse(
+            links_csv_chunks(records), content_type="text/csv; charset=utf-8"
+        )
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="links-{stamp}.{fmt}"'
+    return response

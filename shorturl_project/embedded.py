@@ -24,13 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from redis.exceptions import RedisError
 
 from analytics import services as analytics_services
 from analytics.capture import forward_spooled_visits
 from links import cache as link_cache
+from links import selectors as link_selectors
 from links.codes import pool
+from links.services import imports as link_imports
 
 from .node_state import state_dir
 from .redis_conn import redis_failed, uses_redis
@@ -102,6 +104,7 @@ def _node_runners() -> dict[str, list[Job]]:
                 analytics_services.aggregate_hourly,
             ),
             Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
+            Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
         ]
     }
 
@@ -109,6 +112,35 @@ def _node_runners() -> dict[str, list[Job]]:
 # How often a node checks that the set of generated codes is loaded, and (embedded mode) that
 # its code filter is complete (see links.cache).
 CODE_SET_CHECK_SECONDS = 30.0
+# How often the embedded runner looks for files uploaded on the import page (someone is
+# watching the page: seconds, not minutes).
+IMPORT_CHECK_SECONDS = 2.0
+
+_import_thread: threading.Thread | None = None
+
+
+def start_queued_imports() -> None:
+    """Embedded mode: start the node's import thread when uploads wait and it is not running.
+    A thread of its own: an import takes minutes, and the runner's other jobs (storing visits)
+    must not wait for it."""
+    global _import_thread
+    if _import_thread is not None and _import_thread.is_alive():
+        return
+    if not link_selectors.link_imports_waiting():
+        return
+    _import_thread = threading.Thread(
+        target=_run_imports, name="shorturl-node-imports", daemon=True
+    )
+    _import_thread.start()
+
+
+def _run_imports() -> None:
+    try:
+        link_imports.link_import_run_queued()
+    except Exception:
+        logger.exception("Running the uploaded imports failed; they are tried again shortly")
+    finally:
+        connections.close_all()  # this thread's own connection
 
 
 def _unless_redis_fails(job: Callable[[], object], consequence: str) -> Callable[[], bool]:

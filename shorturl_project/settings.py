@@ -374,6 +374,9 @@ SHORTURL_NOT_FOUND_RATE = env.str("SHORTURL_NOT_FOUND_RATE", default="300/min")
 # before it is answered 429 without its password being checked (links/unlock.py).
 SHORTURL_UNLOCK_TRIES = env.int("SHORTURL_UNLOCK_TRIES", default=10)
 SHORTURL_UNLOCK_WINDOW_SECONDS = env.int("SHORTURL_UNLOCK_WINDOW_SECONDS", default=600)
+# The largest file the import page takes (about 50,000 links of CSV per 5 MiB); the command
+# reads files of any size.
+SHORTURL_IMPORT_MAX_BYTES = env.int("SHORTURL_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
 
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")

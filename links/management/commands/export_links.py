@@ -1,0 +1,58 @@
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.management.base import BaseCommand, CommandError
+
+from links.exports import EXPORT_FORMATS, write_links_csv, write_links_json
+from links.selectors import link_export_rows
+
+
+class _Raw:
+    """The command's stdout as a plain text stream (OutputWrapper adds line endings)."""
+
+    def __init__(self, wrapper):
+        self.wrapper = wrapper
+
+    def write(self, text: str) -> None:
+        self.wrapper.write(text, ending="")
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a user's links (every link with --all, for staff) as CSV or JSON: code, "
+        "short_url, long_url, title, tags, domain, created_at, expires_at, status, archived, "
+        "clicks, unique_visitors. import_links reads both back."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--user", required=True, help="username whose links are exported")
+        parser.add_argument(
+            "--all",
+            action="store_true",
+            dest="everyone",
+            help="every owner's links (the user must be staff); adds an owner column",
+        )
+        parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
+        parser.add_argument("--output", default=None, help="a file to write (default: stdout)")
+
+    def handle(self, *args, user: str, everyone: bool, format: str, output: str | None, **_):
+        model = get_user_model()
+        try:
+            owner = model._default_manager.get(**{model.USERNAME_FIELD: user})
+        except model.DoesNotExist:
+            raise CommandError(f"There is no user “{user}”.") from None
+        write = write_links_json if format == "json" else write_links_csv
+        try:
+            records = link_export_rows(user=owner, everyone=everyone)
+            if output:
+                with Path(output).open("w", newline="", encoding="utf-8") as out:
+                    count = write(records, out)
+            else:
+                count = write(records, _Raw(self.stdout))
+        except PermissionDenied as error:
+            raise CommandError(str(error)) from None
+        except OSError as error:
+            raise CommandError(f"Cannot write {output}: {error.strerror or error}.") from None
+        where = output or "standard output"
+        self.stderr.write(f"Exported {count:,} link{'s' if count != 1 else ''} to {where}.")
