@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from .domains import hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, Tag, UrlLink
+from .services.policy import url_hash
 
 
 class LinkNotFound(Exception):
@@ -93,6 +94,7 @@ def link_list(
     archived: bool = False,
     domain: str | None = None,
     request_host: str = "",
+    include_revoked: bool = True,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -101,10 +103,14 @@ def link_list(
     `tags`: only links carrying every one of them (any case). Archived links are left out
     unless `archived` is True (then they are listed with the others). `domain`: only the links
     on that short domain (a host; the default one's name too, see domain_id_for_name).
+    `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
+    is our revoke, such as the Shlink layer).
     """
     links = UrlLink.objects.select_related("owner", "domain")
     if owned_only or not user.is_staff:
         links = links.filter(owner=user)
+    if not include_revoked:
+        links = links.filter(revoked_at__isnull=True)
     if not archived:
         links = links.filter(archived=False)
     if domain:
@@ -129,6 +135,39 @@ def link_list(
         links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
     return links.order_by(*ordering)
+
+
+def link_find_existing(
+    *,
+    user: AbstractBaseUser,
+    long_url: str,
+    domain: str | None = None,
+    alias: str | None = None,
+    tags: list[str] | None = None,
+    request_host: str = "",
+) -> UrlLink | None:
+    """The user's newest active link to exactly this long URL on that short domain, else None.
+
+    `alias`: only the link with that code; `tags`: only a link carrying every one of them (any
+    case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
+    options the link has.
+    """
+    long_url = (long_url or "").strip()
+    domain_id = domain_id_for_name(domain or "", request_host=request_host)
+    if not long_url or domain_id is None:
+        return None
+    links = (
+        UrlLink.objects.active()
+        .select_related("owner", "domain")
+        .filter(owner=user, domain_id=domain_id, long_url_hash=url_hash(long_url))
+        .filter(long_url=long_url)
+    )
+    if alias:
+        links = links.filter(code=alias.strip())
+    for key in dict.fromkeys(name.strip().lower() for name in tags or []):
+        if key:
+            links = links.filter(tags__key=key)
+    return links.order_by("-created_at", "-id").first()
 
 
 def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
