@@ -12,6 +12,8 @@ urlpatterns = [
     path("api/v1/", include("analytics.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
+    # Shlink's REST API v3 for Shlink clients and dashboards (compat.shlink).
+    path("rest/", include("compat.shlink.urls")),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),
