@@ -434,3 +434,24 @@ def test_rest_is_no_alias_and_never_a_short_code(user):
     status, headers, _ = call_wsgi("/rest")
     assert status.startswith("301")
     assert headers["Location"].endswith("/rest/")
+
+
+# --- Browsers on another origin (Shlink's web client) ------------------------------------------
+
+
+def test_cors_preflight_needs_no_key_and_answers_carry_allow_origin(shlink):
+    preflight = APIClient().options(
+        f"{BASE}/short-urls/some-code",
+        HTTP_ORIGIN="https://app.shlink.io",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="PATCH",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="x-api-key, content-type",
+    )
+    assert preflight.status_code == 204
+    assert preflight["Access-Control-Allow-Origin"] == "*"
+    assert "PATCH" in preflight["Access-Control-Allow-Methods"]
+    assert "X-Api-Key" in preflight["Access-Control-Allow-Headers"]
+    listed = shlink.get(f"{BASE}/short-urls", HTTP_ORIGIN="https://app.shlink.io")
+    assert listed["Access-Control-Allow-Origin"] == "*"
+    refused = APIClient().get(f"{BASE}/short-urls", HTTP_ORIGIN="https://app.shlink.io")
+    assert refused.status_code == 401
+    assert refused["Access-Control-Allow-Origin"] == "*"  # the dashboard can show why
