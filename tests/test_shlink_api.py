@@ -198,6 +198,12 @@ def test_list_paginates_newest_first_with_shlinks_pagination(shlink, user, other
     }
     everything = shlink.get(f"{BASE}/short-urls", {"itemsPerPage": -1}).json()["shortUrls"]
     assert [item["shortCode"] for item in everything["data"]] == ["page-2", "page-1", "page-0"]
+    first = shlink.get(f"{BASE}/short-urls", {"page": 0, "itemsPerPage": 1}).json()["shortUrls"]
+    assert [item["shortCode"] for item in first["data"]] == ["page-2"]
+    body = assert_problem(
+        shlink.get(f"{BASE}/short-urls", {"itemsPerPage": "ten"}), 400, "invalid-data"
+    )
+    assert body["invalidElements"] == ["itemsPerPage"]
 
 
 def test_list_search_term_tags_and_order(shlink, user):

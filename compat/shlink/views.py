@@ -39,6 +39,7 @@ from .problems import InvalidArgument, shlink_exception_handler
 SHLINK_API_VERSION = "3.0.0"
 SHORT_URLS_PER_PAGE = 10  # Shlink's default
 MAX_PER_PAGE = 1000
+MAX_PAGE = 10**6
 VISITS_PER_PAGE = 5000  # all of a link's visits in one page unless asked otherwise
 # orderBy (`field-DIR`) → links.selectors.LINK_ORDERS
 ORDERS = {
@@ -67,18 +68,29 @@ def _flag(params, name: str) -> bool:
     raise InvalidArgument({name: ["Use true or false."]})
 
 
-def _positive(params, name: str, default: int | None, *, cap: int) -> int | None:
-    """A page number or size: default when absent; a size below 1 (Shlink's -1) means all."""
+def _whole(params, name: str) -> int | None:
     raw = params.get(name, "").strip()
     if not raw:
-        return default
+        return None
     try:
-        value = int(raw)
+        return int(raw)
     except ValueError:
         raise InvalidArgument({name: ["Give a whole number."]}) from None
-    if value < 1:
-        return None
-    return min(value, cap)
+
+
+def _page_number(params) -> int:
+    """`page`: 1 when absent or below 1."""
+    page = _whole(params, "page")
+    return 1 if page is None or page < 1 else min(page, MAX_PAGE)
+
+
+def _per_page(params, *, default: int, cap: int) -> int:
+    """`itemsPerPage`: `default` when absent, at most `cap`; below 1 (Shlink's -1, "all"):
+    `cap`."""
+    size = _whole(params, "itemsPerPage")
+    if size is None:
+        return default
+    return cap if size < 1 else min(size, cap)
 
 
 def _domain(params) -> str | None:
@@ -220,8 +232,8 @@ class ShortUrlsView(ShlinkView):
         )
         rows, pagination = shapes.page(
             links,
-            page_number=_positive(params, "page", 1, cap=10**9) or 1,
-            per_page=_positive(params, "itemsPerPage", SHORT_URLS_PER_PAGE, cap=MAX_PER_PAGE),
+            page_number=_page_number(params),
+            per_page=_per_page(params, default=SHORT_URLS_PER_PAGE, cap=MAX_PER_PAGE),
         )
         data = shapes.short_urls(rows, request=request)
         return Response({"shortUrls": {"data": data, "pagination": pagination}})
@@ -294,9 +306,8 @@ class ShortUrlVisitsView(ShlinkView):
         )
         rows, pagination = shapes.page(
             visits,
-            page_number=_positive(params, "page", 1, cap=10**9) or 1,
-            per_page=_positive(params, "itemsPerPage", VISITS_PER_PAGE, cap=VISITS_PER_PAGE)
-            or VISITS_PER_PAGE,
+            page_number=_page_number(params),
+            per_page=_per_page(params, default=VISITS_PER_PAGE, cap=VISITS_PER_PAGE),
         )
         visited = link_short_url(link, request=request)
         data = [shapes.visit(record, visited_url=visited) for record in rows]
