@@ -154,6 +154,8 @@ class ShlinkView(ApiView):
 
     authentication_classes = [ShlinkApiKeyAuthentication]
     pagination_class = None
+    # Not in /api/v1/schema/: that documents our own API; Shlink publishes this one's.
+    schema = None
 
     def get_exception_handler(self):
         return shlink_exception_handler
