@@ -194,6 +194,15 @@ def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
     return totals
 
 
+def link_click_sum(*, links: QuerySet[UrlLink]) -> dict[str, int]:
+    """All-time {"clicks", "bot_clicks"} summed over a set of links (link_list's, say), in one
+    query whatever its size (the Shlink layer's visits overview)."""
+    sums = links.order_by().aggregate(
+        clicks=Sum("hourly_clicks__clicks"), bot_clicks=Sum("hourly_clicks__bot_clicks")
+    )
+    return {"clicks": sums["clicks"] or 0, "bot_clicks": sums["bot_clicks"] or 0}
+
+
 def link_tag_names(*, link_ids: list[int]) -> dict[int, list[str]]:
     """{link id: its tag names, A–Z} for a page of links, in one query (none for no links)."""
     names: dict[int, list[str]] = {pk: [] for pk in link_ids}

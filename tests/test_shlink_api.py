@@ -402,6 +402,30 @@ def test_health_needs_no_key(path):
     assert body["version"].startswith("3.")
 
 
+def test_visits_overview_counts_the_callers_short_urls(shlink, user, other_user):
+    link_create(user=user, long_url="https://example.com/1", alias="over-1")
+    link_create(user=user, long_url="https://example.com/2", alias="over-2")
+    link_create(user=other_user, long_url="https://example.com/3", alias="over-3")
+    for code, agent in (
+        ("over-1", PERSON),
+        ("over-2", BOT),
+        ("over-2", PERSON),
+        ("over-3", PERSON),
+    ):
+        _visit(code, agent)
+    store_visits()
+    overview = shlink.get(f"{BASE}/visits").json()["visits"]
+    assert overview["nonOrphanVisits"] == {"total": 3, "nonBots": 2, "bots": 1}
+    assert overview["orphanVisits"] == {"total": 0, "nonBots": 0, "bots": 0}
+    shlink.delete(f"{BASE}/short-urls/over-2")  # deleted: its visits go with it, as in Shlink
+    overview = shlink.get(f"{BASE}/visits").json()["visits"]
+    assert overview["nonOrphanVisits"] == {"total": 1, "nonBots": 1, "bots": 0}
+
+
+def test_mercure_is_not_configured(shlink):
+    assert_problem(shlink.get(f"{BASE}/mercure-info"), 501, "mercure-not-configured")
+
+
 def test_unknown_routes_under_rest_are_shlinks_not_found(shlink):
     assert_problem(shlink.get(f"{BASE}/visits/orphan"), 404, "not-found")
     assert_problem(APIClient().post("/rest/v2/whatever"), 404, "not-found")

@@ -26,6 +26,7 @@ MISSING_AUTHENTICATION = _ERROR + "missing-authentication"
 INVALID_API_KEY = _ERROR + "invalid-api-key"
 NOT_FOUND = _ERROR + "not-found"
 DOMAIN_NOT_FOUND = _ERROR + "domain-not-found"
+MERCURE_NOT_CONFIGURED = _ERROR + "mercure-not-configured"
 # Errors Shlink has no type for (rate limits, outages, methods): RFC 7807's default, whose title
 # is the status's phrase.
 ABOUT_BLANK = "about:blank"
@@ -51,6 +52,10 @@ class InvalidArgument(exceptions.APIException):
     def __init__(self, errors: dict[str, list[str]]):
         super().__init__("Provided data is not valid")
         self.errors = errors
+
+
+class MercureNotConfigured(exceptions.APIException):
+    status_code = 501
 
 
 def problem(status: int, type_: str, title: str, detail: str, **extra) -> dict:
@@ -148,6 +153,13 @@ def to_problem(exc: Exception, context: dict) -> dict | None:
                 customSlug=slug,
             )
         return invalid_data(_validation_errors(exc))
+    if isinstance(exc, MercureNotConfigured):
+        return problem(
+            501,
+            MERCURE_NOT_CONFIGURED,
+            "Mercure integration not configured",
+            "This Shlink instance is not integrated with a mercure hub.",
+        )
     if isinstance(exc, InvalidArgument):
         return invalid_data(exc.errors)
     if isinstance(exc, exceptions.ValidationError):

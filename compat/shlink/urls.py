@@ -6,11 +6,13 @@ from .problems import route_not_found
 from .views import (
     DomainsView,
     HealthView,
+    MercureInfoView,
     ShortUrlsView,
     ShortUrlView,
     ShortUrlVisitsView,
     TagsStatsView,
     TagsView,
+    VisitsOverviewView,
 )
 
 urlpatterns = [
@@ -26,6 +28,8 @@ urlpatterns = [
     path("v3/tags", TagsView.as_view(), name="shlink-tags"),
     path("v3/tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
     path("v3/domains", DomainsView.as_view(), name="shlink-domains"),
+    path("v3/visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
+    path("v3/mercure-info", MercureInfoView.as_view(), name="shlink-mercure-info"),
     # Last: anything else under /rest/ is Shlink's NOT_FOUND problem, never the HTML page.
     re_path(r"^", route_not_found),
 ]

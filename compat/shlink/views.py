@@ -18,6 +18,7 @@ from links.selectors import (
     LinkNotFound,
     default_domain_host,
     domain_list,
+    link_click_sum,
     link_click_totals,
     link_find_existing,
     link_get_visible,
@@ -32,7 +33,7 @@ from shorturl_project.health import check_database
 
 from . import shapes
 from .auth import MissingApiKey, ShlinkApiKeyAuthentication
-from .problems import InvalidArgument, shlink_exception_handler
+from .problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
 
 # What we answer as Shlink's version: the API level this layer follows, which dashboards read to
 # choose features.
@@ -371,6 +372,33 @@ class DomainsView(ShlinkView):
             for domain in domains
         ]
         return Response({"domains": {"data": data, "defaultRedirects": shapes.redirects(default)}})
+
+
+class VisitsOverviewView(ShlinkView):
+    def get(self, request):
+        """Visits of every short URL the caller sees (staff: all), revoked ones left out as
+        deleted. Orphan visits (to unknown codes, the bare root) are not recorded here: 0."""
+        links = link_list(user=request.user, owned_only=False, archived=True, include_revoked=False)
+        summary = shapes.visits_summary(link_click_sum(links=links))
+        orphans = {"total": 0, "nonBots": 0, "bots": 0}
+        return Response(
+            {
+                "visits": {
+                    "nonOrphanVisits": summary,
+                    "orphanVisits": orphans,
+                    # Shlink 2.x's names, still read by older dashboards.
+                    "visitsCount": summary["total"],
+                    "orphanVisitsCount": 0,
+                }
+            }
+        )
+
+
+class MercureInfoView(ShlinkView):
+    def get(self, request):
+        """Live updates through a Mercure hub are not offered: Shlink's own answer for that,
+        which dashboards take as "no live updates"."""
+        raise MercureNotConfigured()
 
 
 class HealthView(ShlinkView):
