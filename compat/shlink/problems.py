@@ -83,7 +83,7 @@ def invalid_data(errors: dict[str, list[str]]) -> dict:
 
 def _validation_errors(exc: DjangoValidationError) -> dict[str, list[str]]:
     if not hasattr(exc, "error_dict"):
-        return {"longUrl": exc.messages} if exc.messages else {}
+        return {"data": exc.messages} if exc.messages else {}
     return {SHLINK_FIELDS.get(name, name): exc.message_dict[name] for name in exc.error_dict}
 
 
