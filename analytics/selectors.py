@@ -704,6 +704,26 @@ def latest_visits(*, link, limit: int = 50, include_bots: bool = True) -> QueryS
     return visits.order_by("-visit_time", "-id")[:limit]
 
 
+def visit_list(
+    *,
+    link,
+    include_bots: bool = True,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> QuerySet:
+    """Every stored visit of a link, newest first, for paginated APIs (the Shlink layer):
+    `include_bots=False` leaves bots and link previews out; `start`/`end` bound the visit
+    time (both inclusive)."""
+    visits = VisitRecord.objects.filter(link=link)
+    if not include_bots:
+        visits = visits.filter(is_bot=False)
+    if start is not None:
+        visits = visits.filter(visit_time__gte=start)
+    if end is not None:
+        visits = visits.filter(visit_time__lte=end)
+    return visits.order_by("-visit_time", "-id")
+
+
 def has_visits(*, link) -> bool:
     """Whether the link has any stored visit, a bot's included."""
     return VisitRecord.objects.filter(link=link).exists()

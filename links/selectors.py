@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from .domains import hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
+from .services.policy import url_hash
 from .shortlinks import link_short_url
 
 
@@ -95,6 +96,7 @@ def link_list(
     archived: bool = False,
     domain: str | None = None,
     request_host: str = "",
+    include_revoked: bool = True,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -103,10 +105,14 @@ def link_list(
     `tags`: only links carrying every one of them (any case). Archived links are left out
     unless `archived` is True (then they are listed with the others). `domain`: only the links
     on that short domain (a host; the default one's name too, see domain_id_for_name).
+    `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
+    is our revoke, such as the Shlink layer).
     """
     links = UrlLink.objects.select_related("owner", "domain")
     if owned_only or not user.is_staff:
         links = links.filter(owner=user)
+    if not include_revoked:
+        links = links.filter(revoked_at__isnull=True)
     if not archived:
         links = links.filter(archived=False)
     if domain:
@@ -131,6 +137,39 @@ def link_list(
         links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
     return links.order_by(*ordering)
+
+
+def link_find_existing(
+    *,
+    user: AbstractBaseUser,
+    long_url: str,
+    domain: str | None = None,
+    alias: str | None = None,
+    tags: list[str] | None = None,
+    request_host: str = "",
+) -> UrlLink | None:
+    """The user's newest active link to exactly this long URL on that short domain, else None.
+
+    `alias`: only the link with that code; `tags`: only a link carrying every one of them (any
+    case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
+    options the link has.
+    """
+    long_url = (long_url or "").strip()
+    domain_id = domain_id_for_name(domain or "", request_host=request_host)
+    if not long_url or domain_id is None:
+        return None
+    links = (
+        UrlLink.objects.active()
+        .select_related("owner", "domain")
+        .filter(owner=user, domain_id=domain_id, long_url_hash=url_hash(long_url))
+        .filter(long_url=long_url)
+    )
+    if alias:
+        links = links.filter(code=alias.strip())
+    for key in dict.fromkeys(name.strip().lower() for name in tags or []):
+        if key:
+            links = links.filter(tags__key=key)
+    return links.order_by("-created_at", "-id").first()
 
 
 def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
@@ -185,8 +224,16 @@ def link_totals(*, user: AbstractBaseUser) -> dict[str, int]:
     """{"links", "clicks"}: how many links `user` may see (staff: all; archived and stopped ones
     too) and their people's clicks, all time, in two queries."""
     links = UrlLink.objects.visible_to(user).order_by()
-    clicks = links.aggregate(clicks=Sum("hourly_clicks__clicks"))["clicks"]
-    return {"links": links.count(), "clicks": clicks or 0}
+    return {"links": links.count(), "clicks": link_click_sum(links=links)["clicks"]}
+
+
+def link_click_sum(*, links: QuerySet[UrlLink]) -> dict[str, int]:
+    """All-time {"clicks", "bot_clicks"} summed over a set of links (link_list's, say), in one
+    query whatever its size (the Shlink layer's visits overview)."""
+    sums = links.order_by().aggregate(
+        clicks=Sum("hourly_clicks__clicks"), bot_clicks=Sum("hourly_clicks__bot_clicks")
+    )
+    return {"clicks": sums["clicks"] or 0, "bot_clicks": sums["bot_clicks"] or 0}
 
 
 def link_tag_names(*, link_ids: list[int]) -> dict[int, list[str]]:

@@ -16,6 +16,8 @@ urlpatterns = [
     # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI
     # fast path never takes this path, and the redirect pattern below comes after it.
     path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
+    # Shlink's REST API v3 for Shlink clients and dashboards (compat.shlink).
+    path("rest/", include("compat.shlink.urls")),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

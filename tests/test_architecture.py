@@ -6,6 +6,7 @@
 - links uses analytics only through analytics.capture (and the foreign keys analytics adds).
 - The redirect's own imports touch neither the database nor Redis, except the link cache and
   the visit hand-off.
+- Other shorteners' APIs (compat/) write no rows themselves: they call links' services.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGES = ("links", "analytics", "shorturl_project")
+PACKAGES = ("links", "analytics", "shorturl_project", "compat")
 
 
 def _module_name(path: Path) -> str:
@@ -169,3 +170,27 @@ def test_the_redirect_imports_only_the_cache_the_hand_off_and_pure_code_rules():
         storage = {name for name in imported if name.startswith(("django.db", "redis"))}
         assert not storage, (pure, storage)
         assert GRAPH[pure] <= {"links.codes.shape"}, (pure, GRAPH[pure])
+
+
+ROW_WRITES = {"save", "delete", "create", "bulk_create", "get_or_create", "update_or_create"}
+ROW_WRITES |= {"update", "bulk_update", "select_for_update"}
+
+
+def test_compat_layers_write_no_rows_themselves():
+    """Other shorteners' APIs (compat/) call links' services for every change: no ORM write, and
+    no model or manager of their own."""
+    offenders = []
+    for module, path in MODULES.items():
+        if not module.startswith("compat"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ROW_WRITES
+            ):
+                offenders.append((module, node.lineno, node.func.attr))
+            if isinstance(node, ast.Attribute) and node.attr == "objects":
+                offenders.append((module, node.lineno, "objects"))
+    assert any(module.startswith("compat.shlink") for module in MODULES)
+    assert offenders == []

@@ -34,6 +34,7 @@ RESERVED_ALIASES = frozenset(
         "about",
         "settings",
         "bulk",  # /api/v1/links/bulk/ would hide a link with this alias from the API
+        "rest",  # the Shlink-compatible API lives under /rest/ (compat.shlink)
     }
 )
 

@@ -404,13 +404,17 @@ def free_alias_suggestions(
     return suggestions
 
 
+ALIAS_TAKEN = "alias_taken"
+
+
 def alias_taken_error(alias: str, *, suggestion: str | None = None) -> ValidationError:
     """The refusal of a taken alias, naming a free one (free_alias_suggestions) when there is."""
     if suggestion:
         message = f"The alias “{alias}” is already taken; “{suggestion}” is free."
     else:
         message = f"The alias “{alias}” is already taken; please choose another."
-    return ValidationError({"alias": [message]})
+    # The code tells a taken alias from a malformed one (the Shlink layer answers each its way).
+    return ValidationError({"alias": [ValidationError(message, code=ALIAS_TAKEN)]})
 
 
 def ensure_changeable(link: UrlLink) -> None:

@@ -1,0 +1,429 @@
+"""Shlink REST v3 endpoints: each reads Shlink's parameters, calls our services or selectors,
+and answers in Shlink's shapes (compat.shlink.shapes). No rule lives here."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+
+from accounts.models import ApiScope
+from analytics.selectors import visit_list
+from links.api.base import ApiView
+from links.api.throttles import AnonThrottle
+from links.codes.aliases import ALIAS_RE
+from links.models import DEFAULT_DOMAIN_ID, UrlLink
+from links.selectors import (
+    LinkNotFound,
+    default_domain_host,
+    domain_list,
+    link_click_sum,
+    link_click_totals,
+    link_find_existing,
+    link_get_visible,
+    link_list,
+    link_tag_names,
+    tag_list,
+)
+from links.services.change import link_revoke, link_update
+from links.services.create import link_create
+from links.shortlinks import link_short_url
+from shorturl_project.health import check_database
+
+from . import shapes
+from .auth import MissingApiKey, ShlinkApiKeyAuthentication
+from .problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
+
+# What we answer as Shlink's version: the API level this layer follows, which dashboards read to
+# choose features.
+SHLINK_API_VERSION = "3.0.0"
+SHORT_URLS_PER_PAGE = 10  # Shlink's default
+MAX_PER_PAGE = 1000
+MAX_PAGE = 10**6
+VISITS_PER_PAGE = 5000  # all of a link's visits in one page unless asked otherwise
+# orderBy (`field-DIR`) → links.selectors.LINK_ORDERS
+ORDERS = {
+    "": "newest",
+    "dateCreated-DESC": "newest",
+    "dateCreated": "newest",
+    "dateCreated-ASC": "oldest",
+    "shortCode-ASC": "code",
+    "shortCode": "code",
+    "visits-DESC": "clicks",
+    "visits": "clicks",
+    "nonBotVisits-DESC": "clicks",
+    "nonBotVisits": "clicks",
+}
+HEALTH_JSON = "application/health+json"
+CORS_ALLOW_HEADERS = "X-Api-Key, Content-Type, Accept"
+TRUE, FALSE = ("true", "1"), ("false", "0", "")
+
+
+def _flag(params, name: str) -> bool:
+    value = params.get(name, "").strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise InvalidArgument({name: ["Use true or false."]})
+
+
+def _whole(params, name: str) -> int | None:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidArgument({name: ["Give a whole number."]}) from None
+
+
+def _page_number(params) -> int:
+    """`page`: 1 when absent or below 1."""
+    page = _whole(params, "page")
+    return 1 if page is None or page < 1 else min(page, MAX_PAGE)
+
+
+def _per_page(params, *, default: int, cap: int) -> int:
+    """`itemsPerPage`: `default` when absent, at most `cap`; below 1 (Shlink's -1, "all"):
+    `cap`."""
+    size = _whole(params, "itemsPerPage")
+    if size is None:
+        return default
+    return cap if size < 1 else min(size, cap)
+
+
+def _domain(params) -> str | None:
+    """A `domain` parameter: a host, or Shlink's DEFAULT keyword for the default domain."""
+    domain = params.get("domain", "").strip()
+    return None if domain in ("", "DEFAULT") else domain
+
+
+class _Refused(serializers.Serializer):
+    """Fields Shlink has that we cannot store honestly: refused unless empty."""
+
+    validSince = serializers.DateTimeField(required=False, allow_null=True)
+
+    def validate_validSince(self, value):
+        if value is not None:
+            raise serializers.ValidationError(
+                "Not supported here: links have no start time (only validUntil)."
+            )
+        return value
+
+
+class EditShortUrlSerializer(_Refused):
+    longUrl = serializers.CharField(required=False, trim_whitespace=True)
+    title = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=True
+    )
+    tags = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    validUntil = serializers.DateTimeField(required=False, allow_null=True)
+    maxVisits = serializers.IntegerField(required=False, allow_null=True)
+    forwardQuery = serializers.BooleanField(required=False)
+    crawlable = serializers.BooleanField(required=False)  # accepted, ignored
+
+
+class CreateShortUrlSerializer(EditShortUrlSerializer):
+    longUrl = serializers.CharField(trim_whitespace=True)
+    customSlug = serializers.CharField(required=False, allow_blank=True, trim_whitespace=True)
+    domain = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    findIfExists = serializers.BooleanField(required=False, default=False)
+    shortCodeLength = serializers.IntegerField(required=False, allow_null=True)  # ignored
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+# Shlink names → link_update's keywords
+EDITS = {
+    "longUrl": "long_url",
+    "title": "title",
+    "tags": "tags",
+    "validUntil": "expires_at",
+    "maxVisits": "max_visits",
+    "forwardQuery": "pass_query",
+}
+
+
+class ShlinkView(ApiView):
+    """X-Api-Key in, Shlink's shapes and problem+json errors out, the API's throttles."""
+
+    authentication_classes = [ShlinkApiKeyAuthentication]
+    pagination_class = None
+    # Not in /api/v1/schema/: that documents our own API; Shlink publishes this one's.
+    schema = None
+
+    def get_exception_handler(self):
+        return shlink_exception_handler
+
+    # CORS, as Shlink answers it: dashboards such as app.shlink.io call from the browser, on
+    # another origin. Any origin may: credentials are the X-Api-Key header, never a cookie.
+    def initial(self, request, *args, **kwargs):
+        if request.method != "OPTIONS":
+            return super().initial(request, *args, **kwargs)
+        # A preflight carries no key: answered without one, counted per client IP.
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        request.accepted_renderer, request.accepted_media_type = self.perform_content_negotiation(
+            request
+        )
+        self.check_throttles(request)
+        return None
+
+    def options(self, request, *args, **kwargs):
+        response = Response(status=204)
+        response["Access-Control-Allow-Methods"] = ", ".join(self.allowed_methods)
+        response["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
+        response["Access-Control-Max-Age"] = "3600"
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Access-Control-Allow-Origin"] = "*"
+        return response
+
+    def permission_denied(self, request, message=None, code=None):
+        if not request.user.is_authenticated:
+            raise MissingApiKey()
+        super().permission_denied(request, message=message, code=code)
+
+    def get_link(self, short_code: str) -> UrlLink:
+        """The caller's link (any for staff). A revoked one is gone, as Shlink's delete leaves
+        it: not found."""
+        if not ALIAS_RE.match(short_code):
+            raise LinkNotFound(short_code)
+        link = link_get_visible(
+            code=short_code,
+            user=self.request.user,
+            domain=_domain(self.request.query_params),
+            request_host=self.request.get_host(),
+        )
+        if link.revoked_at is not None:
+            raise LinkNotFound(short_code)
+        return link
+
+
+class ShortUrlsView(ShlinkView):
+    def get(self, request):
+        params = request.query_params
+        for unsupported in ("startDate", "endDate"):
+            if params.get(unsupported):
+                raise InvalidArgument({unsupported: ["Lists cannot be filtered by date here."]})
+        if params.get("tagsMode", "all") != "all":
+            raise InvalidArgument({"tagsMode": ["Only “all” is supported."]})
+        if _flag(params, "excludeMaxVisitsReached"):
+            raise InvalidArgument({"excludeMaxVisitsReached": ["Not supported here."]})
+        order = ORDERS.get(params.get("orderBy", "").strip())
+        if order is None:
+            supported = "dateCreated-ASC/DESC, shortCode-ASC, visits-DESC, nonBotVisits-DESC"
+            raise InvalidArgument({"orderBy": [f"Supported orders: {supported}."]})
+        links = link_list(
+            user=request.user,
+            search=params.get("searchTerm") or None,
+            active=True if _flag(params, "excludePastValidUntil") else None,
+            order=order,
+            owned_only=False,  # staff see every link, as on the native API
+            tags=params.getlist("tags[]") or params.getlist("tags") or None,
+            archived=True,  # archiving is ours: Shlink lists every short URL
+            domain=_domain(params),
+            request_host=request.get_host(),
+            include_revoked=False,  # revoked = deleted for Shlink clients
+        )
+        rows, pagination = shapes.page(
+            links,
+            page_number=_page_number(params),
+            per_page=_per_page(params, default=SHORT_URLS_PER_PAGE, cap=MAX_PER_PAGE),
+        )
+        data = shapes.short_urls(rows, request=request)
+        return Response({"shortUrls": {"data": data, "pagination": pagination}})
+
+    def post(self, request):
+        data = _validated(CreateShortUrlSerializer, request.data)
+        options = {
+            "alias": data.get("customSlug") or None,
+            "title": data.get("title") or None,
+            "expires_at": data.get("validUntil"),
+            "max_visits": data.get("maxVisits"),
+            "tags": data.get("tags") or None,
+            "pass_query": data.get("forwardQuery", True),
+            "domain": data.get("domain") or None,
+        }
+        if data["findIfExists"]:
+            existing = link_find_existing(
+                user=request.user,
+                long_url=data["longUrl"],
+                domain=options["domain"],
+                alias=options["alias"],
+                tags=options["tags"],
+                request_host=request.get_host(),
+            )
+            if existing is not None:
+                return Response(shapes.short_url(existing, request=request))
+        result = link_create(
+            user=request.user, long_url=data["longUrl"], request_host=request.get_host(), **options
+        )
+        return Response(shapes.short_url(result.link, request=request))
+
+
+class ShortUrlView(ShlinkView):
+    def get(self, request, short_code: str):
+        return Response(shapes.short_url(self.get_link(short_code), request=request))
+
+    def patch(self, request, short_code: str):
+        link = self.get_link(short_code)  # 404 before 400: others' codes cannot be probed
+        data = _validated(EditShortUrlSerializer, request.data)
+        changes = {EDITS[name]: value for name, value in data.items() if name in EDITS}
+        if "title" in changes:
+            changes["title"] = changes["title"] or ""
+        if "tags" in changes:
+            changes["tags"] = [tag for tag in changes["tags"] if tag.strip()]
+        link = link_update(
+            code=link.code,
+            domain=link.domain_host,
+            user=request.user,
+            request_host=request.get_host(),
+            **changes,
+        )
+        return Response(shapes.short_url(link, request=request))
+
+    def delete(self, request, short_code: str):
+        link = self.get_link(short_code)
+        link_revoke(code=link.code, domain=link.domain_host, user=request.user)
+        return Response(status=204)
+
+
+class ShortUrlVisitsView(ShlinkView):
+    read_scope = ApiScope.STATS_READ
+
+    def get(self, request, short_code: str):
+        link = self.get_link(short_code)
+        params = request.query_params
+        dates = _validated(VisitDatesSerializer, params)
+        visits = visit_list(
+            link=link,
+            include_bots=not _flag(params, "excludeBots"),
+            start=dates.get("startDate"),
+            end=dates.get("endDate"),
+        )
+        rows, pagination = shapes.page(
+            visits,
+            page_number=_page_number(params),
+            per_page=_per_page(params, default=VISITS_PER_PAGE, cap=VISITS_PER_PAGE),
+        )
+        visited = link_short_url(link, request=request)
+        data = [shapes.visit(record, visited_url=visited) for record in rows]
+        return Response({"visits": {"data": data, "pagination": pagination}})
+
+
+class VisitDatesSerializer(serializers.Serializer):
+    startDate = serializers.DateTimeField(required=False)
+    endDate = serializers.DateTimeField(required=False)
+
+
+class TagsView(ShlinkView):
+    def get(self, request):
+        names = [tag.name for tag in tag_list(user=request.user)]
+        search = request.query_params.get("searchTerm", "").strip().lower()
+        if search:
+            names = [name for name in names if search in name.lower()]
+        rows, pagination = shapes.page(names, page_number=1, per_page=None)
+        return Response({"tags": {"data": rows, "pagination": pagination}})
+
+
+class TagsStatsView(ShlinkView):
+    read_scope = ApiScope.STATS_READ
+
+    def get(self, request):
+        tags = list(tag_list(user=request.user))
+        # The caller's own links (tags are personal), revoked ones left out as deleted.
+        links = link_list(user=request.user, archived=True, include_revoked=False)
+        ids = list(links.values_list("pk", flat=True))
+        totals = link_click_totals(link_ids=ids)
+        per_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"clicks": 0, "bot_clicks": 0})
+        counts: dict[str, int] = defaultdict(int)
+        for link_id, names in link_tag_names(link_ids=ids).items():
+            for name in names:
+                counts[name] += 1
+                per_tag[name]["clicks"] += totals[link_id]["clicks"]
+                per_tag[name]["bot_clicks"] += totals[link_id]["bot_clicks"]
+        data = [
+            {
+                "tag": tag.name,
+                "shortUrlsCount": counts[tag.name],
+                "visitsSummary": shapes.visits_summary(per_tag[tag.name]),
+            }
+            for tag in tags
+        ]
+        rows, pagination = shapes.page(data, page_number=1, per_page=None)
+        return Response({"tags": {"data": rows, "pagination": pagination}})
+
+
+class DomainsView(ShlinkView):
+    def get(self, request):
+        default_host = default_domain_host(request.get_host())
+        domains = list(domain_list())
+        default = next((d for d in domains if d.pk == DEFAULT_DOMAIN_ID), None)
+        data = [
+            {
+                "domain": domain.host or default_host,
+                "isDefault": domain.is_default,
+                "redirects": shapes.redirects(domain),
+            }
+            for domain in domains
+        ]
+        return Response({"domains": {"data": data, "defaultRedirects": shapes.redirects(default)}})
+
+
+class VisitsOverviewView(ShlinkView):
+    read_scope = ApiScope.STATS_READ
+
+    def get(self, request):
+        """Visits of every short URL the caller sees (staff: all), revoked ones left out as
+        deleted. Orphan visits (to unknown codes, the bare root) are not recorded here: 0."""
+        links = link_list(user=request.user, owned_only=False, archived=True, include_revoked=False)
+        summary = shapes.visits_summary(link_click_sum(links=links))
+        orphans = {"total": 0, "nonBots": 0, "bots": 0}
+        return Response(
+            {
+                "visits": {
+                    "nonOrphanVisits": summary,
+                    "orphanVisits": orphans,
+                    # Shlink 2.x's names, still read by older dashboards.
+                    "visitsCount": summary["total"],
+                    "orphanVisitsCount": 0,
+                }
+            }
+        )
+
+
+class MercureInfoView(ShlinkView):
+    def get(self, request):
+        """Live updates through a Mercure hub are not offered: Shlink's own answer for that,
+        which dashboards take as "no live updates"."""
+        raise MercureNotConfigured()
+
+
+class HealthView(ShlinkView):
+    """Shlink's health check, no key needed: pass while the database answers. Rate limited per
+    client IP like the API's anonymous callers."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    throttle_classes = [AnonThrottle]
+
+    def get(self, request):
+        up = check_database() is None
+        body = {
+            "status": "pass" if up else "fail",
+            "version": SHLINK_API_VERSION,
+            "links": {
+                "about": "https://shlink.io",
+                "project": "https://github.com/shlinkio/shlink",
+            },
+        }
+        return Response(body, status=200 if up else 503, content_type=HEALTH_JSON)

@@ -1,0 +1,143 @@
+"""The published Shlink JS SDK (@shlinkio/shlink-js-sdk, pinned in tests/shlink_client) drives a
+live server through /rest/: what a Shlink dashboard or script would see.
+
+Needs Node 20+ and npm; the SDK is installed with `npm ci` into a cache directory
+(SHLINK_SDK_CACHE, else ~/.cache/shorturl/shlink-client-<lock hash>), never into the checkout.
+Without Node, npm or the registry the test is skipped with the reason, unless
+SHLINK_SDK_REQUIRED=1 (CI), which turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from accounts.services import api_key_create
+from analytics.services import aggregate_hourly, flush_pending
+
+pytestmark = [pytest.mark.shlink_sdk, pytest.mark.django_db(transaction=True)]
+
+CLIENT_DIR = Path(__file__).parent / "shlink_client"
+INSTALL_TIMEOUT = 300
+RUN_TIMEOUT = 60
+
+
+def _unavailable(reason: str):
+    if os.environ.get("SHLINK_SDK_REQUIRED") == "1":
+        pytest.fail(f"SHLINK_SDK_REQUIRED=1 but {reason}")
+    pytest.skip(reason)
+
+
+def _cache_dir() -> Path:
+    if os.environ.get("SHLINK_SDK_CACHE"):
+        return Path(os.environ["SHLINK_SDK_CACHE"])
+    lock = (CLIENT_DIR / "package-lock.json").read_bytes()
+    digest = hashlib.sha256(lock).hexdigest()[:12]
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache_home / "shorturl" / f"shlink-client-{digest}"
+
+
+@pytest.fixture(scope="module")
+def sdk_dir() -> Path:
+    """A directory holding the client script and the pinned SDK in node_modules."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        _unavailable("Node.js and npm are needed to run the Shlink SDK (apt install nodejs npm)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    if int(version.lstrip("v").split(".")[0] or 0) < 20:
+        _unavailable(f"the Shlink SDK needs Node 20+ (fetch); found {version}")
+    target = _cache_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(CLIENT_DIR / name, target / name)
+    if not (target / "node_modules/@shlinkio/shlink-js-sdk/package.json").exists():
+        try:
+            installed = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                cwd=target,
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            _unavailable(f"npm ci did not finish in {INSTALL_TIMEOUT} s (registry unreachable?)")
+        if installed.returncode != 0:
+            _unavailable(f"npm ci failed (registry unreachable?): {installed.stderr[-500:]}")
+    shutil.copyfile(CLIENT_DIR / "client.mjs", target / "client.mjs")
+    return target
+
+
+def run_client(sdk_dir: Path, phase: str, *, url: str, api_key: str) -> dict:
+    env = {**os.environ, "SHLINK_URL": url, "SHLINK_API_KEY": api_key}
+    done = subprocess.run(
+        ["node", "client.mjs", phase],
+        cwd=sdk_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, f"client.mjs {phase} failed: {done.stderr}"
+    return json.loads(done.stdout)
+
+
+def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(sdk_dir, live_server, user):
+    _, api_key = api_key_create(user=user, name="Shlink SDK")
+    url = live_server.url
+    host = url.split("://", 1)[1]
+
+    before = run_client(sdk_dir, "before-visits", url=url, api_key=api_key)
+
+    assert before["health"]["status"] == "pass"
+    created = before["created"]
+    assert created["shortCode"] == "sdk-spring"
+    assert created["shortUrl"] == f"{url}/sdk-spring"
+    assert created["longUrl"] == "https://example.com/spring"
+    assert sorted(created["tags"]) == ["Spring", "sdk"]
+    assert created["title"] == "Spring sale"
+    assert created["domain"] is None
+    assert created["visitsSummary"] == {"total": 0, "nonBots": 0, "bots": 0}
+    assert before["takenSlug"]["error"]["type"] == "https://shlink.io/api/error/non-unique-slug"
+    assert before["takenSlug"]["error"]["status"] == 400
+    listed = before["listed"]
+    assert [item["shortCode"] for item in listed["data"]] == ["sdk-spring"]
+    assert listed["pagination"]["totalItems"] == 1
+    assert before["edited"]["longUrl"] == "https://example.com/summer"
+    assert before["fetched"]["longUrl"] == "https://example.com/summer"
+    assert before["redirects"] == [
+        {"status": 302, "location": "https://example.com/summer"},
+        {"status": 302, "location": "https://example.com/summer"},
+    ]
+    domains = before["domains"]["data"]
+    assert [(d["domain"], d["isDefault"]) for d in domains] == [(host.split(":")[0], True)]
+    assert before["wrongKey"]["error"]["type"] == "https://shlink.io/api/error/invalid-api-key"
+
+    # What the worker does every few seconds: store the visits, then the hourly sums.
+    flush_pending()
+    aggregate_hourly()
+
+    after = run_client(sdk_dir, "after-visits", url=url, api_key=api_key)
+
+    visits = after["visits"]
+    assert visits["pagination"]["totalItems"] == 2
+    assert [v["potentialBot"] for v in visits["data"]] == [True, False]  # newest first
+    assert visits["data"][1]["userAgent"].startswith("Mozilla/5.0")
+    assert visits["data"][1]["visitedUrl"] == f"{url}/sdk-spring"
+    assert [v["potentialBot"] for v in after["people"]["data"]] == [False]
+    assert sorted(after["tags"]["data"]) == ["Spring", "sdk"]
+    stats = {row["tag"]: row for row in after["tagsStats"]["data"]}
+    assert stats["sdk"]["shortUrlsCount"] == 1
+    assert stats["sdk"]["visitsSummary"] == {"total": 2, "nonBots": 1, "bots": 1}
+    assert after["summary"] == {"total": 2, "nonBots": 1, "bots": 1}
+    assert after["deleted"] is True
+    assert after["afterDelete"]["error"]["type"] == (
+        "https://shlink.io/api/error/short-url-not-found"
+    )
+    assert after["goneRedirect"] == 410  # deleted = revoked here: the short URL is gone
+    assert after["listedAfterDelete"]["data"] == []
