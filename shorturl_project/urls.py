@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 
 from links.api.base import api_not_found
 from links.codes.aliases import RESERVED_ALIASES
+from links.compat import bitly
 from links.compat.yourls import YourlsApiView
 from links.redirect import redirect_view
 
@@ -16,6 +17,9 @@ urlpatterns = [
     # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI
     # fast path never takes this path, and the redirect pattern below comes after it.
     path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
+    # Bitly's API v4 (docs/api.md). Its paths have several segments, which no short code has:
+    # the WSGI fast path never takes them, and `/v4` alone stays a possible short code.
+    path("v4/", include(bitly)),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),
