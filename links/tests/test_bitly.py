@@ -17,6 +17,7 @@ from accounts.services import api_key_create, api_key_revoke
 from analytics.models import HourlyClick
 from links.hotpath import short_code_of
 from links.models import UrlLink
+from links.services.change import link_revoke
 from links.services.create import link_create
 from links.services.domains import domain_save
 
@@ -373,3 +374,25 @@ def test_v4_paths_never_take_the_redirect_fast_path():
         assert short_code_of({"REQUEST_METHOD": "GET", "PATH_INFO": path}) is None
     # `/v4` alone is no endpoint: it stays a short code people may have chosen.
     assert short_code_of({"REQUEST_METHOD": "GET", "PATH_INFO": "/v4"}) == "v4"
+
+
+def test_a_revoked_links_destination_cannot_change_but_its_tags_can(key, user):
+    link = link_create(user=user, long_url=SPRING).link
+    link_revoke(code=link.code, user=user)
+    path = f"bitlinks/{HOST}/{link.code}"
+
+    refused = bitly(key, "patch", path, {"long_url": SPRING + "/x"})
+    assert (refused.status_code, refused.json()["message"]) == (409, "CONFLICT")
+    assert bitly(key, "patch", path, {"tags": ["old"]}).json()["tags"] == ["old"]
+
+
+def test_throttled_calls_answer_rate_limit_exceeded_with_retry_after(key, user, settings):
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "api_write": "1/min"}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+
+    assert bitly(key, "post", "shorten", {"long_url": SPRING}).status_code == 201
+    throttled = bitly(key, "post", "shorten", {"long_url": SPRING + "/2"})
+
+    assert throttled.status_code == 429
+    assert throttled.json()["message"] == "RATE_LIMIT_EXCEEDED"
+    assert int(throttled["Retry-After"]) > 0
