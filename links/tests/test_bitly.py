@@ -294,8 +294,11 @@ def test_clicks_summary_sums_the_same_window(key, clicked):
         "unit": "day",
         "unit_reference": bitly(key, "get", path).json()["unit_reference"],
     }
-    two_hours = bitly(key, "get", path, {"unit": "hour", "units": 2}).json()
-    assert two_hours["total_clicks"] in (0, 5)  # today's noon hour is within two hours of now
+    noon = timezone.now().astimezone(UTC).date()
+    one_hour = {"unit": "hour", "units": 1, "unit_reference": f"{noon}T12:30:00+0000"}
+    assert bitly(key, "get", path, one_hour).json()["total_clicks"] == 5
+    one_hour["unit_reference"] = f"{noon}T11:30:00+0000"
+    assert bitly(key, "get", path, one_hour).json()["total_clicks"] == 0
 
 
 @pytest.mark.parametrize(
