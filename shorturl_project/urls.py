@@ -3,7 +3,6 @@ from django.urls import include, path, re_path
 
 from links.api.base import api_not_found
 from links.codes.aliases import RESERVED_ALIASES
-from links.compat import bitly
 from links.compat.yourls import YourlsApiView
 from links.redirect import redirect_view
 
@@ -19,7 +18,8 @@ urlpatterns = [
     path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
     # Bitly's API v4 (docs/api.md). Its paths have several segments, which no short code has:
     # the WSGI fast path never takes them, and `/v4` alone stays a possible short code.
-    path("v4/", include(bitly)),
+    path("v4/", include("analytics.api.bitly")),  # clicks
+    path("v4/", include("links.compat.bitly")),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

@@ -1,32 +1,31 @@
 """A subset of Bitly's API v4, under `/v4/`, over the links services: for tools written for Bitly.
 
-`POST /v4/shorten`, `POST /v4/bitlinks`, `GET`/`PATCH /v4/bitlinks/{domain}/{code}`,
-`POST /v4/expand`, `GET /v4/bitlinks/{domain}/{code}/clicks` and `…/clicks/summary`, answered with
-Bitly's field names and error shape (`{"message": "NOT_FOUND", "description", "resource",
-"errors"}`). Credentials: `Authorization: Bearer <API key or DRF token>`, or the bare key in the
-header as the npm `bitly` client sends it (links.compat.auth); an API key's scopes apply. A user
-reaches their own links only (staff: every link), exactly as on the native API.
+`POST /v4/shorten`, `POST /v4/bitlinks`, `GET`/`PATCH /v4/bitlinks/{domain}/{code}` and
+`POST /v4/expand` (and, in analytics.api.bitly over this module's BitlyView,
+`GET /v4/bitlinks/{domain}/{code}/clicks` and `…/clicks/summary`), answered with Bitly's field
+names and error shape (`{"message": "NOT_FOUND", "description", "resource", "errors"}`).
+Credentials: `Authorization: Bearer <API key or DRF token>`, or the bare key in the header as the
+npm `bitly` client sends it (links.compat.auth); an API key's scopes apply. A user reaches their
+own links only (staff: every link), exactly as on the native API.
 
 Domains: a bitlink's id is `<short domain host>/<code>`. `bit.ly` names no domain in particular
 (the default one, else the caller's only link with that code): Bitly clients write it themselves
 as the default `domain` of creates and in ids they build from a bare code or short URL. Any other
 host that is none of ours is refused (400 on create, 404 in a path).
 
-Only the answers are shaped here: creating, changing, finding and counting links is the
-services' and selectors' work (link_create, link_update, link_get_visible, series, links_totals).
-docs/api.md ("Bitly API") says what differs from Bitly.
+Only the answers are shaped here: creating, changing and finding links is the services' and
+selectors' work (link_create, link_update, link_get_visible). docs/api.md ("Bitly API") says
+what differs from Bitly.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime
 from http import HTTPStatus
 
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, re_path
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
@@ -38,8 +37,6 @@ from rest_framework.views import APIView, set_rollback
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope
-from analytics.models import utc_hour
-from analytics.selectors import links_totals, series
 
 from ..api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
 from ..api.throttles import API_THROTTLES
@@ -59,11 +56,6 @@ from .auth import credential_for
 
 # The host Bitly clients put in bodies and ids they make up: stands for "no domain named".
 BITLY_HOST = "bit.ly"
-# Bitly's units of time; ours are counted by the hour, so `minute` is refused.
-UNITS = ("hour", "day", "week", "month")
-# The most entries one `clicks` answer lists (`units=-1` on an old link by the hour).
-MAX_UNITS = 10_000
-
 Reply = dict[str, object]
 
 
@@ -204,88 +196,6 @@ def refusal_of(error: ValidationError) -> BitlyError:
     ]
     first = next(iter(fields), "") or "body"
     return BitlyError(400, f"INVALID_ARG_{first.upper()}", errors[0]["message"], errors)
-
-
-# --- Units of time for clicks ------------------------------------------------------------------
-
-
-def _first_day(day: date, unit: str) -> date:
-    if unit == "week":
-        return day - timedelta(days=day.weekday())
-    if unit == "month":
-        return day.replace(day=1)
-    return day
-
-
-def _days_shifted(day: date, unit: str, count: int) -> date:
-    if unit == "day":
-        return day + timedelta(days=count)
-    if unit == "week":
-        return day + timedelta(weeks=count)
-    months = day.year * 12 + day.month - 1 + count
-    return date(months // 12, months % 12 + 1, 1)
-
-
-def unit_span(
-    unit: str, reference: datetime, count: int, since: datetime | None = None
-) -> tuple[datetime, datetime]:
-    """[start, end) of the `count` whole units of time up to and including the one holding
-    `reference` (local days, weeks from Monday, months; UTC hours), at most MAX_UNITS of them,
-    and none before the one holding `since` (the link's creation) when it is given."""
-    count = min(count, MAX_UNITS)
-    if unit == "hour":
-        end = utc_hour(reference) + timedelta(hours=1)
-        start = end - timedelta(hours=count)
-        if since is not None:
-            start = max(start, utc_hour(since))
-        return start, end
-    zone = timezone.get_current_timezone()
-    first = _first_day(reference.astimezone(zone).date(), unit)
-    end_day = _days_shifted(first, unit, 1)
-    start_day = _days_shifted(first, unit, 1 - count)
-    if since is not None:
-        start_day = max(start_day, _first_day(since.astimezone(zone).date(), unit))
-    return (
-        datetime.combine(start_day, time.min, tzinfo=zone),
-        datetime.combine(end_day, time.min, tzinfo=zone),
-    )
-
-
-def clicks_query(request: Request, link: UrlLink) -> tuple[Reply, datetime, datetime]:
-    """Bitly's `unit`, `units` and `unit_reference` (and `size`, the most entries listed) →
-    (what the answer echoes, start, end)."""
-    params = request.query_params
-    unit = (params.get("unit") or "day").strip().lower()
-    if unit == "minute":
-        raise invalid_arg("unit", "Clicks are counted by the hour here: ask for hour or longer.")
-    if unit not in UNITS:
-        raise invalid_arg("unit", "`unit` is one of minute, hour, day, week, month.")
-    try:
-        units = int(params.get("units") or -1)
-        size = int(params.get("size") or 0)
-    except ValueError:
-        raise invalid_arg("units", "`units` and `size` are whole numbers.") from None
-    if units == 0 or units < -1:
-        raise invalid_arg("units", "`units` is -1 (every unit) or a positive number.")
-    reference_text = (params.get("unit_reference") or "").strip()
-    if reference_text:
-        reference = parse_datetime(reference_text.replace(" ", "+"))
-        if reference is None:
-            raise invalid_arg(
-                "unit_reference", "`unit_reference` is an ISO 8601 time, e.g. 2026-03-01T00:00:00Z."
-            )
-        if timezone.is_naive(reference):
-            reference = timezone.make_aware(reference)
-    else:
-        reference = timezone.now()
-    # units=-1: every unit since the link's creation; `size` caps how many are listed.
-    count = MAX_UNITS if units < 0 else units
-    if size > 0:
-        count = min(count, size)
-    since = link.created_at if units < 0 else None
-    start, end = unit_span(unit, reference, count, since=since)
-    echo = {"units": units, "unit": unit, "unit_reference": bitly_date(reference)}
-    return echo, start, end
 
 
 # --- The views ---------------------------------------------------------------------------------
@@ -469,37 +379,6 @@ class ExpandView(BitlyView):
         return Response({key: shaped[key] for key in ("created_at", "link", "id", "long_url")})
 
 
-class ClicksView(BitlyView):
-    """GET /v4/bitlinks/{domain}/{code}/clicks?unit=&units=&unit_reference=: people's clicks
-    per unit, newest first (HourlyClick, as the stats API)."""
-
-    scope = ApiScope.STATS_READ
-
-    def get(self, request: Request, domain: str, code: str) -> Response:
-        link = visible_link(request, domain, code)
-        echo, start, end = clicks_query(request, link)
-        entries = series(link_ids=[link.pk], start=start, end=end, bucket=str(echo["unit"]))
-        link_clicks = [
-            {"clicks": entry["clicks"], "date": bitly_date(entry["hour"])}
-            for entry in reversed(entries)
-        ]
-        return Response({"link_clicks": link_clicks, **echo})
-
-
-class ClicksSummaryView(BitlyView):
-    """GET /v4/bitlinks/{domain}/{code}/clicks/summary: the same span's people's clicks."""
-
-    scope = ApiScope.STATS_READ
-
-    def get(self, request: Request, domain: str, code: str) -> Response:
-        link = visible_link(request, domain, code)
-        echo, start, end = clicks_query(request, link)
-        total = 0
-        if start < end:
-            total = links_totals(link_ids=[link.pk], start=start, end=end)[link.pk]["clicks"]
-        return Response({"total_clicks": total, **echo})
-
-
 @csrf_exempt
 def bitly_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
     """Other paths under /v4/: Bitly's NOT_FOUND, as JSON."""
@@ -508,12 +387,12 @@ def bitly_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
 
 
 BITLINK = "bitlinks/<str:domain>/<str:code>"
+# Included under /v4/ after analytics.api.bitly's clicks paths: the last pattern answers every
+# other path.
 urlpatterns = [
     path("shorten", ShortenView.as_view(), name="bitly-shorten"),
     path("bitlinks", BitlinksView.as_view(), name="bitly-bitlinks"),
     path("expand", ExpandView.as_view(), name="bitly-expand"),
     path(BITLINK, BitlinkView.as_view(), name="bitly-bitlink"),
-    path(f"{BITLINK}/clicks", ClicksView.as_view(), name="bitly-clicks"),
-    path(f"{BITLINK}/clicks/summary", ClicksSummaryView.as_view(), name="bitly-clicks-summary"),
     re_path(r"^(?P<rest>.+)$", bitly_not_found),
 ]
