@@ -161,13 +161,15 @@ def series_bucket(start: datetime, end: datetime) -> str:
 
 
 def _bucket_start(hour: datetime, bucket: str, zone: tzinfo) -> datetime:
-    """The local midnight starting the day (or the week, from Monday) `hour` begins in; for
-    "hour", the hour itself."""
+    """The local midnight starting the day (or the week, from Monday, or the month) `hour`
+    begins in; for "hour", the hour itself."""
     if bucket == "hour":
         return hour
     day = hour.astimezone(zone).date()
     if bucket == "week":
         day -= timedelta(days=day.weekday())
+    elif bucket == "month":  # Bitly's API asks for months (links.compat.bitly)
+        day = day.replace(day=1)
     return datetime.combine(day, time.min, tzinfo=zone)
 
 
@@ -291,8 +293,9 @@ def series(
     *, link_ids: Iterable[int] | None = None, start: datetime, end: datetime, bucket: str = "hour"
 ) -> list[dict]:
     """[{hour (the bucket's start, local), clicks, unique_visitors, bot_clicks}] for every hour,
-    local day or week (Monday first) of [start, end), zeros kept; `start` is rounded down to its
-    hour, and a day or week is the UTC hours that begin in it (so it follows DST changes).
+    local day, week (Monday first) or month of [start, end), zeros kept; `start` is rounded down
+    to its hour, and a day, week or month is the UTC hours that begin in it (so it follows DST
+    changes).
 
     `unique_visitors` is the distinct people in the bucket, exact at any size and never a sum of
     hours: one person clicking at 9, 13 and 20 h is one visitor that day, and a person visiting

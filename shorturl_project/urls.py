@@ -18,6 +18,10 @@ urlpatterns = [
     path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
     # Shlink's REST API v3 for Shlink clients and dashboards (compat.shlink).
     path("rest/", include("compat.shlink.urls")),
+    # Bitly's API v4 (docs/api.md). Its paths have several segments, which no short code has:
+    # the WSGI fast path never takes them, and `/v4` alone stays a possible short code.
+    path("v4/", include("analytics.api.bitly")),  # clicks
+    path("v4/", include("links.compat.bitly")),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),
