@@ -60,6 +60,18 @@ def _no_background_runner(monkeypatch):
 
 
 @pytest.fixture
+def rates(settings):
+    """`rates(anon="2/min")`: the API's throttle rates for this test, the others high enough not
+    to interfere."""
+
+    def apply(**overrides):
+        rates = {"api_write": "1000/min", "api_read": "1000/min", "anon": "1000/min", **overrides}
+        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+
+    return apply
+
+
+@pytest.fixture
 def requires_redis():
     if not uses_redis():
         pytest.skip("needs Redis: set REDIS_URL (the embedded run has none)")

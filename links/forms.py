@@ -379,6 +379,27 @@ class TargetingFieldsMixin(forms.Form):
         )
 
 
+def domain_choice_field(
+    *,
+    label: str,
+    domains: list[str],
+    default_domain: str,
+    first: tuple[str, str] | None = None,
+    **kwargs,
+) -> forms.ChoiceField:
+    """A choice of short domain (the forms show one only when there are extra domains): the
+    default one named by its host, then the extra ones; `first`, a choice before them (then the
+    default domain is chosen by its host, else by "")."""
+    default_label = f"{default_domain} (default)" if default_domain else "Default domain"
+    choices = [first, (default_domain, default_label)] if first else [("", default_label)]
+    return forms.ChoiceField(
+        label=label,
+        required=False,
+        choices=[*choices, *((host, host) for host in domains)],
+        **kwargs,
+    )
+
+
 class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):
     alias = forms.CharField(
         label="Custom alias",
@@ -405,11 +426,10 @@ class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeti
         super().__init__(*args, **kwargs)
         self.setup_targeting()
         if domains:
-            default_label = f"{default_domain} (default)" if default_domain else "Default"
-            self.fields["domain"] = forms.ChoiceField(
+            self.fields["domain"] = domain_choice_field(
                 label="Short domain",
-                required=False,
-                choices=[("", default_label), *((host, host) for host in domains)],
+                domains=domains,
+                default_domain=default_domain,
                 help_text="Where the short link lives; an alias is taken per domain.",
             )
 
@@ -513,12 +533,11 @@ class LinkFilterForm(forms.Form):
         """`domains`: the extra short domains' hosts; with any, the bar filters by domain."""
         super().__init__(*args, **kwargs)
         if domains:
-            default_label = f"{default_domain} (default)" if default_domain else "Default domain"
-            self.fields["domain"] = forms.ChoiceField(
+            self.fields["domain"] = domain_choice_field(
                 label="Domain",
-                required=False,
-                choices=[("", "All domains"), (default_domain, default_label)]
-                + [(host, host) for host in domains],
+                domains=domains,
+                default_domain=default_domain,
+                first=("", "All domains"),
                 error_messages={"invalid_choice": "Unknown domain; showing every domain."},
             )
 
@@ -594,13 +613,9 @@ class LinkImportForm(forms.Form):
         link on one of them (`default_domain` names the default one)."""
         super().__init__(*args, **kwargs)
         if domains:
-            default_label = f"{default_domain} (default)" if default_domain else "Default domain"
-            self.fields["domain"] = forms.ChoiceField(
+            self.fields["domain"] = domain_choice_field(
                 label="Short domain",
-                required=False,
-                choices=[
-                    ("", "Each link's old domain if it is one of ours, else the default"),
-                    (default_domain, default_label),
-                    *((host, host) for host in domains),
-                ],
+                domains=domains,
+                default_domain=default_domain,
+                first=("", "Each link's old domain if it is one of ours, else the default"),
             )

@@ -11,17 +11,6 @@ from .helpers import client_for
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rates(settings):
-    """Set some rates for this test; the others stay high enough not to interfere."""
-
-    def apply(**overrides):
-        rates = {"api_write": "1000/min", "api_read": "1000/min", "anon": "1000/min", **overrides}
-        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-
-    return apply
-
-
 def _create(client, n: int):
     return client.post("/api/v1/links/", {"long_url": f"https://example.com/{n}"}, format="json")
 

@@ -501,15 +501,6 @@ def test_failed_passwords_on_the_form_lock_this_door_too(call, user, settings):
 # --- Rate limits -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def rates(settings):
-    def apply(**overrides):
-        rates = {"api_write": "1000/min", "api_read": "1000/min", "anon": "1000/min", **overrides}
-        settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-
-    return apply
-
-
 def test_shorturl_is_a_write_whatever_its_method_and_shares_the_native_budget(call, user, rates):
     rates(api_write="2/min")
     native = Client()
