@@ -128,6 +128,9 @@ def test_a_file_or_option_that_cannot_be_used_stops_the_command(user, args, mess
     assert not UrlLink.objects.exists()
 
 
+# Transactional: execute_from_command_line closes every connection when the command ends,
+# which on MariaDB would end a wrapping test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_an_unreadable_file_exits_with_status_1_and_skipped_rows_with_0(user, tmp_path, capsys):
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\xff\xfe not a link file \xff")
