@@ -31,6 +31,7 @@ from analytics import services as analytics_services
 from analytics.capture import forward_spooled_visits
 from links import cache as link_cache
 from links.codes import pool
+from webhooks import services as webhook_services
 
 from .node_state import state_dir
 from .redis_conn import redis_failed, uses_redis
@@ -40,6 +41,7 @@ logger = logging.getLogger("shorturl.embedded")
 
 RUNNER_LOCK = "runner"
 SYNC_LOCK = "sync"
+WEBHOOKS_LOCK = "webhooks"
 
 # --- Background jobs -------------------------------------------------------------------------
 
@@ -102,7 +104,16 @@ def _node_runners() -> dict[str, list[Job]]:
                 analytics_services.aggregate_hourly,
             ),
             Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
-        ]
+        ],
+        # Its own thread: a receiver that takes its whole timeout to answer must never hold up
+        # storing visits.
+        WEBHOOKS_LOCK: [
+            Job(
+                "deliver due webhooks",
+                settings.WEBHOOK_CHECK_SECONDS,
+                functools.partial(webhook_services.webhook_deliver_due, max_seconds=30.0),
+            )
+        ],
     }
 
 

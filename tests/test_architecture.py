@@ -16,7 +16,7 @@ from pathlib import Path
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGES = ("links", "analytics", "shorturl_project")
+PACKAGES = ("links", "analytics", "webhooks", "shorturl_project")
 
 
 def _module_name(path: Path) -> str:
