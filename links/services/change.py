@@ -142,9 +142,12 @@ def link_update(
         if archived is not _UNSET and bool(archived) != link.archived:
             link.archived = bool(archived)
             link.save(update_fields=["archived", "updated_at"])
+            changed.append("archived")
         if tags is not _UNSET:
             link_tags_set(link=link, tags=tags)
-        events.announce_after_commit(events.LINK_UPDATED, [link])
+            changed.append("tags")
+        if changed:  # a call that changed nothing tells nothing
+            events.announce_after_commit(events.LINK_UPDATED, [link])
     return link
 
 

@@ -246,3 +246,16 @@ def test_a_paused_webhook_hears_nothing(user, receiver, django_capture_on_commit
     with django_capture_on_commit_callbacks(execute=True):
         link_create(user=user, long_url="https://example.com/quiet")
     assert WebhookDelivery.objects.count() == 0
+
+
+def test_a_change_that_changes_nothing_tells_nothing(
+    user, receiver, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url="https://example.com/same").link
+    _webhook(user, receiver, events=["link.updated"])
+    with django_capture_on_commit_callbacks(execute=True):
+        link_update(code=link.code, user=user)
+    assert WebhookDelivery.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        link_update(code=link.code, user=user, archived=True)
+    assert WebhookDelivery.objects.get().event == "link.updated"
