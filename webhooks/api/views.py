@@ -38,6 +38,7 @@ def _errors(*codes: int) -> dict:
 
 class _WebhookView(ApiView):
     serializer_class = WebhookSerializer
+    pagination_class = None  # at most 20 webhooks, the last 20 deliveries: plain lists
     read_scope = ApiScope.WEBHOOKS_WRITE
 
     def required_scope(self, request) -> str:
