@@ -346,7 +346,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "shorturl API",
-    "DESCRIPTION": "Shorten, restore, update and revoke short links; read their click stats.",
+    "DESCRIPTION": (
+        "Shorten, restore, update and revoke short links; read their click stats; manage webhooks."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -355,6 +357,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # A webhook delivery's status is not a link's: each keeps its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "links.models.LinkStatus",
+        "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
+    },
 }
 
 # --- shorturl ----------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ class WebhookDetailView(_WebhookView):
         tags=TAGS,
         operation_id="webhooks_delete",
         summary="Delete a webhook and its delivery log",
-        responses={204: OpenApiResponse(description="Deleted."), **_errors(401, 403, 404)},
+        responses={204: OpenApiResponse(description="Deleted."), **_errors(401, 403, 404, 429)},
     )
     def delete(self, request, webhook_id: int):
         webhook = self.get_webhook(webhook_id)
@@ -124,7 +124,7 @@ class WebhookDeliveriesView(_WebhookView):
         tags=TAGS,
         operation_id="webhooks_deliveries",
         summary="A webhook's last deliveries, newest first",
-        responses={200: WebhookDeliverySerializer(many=True), **_errors(401, 403, 404)},
+        responses={200: WebhookDeliverySerializer(many=True), **_errors(401, 403, 404, 429)},
     )
     def get(self, request, webhook_id: int):
         deliveries = selectors.webhook_deliveries(webhook=self.get_webhook(webhook_id))
