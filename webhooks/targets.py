@@ -2,10 +2,11 @@
 
 Every address a target's host resolves to must be public: not loopback, private, link-local,
 multicast, reserved, unspecified or otherwise not global (an IPv4 address inside IPv6 is judged
-as itself). It is checked when a webhook is saved and again right before each attempt, so a name
-that resolved to a public address when it was saved and to 127.0.0.1 later (DNS rebinding) is
-refused then. SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule (a receiver on the same
-machine or network, as the tests start); the scheme rule stays.
+as itself). It is checked when a webhook is saved and again for each attempt, which then connects
+to an address just checked (webhooks.sending) instead of resolving the name once more: a name
+that resolves to a public address for the check and to 127.0.0.1 for the connection (DNS
+rebinding) never reaches 127.0.0.1. SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule (a
+receiver on the same machine or network, as the tests start); the scheme rule stays.
 """
 
 from __future__ import annotations
@@ -51,27 +52,31 @@ def resolve(host: str, port: int) -> list[str]:
     return sorted({info[4][0] for info in infos})
 
 
-def check_target(url: str) -> None:
-    """Raise UnsafeTarget unless `url` may be called now (scheme, then every resolved address)."""
+def check_target(url: str) -> list[str]:
+    """The addresses `url` may be reached at now (scheme, then every resolved address checked);
+    UnsafeTarget otherwise. Sending connects to one of these, never resolving the name again."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnsafeTarget("Only http:// and https:// URLs with a host can receive webhooks.")
-    if settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE:
-        return
     host = parts.hostname
-    if is_local_address(host):
-        raise UnsafeTarget(f"{host} is this machine: webhooks cannot be sent there.")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise UnsafeTarget("The URL's port is not a number.") from exc
-    for text in resolve(host, port):
+    allow_private = settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE
+    if not allow_private and is_local_address(host):
+        raise UnsafeTarget(f"{host} is this machine: webhooks cannot be sent there.")
+    addresses = resolve(host, port)
+    if allow_private:
+        return addresses
+    for text in addresses:
         address = ipaddress.ip_address(text.split("%", 1)[0])  # an IPv6 zone id is no part of it
         if not _address_is_public(address):
             raise UnsafeTarget(
                 f"{host} resolves to {address}, a loopback, private or reserved address: "
                 "webhooks are sent to public addresses only."
             )
+    return addresses
 
 
 def validate_webhook_url(url: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from links.services.create import link_create
-from webhooks import services
+from webhooks import sending, services, targets
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -98,12 +98,50 @@ def test_a_name_that_later_resolves_to_loopback_is_not_called(
     )
     _resolving(monkeypatch, {"rebind.example.com": ["127.0.0.1"]})
     posted = []
-    monkeypatch.setattr(
-        "webhooks.sending.requests.post", lambda *args, **kwargs: posted.append(args)
-    )
+    monkeypatch.setattr("webhooks.sending._open", lambda *args: posted.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         link_create(user=user, long_url="https://example.com/rebind")
     assert services.webhook_deliver_due() == 1
     delivery = WebhookDelivery.objects.get()
     assert posted == []
     assert "127.0.0.1" in delivery.error and delivery.status == "pending"
+
+
+class _Answer:
+    status = 200
+
+    def read(self, *args, **kwargs):
+        return b"ok"
+
+    def release_conn(self):
+        pass
+
+
+def test_the_post_connects_to_the_address_just_checked_not_a_fresh_lookup(user, monkeypatch):
+    """DNS rebinding within an attempt: the check sees a public address; a second lookup would
+    see loopback. The connection goes to the checked address, speaking to it by name."""
+    _resolving(monkeypatch, {"rebind.example.com": ["93.184.215.14"]})
+    webhook = services.webhook_create(
+        user=user, url="https://rebind.example.com:8443/in?x=1", events=["link.created"]
+    )
+    answers = iter([["93.184.215.14"]])
+    monkeypatch.setattr(targets, "resolve", lambda host, port: next(answers, ["127.0.0.1"]))
+    opened = []
+
+    class Pool:
+        def __init__(self, scheme, address, port, host):
+            opened.append((scheme, address, port, host))
+
+        def urlopen(self, method, target, *, headers, **kwargs):
+            opened.append((method, target, headers["Host"]))
+            return _Answer()
+
+    monkeypatch.setattr(sending, "_pool", Pool)
+    result = sending.post(
+        url=webhook.url, secret=webhook.secret, payload={"id": "1", "event": "ping"}
+    )
+    assert result.delivered
+    assert opened == [
+        ("https", "93.184.215.14", 8443, "rebind.example.com"),
+        ("POST", "/in?x=1", "rebind.example.com:8443"),
+    ]
