@@ -129,12 +129,19 @@ def _new_delivery(webhook: Webhook, event: str, data: dict, now: datetime) -> We
     )
 
 
-def _queue(deliveries: list[WebhookDelivery]) -> None:
-    """Services mode: a worker attempts each at once (beat's sweep catches any task lost).
-    Embedded mode: the node's runner attempts them within WEBHOOK_CHECK_SECONDS."""
-    if not deliveries or not uses_redis():
+def _queue(event_ids: list[uuid.UUID]) -> None:
+    """Services mode: a worker attempts each new delivery at once (beat's sweep catches any task
+    lost). Embedded mode: the node's runner attempts them within WEBHOOK_CHECK_SECONDS."""
+    if not event_ids or not uses_redis():
         return
-    ids = [delivery.pk for delivery in deliveries]
+    # Not every database hands back the new ids from a bulk insert: read them by event id.
+    ids = [
+        pk
+        for start in range(0, len(event_ids), 500)
+        for pk in WebhookDelivery.objects.filter(
+            event_id__in=event_ids[start : start + 500]
+        ).values_list("pk", flat=True)
+    ]
 
     def send() -> None:
         for delivery_id in ids:
@@ -158,12 +165,8 @@ def webhook_events_emit(*, event: str, data_by_owner: dict[int, list[dict]]) -> 
         for data in data_by_owner[owner_id]
     ]
     with transaction.atomic():
-        WebhookDelivery.objects.bulk_create(deliveries)
-        # Not every database hands back the new ids from a bulk insert: read them by event id.
-        made = list(
-            WebhookDelivery.objects.filter(event_id__in=[d.event_id for d in deliveries]).only("pk")
-        )
-        _queue(made)
+        WebhookDelivery.objects.bulk_create(deliveries, batch_size=500)
+        _queue([delivery.event_id for delivery in deliveries])
     for webhook in {webhook.pk: webhook for ws in hearing.values() for webhook in ws}.values():
         _purge_old(webhook)
     return len(deliveries)
@@ -212,7 +215,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     now = timezone.now()
     if not _claim(delivery_id, now):
         return None
-    delivery = WebhookDelivery.objects.select_related("webhook").get(pk=delivery_id)
+    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    if delivery is None:
+        return None  # its webhook was deleted meanwhile
     webhook = delivery.webhook
     if not webhook.is_active:
         result = sending.AttemptResult(delivered=False, error="The webhook is paused.")
@@ -233,16 +238,15 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     else:
         delay = RETRY_DELAYS[delivery.attempts - 1]
         delivery.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-    delivery.save(
-        update_fields=[
-            "attempts",
-            "status",
-            "response_status",
-            "response_excerpt",
-            "error",
-            "next_attempt_at",
-            "updated_at",
-        ]
+    # An UPDATE, not save(): the webhook may have been deleted during the attempt.
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        attempts=delivery.attempts,
+        status=delivery.status,
+        response_status=delivery.response_status,
+        response_excerpt=delivery.response_excerpt,
+        error=delivery.error,
+        next_attempt_at=delivery.next_attempt_at,
+        updated_at=timezone.now(),
     )
     if not result.delivered:
         logger.info(

@@ -259,3 +259,19 @@ def test_a_change_that_changes_nothing_tells_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         link_update(code=link.code, user=user, archived=True)
     assert WebhookDelivery.objects.get().event == "link.updated"
+
+
+def test_a_webhook_deleted_during_an_attempt_is_no_error(user, receiver, monkeypatch):
+    webhook = _webhook(user, receiver, events=["link.created"])
+    real_post = sending.post
+
+    def post_then_delete(**kwargs):
+        result = real_post(**kwargs)
+        services.webhook_delete(user=user, webhook_id=webhook.pk)
+        return result
+
+    monkeypatch.setattr(sending, "post", post_then_delete)
+    delivery = services._new_delivery(webhook, "ping", {}, timezone.now())
+    delivery.save()
+    assert services.webhook_delivery_attempt(delivery_id=delivery.pk) is True
+    assert not WebhookDelivery.objects.exists()
