@@ -64,8 +64,6 @@ def webhook_test(request: HttpRequest, webhook_id: int) -> HttpResponse:
             request, f"Test sent to {webhook.url}: it answered {delivery.response_status}."
         )
     else:
-        messages.error(
-            request,
-            f"Test to {webhook.url} failed: {delivery.error} It is tried again later.",
-        )
+        later = " It is tried again later." if delivery.status == DeliveryStatus.PENDING else ""
+        messages.error(request, f"Test to {webhook.url} failed: {delivery.error}{later}")
     return redirect("webhooks")

@@ -83,3 +83,12 @@ def test_staff_see_webhooks_and_deliveries_read_only_in_the_admin(admin_client, 
     assert listing.status_code == 200 and PUBLIC in listing.text
     assert admin_client.get("/admin/webhooks/webhookdelivery/").status_code == 200
     assert admin_client.get("/admin/webhooks/webhook/add/").status_code == 403
+
+
+def test_a_failed_test_says_why_and_that_it_is_retried(client, user, receiver):
+    receiver.answers = [(500, "nope", 0.0)]
+    client.force_login(user)
+    webhook = services.webhook_create(user=user, url=receiver.url, events=["link.created"])
+    response = client.post(reverse("webhook_test", args=[webhook.pk]), follow=True)
+    assert "failed: The receiver answered 500. It is tried again later." in response.text
+    assert "nope" in response.text  # the answer's excerpt in the log
