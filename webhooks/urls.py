@@ -7,5 +7,8 @@ urlpatterns = [
     path(
         "dashboard/webhooks/<int:webhook_id>/delete/", views.webhook_delete, name="webhook_delete"
     ),
+    path(
+        "dashboard/webhooks/<int:webhook_id>/toggle/", views.webhook_toggle, name="webhook_toggle"
+    ),
     path("dashboard/webhooks/<int:webhook_id>/test/", views.webhook_test, name="webhook_test"),
 ]

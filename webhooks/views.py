@@ -56,6 +56,19 @@ def webhook_delete(request: HttpRequest, webhook_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def webhook_toggle(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    """Pause an active webhook, or resume a paused one."""
+    webhook = _owned(request, webhook_id)
+    webhook = services.webhook_update(
+        user=request.user, webhook_id=webhook.pk, is_active=not webhook.is_active
+    )
+    state = "resumed: it hears its events again" if webhook.is_active else "paused"
+    messages.success(request, f"The webhook to {webhook.url} is {state}.")
+    return redirect("webhooks")
+
+
+@login_required
+@require_POST
 def webhook_test(request: HttpRequest, webhook_id: int) -> HttpResponse:
     webhook = _owned(request, webhook_id)
     delivery = services.webhook_send_test(user=request.user, webhook_id=webhook.pk)

@@ -92,3 +92,18 @@ def test_a_failed_test_says_why_and_that_it_is_retried(client, user, receiver):
     response = client.post(reverse("webhook_test", args=[webhook.pk]), follow=True)
     assert "failed: The receiver answered 500. It is tried again later." in response.text
     assert "nope" in response.text  # the answer's excerpt in the log
+
+
+def test_pause_and_resume(client, user, other_user):
+    client.force_login(user)
+    webhook = services.webhook_create(user=user, url=PUBLIC, events=["link.created"])
+    response = client.post(reverse("webhook_toggle", args=[webhook.pk]), follow=True)
+    assert "is paused" in response.text and "Paused" in response.text
+    webhook.refresh_from_db()
+    assert webhook.is_active is False
+    response = client.post(reverse("webhook_toggle", args=[webhook.pk]), follow=True)
+    assert "resumed" in response.text
+    webhook.refresh_from_db()
+    assert webhook.is_active is True
+    theirs = services.webhook_create(user=other_user, url=PUBLIC, events=["link.created"])
+    assert client.post(reverse("webhook_toggle", args=[theirs.pk])).status_code == 404
