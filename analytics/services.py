@@ -12,6 +12,7 @@ visit that cannot wait (Redis down).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -31,7 +32,7 @@ from links.models import UrlLink
 from shorturl_project.node_state import node_lock
 from shorturl_project.redis_conn import redis_client, uses_cluster
 
-from . import buffer, channels, enrich, spool
+from . import buffer, channels, enrich, events, spool
 from .messages import decode_visits
 from .models import (
     DailyBreakdown,
@@ -274,14 +275,32 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
         present = {event_id for (event_id,) in cursor.fetchall()}
     enriched = enrich.enricher()
     adapt_time = _time_adapter()
-    rows = [
-        _visit_row(visit, enriched, adapt_time)
-        for visit in wanted
-        if visit["event_id"] not in present
-    ]
+    new = [visit for visit in wanted if visit["event_id"] not in present]
+    rows = [_visit_row(visit, enriched, adapt_time) for visit in new]
     with transaction.atomic():
         _insert_visits(rows)
+        if rows:
+            # Inside: a batch rolled back (split in halves below) announces nothing.
+            events.announce_after_commit(functools.partial(_clicks, new, rows))
     return len(rows), {(visit["link_id"], utc_hour(visit["visit_time"])) for visit in wanted}
+
+
+def _clicks(visits: list[dict], rows: list[_VisitRow]) -> list[dict]:
+    """The stored visits as analytics.events tells them (for webhooks' link.clicked)."""
+    return [
+        {
+            "event_id": visit["event_id"],
+            "link_id": visit["link_id"],
+            "code": visit["code"],
+            "visit_time": visit["visit_time"],
+            "country": row.country,
+            "country_code": row.country_code,
+            "device_type": row.device_type,
+            "referrer": visit["referrer"],
+            "is_bot": bool(row.is_bot),
+        }
+        for visit, row in zip(visits, rows, strict=True)
+    ]
 
 
 # Errors that say a visit's values do not fit a column (not that the database is unwell): the

@@ -33,6 +33,7 @@ from links import cache as link_cache
 from links import selectors as link_selectors
 from links.codes import pool
 from links.services import imports as link_imports
+from webhooks import services as webhook_services
 
 from .node_state import state_dir
 from .redis_conn import redis_failed, uses_redis
@@ -42,6 +43,7 @@ logger = logging.getLogger("shorturl.embedded")
 
 RUNNER_LOCK = "runner"
 SYNC_LOCK = "sync"
+WEBHOOKS_LOCK = "webhooks"
 
 # --- Background jobs -------------------------------------------------------------------------
 
@@ -105,7 +107,16 @@ def _node_runners() -> dict[str, list[Job]]:
             ),
             Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
             Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
-        ]
+        ],
+        # Its own thread: a receiver that takes its whole timeout to answer must never hold up
+        # storing visits.
+        WEBHOOKS_LOCK: [
+            Job(
+                "deliver due webhooks",
+                settings.WEBHOOK_CHECK_SECONDS,
+                functools.partial(webhook_services.webhook_deliver_due, max_seconds=30.0),
+            )
+        ],
     }
 
 

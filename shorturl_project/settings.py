@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "links",
     "analytics",
     "accounts",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -178,6 +179,9 @@ NODE_SYNC_MAX_LAG = env.float("NODE_SYNC_MAX_LAG", default=0.8)
 EMBEDDED_FLUSH_SECONDS = env.float("EMBEDDED_FLUSH_SECONDS", default=1.0)
 EMBEDDED_AGGREGATE_SECONDS = env.float("EMBEDDED_AGGREGATE_SECONDS", default=5.0)
 SHORTURL_POOL_CHECK_SECONDS = env.float("SHORTURL_POOL_CHECK_SECONDS", default=60.0)
+# How often due webhook deliveries (new ones and retries) are looked for: the embedded runner's
+# job, and beat's sweep in services mode (where a new delivery's own task usually sends it first).
+WEBHOOK_CHECK_SECONDS = env.float("WEBHOOK_CHECK_SECONDS", default=2.0)
 
 # --- Celery ------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
@@ -211,6 +215,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "analytics.tasks.aggregate_hourly_task",
         "schedule": env.float("ANALYTICS_AGGREGATE_SECONDS", default=10.0),
         "options": {"expires": 60},
+    },
+    "deliver-due-webhooks": {
+        "task": "webhooks.tasks.deliver_due_webhooks_task",
+        "schedule": WEBHOOK_CHECK_SECONDS,
+        "options": {"expires": 30},
     },
     "refill-code-pool": {
         "task": "links.tasks.refill_code_pool_task",
@@ -337,7 +346,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "shorturl API",
-    "DESCRIPTION": "Shorten, restore, update and revoke short links; read their click stats.",
+    "DESCRIPTION": (
+        "Shorten, restore, update and revoke short links; read their click stats; manage webhooks."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -346,6 +357,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # A webhook delivery's status is not a link's: each keeps its own name in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "links.models.LinkStatus",
+        "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
+    },
 }
 
 # --- shorturl ----------------------------------------------------------------------------------
@@ -377,6 +393,11 @@ SHORTURL_UNLOCK_WINDOW_SECONDS = env.int("SHORTURL_UNLOCK_WINDOW_SECONDS", defau
 # The largest file the import page takes (about 50,000 links of CSV per 5 MiB); the command
 # reads files of any size.
 SHORTURL_IMPORT_MAX_BYTES = env.int("SHORTURL_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
+
+# Webhooks may be sent to loopback and private addresses (webhooks/targets.py): off, a webhook
+# to 127.0.0.1, 10.x, 169.254.x or a name resolving to one is refused (SSRF). For a receiver on
+# this machine or network that you trust; the tests turn it on to reach their own receiver.
+SHORTURL_WEBHOOK_ALLOW_PRIVATE = env.bool("SHORTURL_WEBHOOK_ALLOW_PRIVATE", default=False)
 
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")

@@ -11,6 +11,7 @@ from .health import healthz
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("analytics.api.urls")),
+    path("api/v1/", include("webhooks.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
     # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI
@@ -26,6 +27,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("links.urls")),
     path("", include("analytics.urls")),
+    path("", include("webhooks.urls")),
     # Last: any single path segment may be a short code, with or without a trailing slash,
     # except reserved words, so that `/admin` still gets its trailing slash from
     # CommonMiddleware.

@@ -17,7 +17,7 @@ from pathlib import Path
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGES = ("links", "analytics", "shorturl_project", "compat")
+PACKAGES = ("links", "analytics", "webhooks", "shorturl_project", "compat")
 
 
 def _module_name(path: Path) -> str:

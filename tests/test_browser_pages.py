@@ -29,6 +29,7 @@ from tests.browser_support import (
     needs_chromium,
     page_at_width,
 )
+from webhooks.models import Webhook, WebhookDelivery
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
@@ -250,6 +251,25 @@ def test_every_page_fits_and_passes_axe(
     walk.check("revoke, asking first")
     walk.open("/accounts/api-keys/")
     walk.check("API keys")
+    # A webhook with a long URL and a log: one delivered, one failing with a long answer.
+    webhook = Webhook.objects.create(
+        owner=busy.owner,
+        url="https://93.184.215.14/hooks/" + "shorturl-events/" * 8,
+        events=["link.created", "link.clicked"],
+    )
+    for status, answer in ((200, "ok"), (500, "Internal Server Error " * 40)):
+        WebhookDelivery.objects.create(
+            webhook=webhook,
+            event="link.created",
+            payload={},
+            attempts=1,
+            status="succeeded" if status == 200 else "pending",
+            response_status=status,
+            response_excerpt=answer[:500],
+            next_attempt_at=None if status == 200 else timezone.now(),
+        )
+    walk.open("/dashboard/webhooks/")
+    walk.check("webhooks")
     walk.open("/accounts/preferences/")
     walk.check("preferences")
     walk.open("/accounts/password/")

@@ -11,6 +11,7 @@ from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 from .. import cache as link_cache
+from .. import events
 from ..codes.base import CodeGenerationError
 from ..codes.pool import pool_claim
 from ..codes.strategies import get_strategy
@@ -348,6 +349,7 @@ def link_create_many(
     link_cache.forget_missing_after_commit(
         [link_cache.key_of_link(link) for link in created.values()]
     )
+    events.announce_after_commit(events.LINK_CREATED, created.values())
     results = []
     for index in range(len(items)):
         if index in errors:

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import cache as link_cache
+from .. import events
 from ..models import UrlLink
 from ..selectors import link_get_changeable
 from .gates import validate_max_visits, validate_password
@@ -49,6 +50,7 @@ def link_revoke(*, code: str, user: AbstractBaseUser, domain: str | None = None)
         if link.expires_at is None or link.expires_at > now:
             link.expires_at = now
         _save_and_drop_cache(link, ["revoked_at", "expires_at"])
+        events.announce_after_commit(events.LINK_REVOKED, [link])
     else:
         link_cache.drop(link_cache.key_of_link(link))
     return link
@@ -140,8 +142,12 @@ def link_update(
         if archived is not _UNSET and bool(archived) != link.archived:
             link.archived = bool(archived)
             link.save(update_fields=["archived", "updated_at"])
+            changed.append("archived")
         if tags is not _UNSET:
             link_tags_set(link=link, tags=tags)
+            changed.append("tags")
+        if changed:  # a call that changed nothing tells nothing
+            events.announce_after_commit(events.LINK_UPDATED, [link])
     return link
 
 

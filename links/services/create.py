@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from .. import cache as link_cache
+from .. import events
 from ..codes.aliases import validate_alias
 from ..codes.base import CodeGenerationError
 from ..codes.strategies import get_strategy
@@ -280,4 +281,5 @@ def link_create(
         if prepared.tags:
             link_tags_set(link=link, tags=prepared.tags)
     link_cache.forget_missing_after_commit([link_cache.key_of_link(link)])
+    events.announce_after_commit(events.LINK_CREATED, [link])
     return LinkCreateResult(link=link, created=True, warnings=warnings)

@@ -678,9 +678,13 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/tags/",
         "/api/v1/domains/",
         "/api/v1/tags/{tag}/stats/",
+        "/api/v1/webhooks/",
+        "/api/v1/webhooks/{webhook_id}/",
+        "/api/v1/webhooks/{webhook_id}/deliveries/",
+        "/api/v1/webhooks/{webhook_id}/test/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 11
+    assert len(operations) == 18
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

@@ -1,0 +1,75 @@
+"""The webhooks API's shapes. What a valid URL or event list is stays the services' call."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from links.api.serializers import StrictBooleanField, StrictCharField
+
+from ..models import Webhook, WebhookDelivery, WebhookEvent
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    secret = serializers.CharField(
+        read_only=True,
+        help_text="Signs every delivery: X-Shorturl-Signature is sha256=HMAC-SHA256(secret, body).",
+    )
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=WebhookEvent.choices), read_only=True
+    )
+
+    class Meta:
+        model = Webhook
+        fields = ["id", "url", "events", "is_active", "secret", "created_at"]
+        read_only_fields = fields
+
+
+def _events_field(**kwargs) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.ChoiceField(choices=WebhookEvent.choices),
+        allow_empty=False,
+        help_text="The events to hear: link.created, link.updated, link.revoked, link.clicked.",
+        **kwargs,
+    )
+
+
+def _url_field(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        max_length=2048,
+        help_text=(
+            "The http(s) URL that receives the POSTs. Loopback, private and reserved addresses "
+            "are refused."
+        ),
+        **kwargs,
+    )
+
+
+class WebhookCreateSerializer(serializers.Serializer):
+    url = _url_field()
+    events = _events_field()
+    is_active = StrictBooleanField(required=False, default=True)
+
+
+class WebhookUpdateSerializer(serializers.Serializer):
+    url = _url_field(required=False)
+    events = _events_field(required=False)
+    is_active = StrictBooleanField(required=False)
+
+
+class WebhookDeliverySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WebhookDelivery
+        fields = [
+            "event_id",
+            "event",
+            "status",
+            "attempts",
+            "response_status",
+            "response_excerpt",
+            "error",
+            "next_attempt_at",
+            "created_at",
+            "updated_at",
+            "payload",
+        ]
+        read_only_fields = fields

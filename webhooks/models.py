@@ -1,0 +1,78 @@
+"""Webhooks: where a person wants to hear about their links, and each delivery's log."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class WebhookEvent(models.TextChoices):
+    LINK_CREATED = "link.created", "A link is created"
+    LINK_UPDATED = "link.updated", "A link is changed"
+    LINK_REVOKED = "link.revoked", "A link is revoked"
+    LINK_CLICKED = "link.clicked", "Links are clicked (batched: many clicks per call)"
+
+
+# Sent by "Send a test" only; nobody subscribes to it.
+PING_EVENT = "ping"
+
+
+def new_secret() -> str:
+    return "whsec_" + secrets.token_hex(24)
+
+
+class Webhook(models.Model):
+    """A URL that hears about its owner's links. Room to grow: workspaces (#16) — whose links a
+    webhook hears about is decided in one place, webhooks.selectors.webhooks_hearing."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=2048)
+    # Stored as it is: it signs every delivery. Shown to its owner on the page and in the API.
+    secret = models.CharField(max_length=64, default=new_secret)
+    events = models.JSONField(default=list)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one webhook: its body, and how its attempts went (the last one's answer)."""
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event_id = models.UUIDField(default=uuid.uuid4, unique=True)
+    event = models.CharField(max_length=32)
+    payload = models.JSONField()  # the whole body sent: {"id", "event", "created_at", "data"}
+    attempts = models.PositiveIntegerField(default=0)
+    status = models.CharField(
+        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    response_excerpt = models.TextField(blank=True, default="")  # the first 500 characters
+    error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.event} {self.event_id}"

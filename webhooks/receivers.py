@@ -1,0 +1,74 @@
+"""The events this app hears (links.events, analytics.events) turned into deliveries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from django.dispatch import receiver
+
+from analytics.events import visits_stored
+from links.events import link_changed
+from links.models import UrlLink
+from links.shortlinks import link_short_url
+
+from .models import Webhook, WebhookEvent
+from .selectors import webhooks_hearing
+from .services import webhook_events_emit
+
+
+def _time(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+
+
+def link_data(link: UrlLink) -> dict:
+    """A link as webhooks tell it (the `data.link` of link.created/updated/revoked)."""
+    return {
+        "id": link.pk,
+        "code": link.code,
+        "short_url": link_short_url(link),
+        "long_url": link.long_url,
+        "title": link.title,
+        "redirect_type": link.redirect_type,
+        "created_at": _time(link.created_at),
+        "updated_at": _time(link.updated_at),
+        "expires_at": _time(link.expires_at),
+        "revoked_at": _time(link.revoked_at),
+    }
+
+
+@receiver(link_changed, dispatch_uid="webhooks.link_changed")
+def on_link_changed(sender, *, event: str, links: list[UrlLink], **kwargs) -> None:
+    by_owner: dict[int, list[dict]] = defaultdict(list)
+    hearing = webhooks_hearing(event=event, owner_ids={link.owner_id for link in links})
+    for link in links:
+        if link.owner_id in hearing:
+            by_owner[link.owner_id].append({"link": link_data(link)})
+    if by_owner:
+        webhook_events_emit(event=event, data_by_owner=dict(by_owner))
+
+
+@receiver(visits_stored, dispatch_uid="webhooks.visits_stored")
+def on_visits_stored(sender, *, clicks, **kwargs) -> None:
+    """One link.clicked delivery per webhook per stored batch, carrying all its owner's clicks."""
+    if not Webhook.objects.filter(is_active=True).exists():
+        return  # the common case: one cheap query per stored batch, no click built
+    event = WebhookEvent.LINK_CLICKED.value
+    batch = clicks()
+    owners = dict(
+        UrlLink.objects.filter(pk__in={click["link_id"] for click in batch}).values_list(
+            "pk", "owner_id"
+        )
+    )
+    hearing = webhooks_hearing(event=event, owner_ids=set(owners.values()))
+    if not hearing:
+        return
+    by_owner: dict[int, list[dict]] = defaultdict(list)
+    for click in sorted(batch, key=lambda click: click["visit_time"]):
+        owner_id = owners.get(click["link_id"])
+        if owner_id in hearing:
+            by_owner[owner_id].append({**click, "visit_time": _time(click["visit_time"])})
+    webhook_events_emit(
+        event=event,
+        data_by_owner={owner: [{"clicks": items}] for owner, items in by_owner.items()},
+    )

@@ -1,0 +1,82 @@
+"""The webhooks page: a person's webhooks, their secrets, tests and delivery logs."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import selectors, services
+from .forms import WebhookCreateForm
+from .models import DeliveryStatus, Webhook
+
+
+@never_cache  # the page shows secrets: no copy of it in any cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def webhooks_page(request: HttpRequest) -> HttpResponse:
+    form = WebhookCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            webhook = services.webhook_create(
+                user=request.user, url=form.cleaned_data["url"], events=form.cleaned_data["events"]
+            )
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, f"Added the webhook to {webhook.url}.")
+            return redirect("webhooks")
+    webhooks = [
+        (webhook, selectors.webhook_deliveries(webhook=webhook))
+        for webhook in selectors.webhook_list(user=request.user)
+    ]
+    return render(request, "webhooks/webhooks.html", {"form": form, "webhooks": webhooks})
+
+
+def _owned(request: HttpRequest, webhook_id: int) -> Webhook:
+    try:
+        return selectors.webhook_get(user=request.user, webhook_id=webhook_id)
+    except Webhook.DoesNotExist:
+        raise Http404("No such webhook.") from None
+
+
+@login_required
+@require_POST
+def webhook_delete(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    webhook = _owned(request, webhook_id)
+    services.webhook_delete(user=request.user, webhook_id=webhook.pk)
+    messages.success(request, f"Deleted the webhook to {webhook.url}.")
+    return redirect("webhooks")
+
+
+@login_required
+@require_POST
+def webhook_toggle(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    """Pause an active webhook, or resume a paused one."""
+    webhook = _owned(request, webhook_id)
+    webhook = services.webhook_update(
+        user=request.user, webhook_id=webhook.pk, is_active=not webhook.is_active
+    )
+    state = "resumed: it hears its events again" if webhook.is_active else "paused"
+    messages.success(request, f"The webhook to {webhook.url} is {state}.")
+    return redirect("webhooks")
+
+
+@login_required
+@require_POST
+def webhook_test(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    webhook = _owned(request, webhook_id)
+    delivery = services.webhook_send_test(user=request.user, webhook_id=webhook.pk)
+    if delivery.status == DeliveryStatus.SUCCEEDED:
+        messages.success(
+            request, f"Test sent to {webhook.url}: it answered {delivery.response_status}."
+        )
+    else:
+        later = " It is tried again later." if delivery.status == DeliveryStatus.PENDING else ""
+        messages.error(request, f"Test to {webhook.url} failed: {delivery.error}{later}")
+    return redirect("webhooks")
