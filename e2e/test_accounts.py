@@ -18,7 +18,11 @@ NEW_KEY = re.compile(r'data-testid="new-key">([^<]+)<')
 def _make_key(dep: harness.Deployment, sess, name: str) -> str:
     page = sess.get(dep.url("/accounts/api-keys/"), timeout=HTTP_TIMEOUT)
     assert page.status_code == 200, f"GET /accounts/api-keys/ → {page.status_code}"
-    posted = harness.post_form(dep, sess, "/accounts/api-keys/", page.text, {"name": name})
+    # Every scope ticked, as the form starts (e2e/test_keys_and_yourls.py makes narrower keys).
+    scopes = ["links:read", "links:write", "stats:read", "webhooks:write"]
+    posted = harness.post_form(
+        dep, sess, "/accounts/api-keys/", page.text, {"name": name, "scopes": scopes}
+    )
     assert posted.status_code == 302, f"making a key answered {posted.status_code}"
     shown = sess.get(dep.url("/accounts/api-keys/"), timeout=HTTP_TIMEOUT).text
     match = NEW_KEY.search(shown)
