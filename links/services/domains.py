@@ -161,7 +161,7 @@ def domain_for_create(name: str | None, *, request_host: str | None = None) -> i
         raise ValidationError({"domain": ["Name the domain by its host, as a string."]})
     domain_id = domain_id_for_name(name, request_host=request_host or "")
     if domain_id is None:
-        hosts = [host for host in Domain.objects.exclude(host="").values_list("host", flat=True)]
+        hosts = sorted(domain_table.current_table().by_host)
         known = ", ".join(hosts[:10]) if hosts else "none yet"
         raise ValidationError(
             {"domain": [f"“{name[:100]}” is not one of this service's short domains ({known})."]}

@@ -378,3 +378,20 @@ def test_staff_send_the_default_domains_unknown_codes_elsewhere(admin_client):
     assert saved.status_code == 302, saved.content.decode()[:2000]
     assert _location("testserver", "/no-such-link") == ("302 Found", "https://www.example.com/lost")
     assert _location("testserver", "/")[0] == "200 OK"  # its root is still the home page
+
+
+def test_a_bulk_call_naming_a_domain_in_every_item_costs_no_query_per_item(user, go):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries_for(domain: str | None) -> int:
+        items = [
+            {"long_url": f"https://example.com/{domain}/{i}", "domain": domain} for i in range(40)
+        ]
+        with CaptureQueriesContext(connection) as queries:
+            results = link_create_many(user=user, items=items)
+        assert all(result.link is not None for result in results)
+        return len(queries.captured_queries)
+
+    domains.current_table()  # read once per process, as the redirect does
+    assert queries_for(GO) == queries_for(None)
