@@ -36,14 +36,18 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     # The default hasher costs ~0.2 s per user on purpose; tests need none of that.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.SHORTURL_POOL_BATCH = 200
+    # No orphan-visit thread per test process: tests write the counts with flush_orphans().
+    settings.ORPHAN_VISITS_FLUSH_SECONDS = 0
     from django.core.cache import cache
 
+    from analytics import orphans
     from links import not_found_limit
     from links.cache import process_cache
     from links.codes import sequence
 
     cache.clear()
     not_found_limit.reset()  # 404s counted per client IP, and every test client is 127.0.0.1
+    orphans.forget_counts()
     process_cache.clear()  # Redis mode: the dedicated test database number is flushed
     sequence.sequence_resync()
     reset_redis_state()

@@ -33,6 +33,10 @@ from .channels import qr_url as qr_url
 from .channels import without_qr_marker as without_qr_marker
 from .messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 
+# Requests that reached no link, counted in memory (the 404 path does no I/O for them).
+from .orphans import OrphanKind as OrphanKind
+from .orphans import note_orphan as note_orphan
+
 logger = logging.getLogger(__name__)
 
 # Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.

@@ -204,3 +204,32 @@ class DailyBreakdown(BreakdownRow):
                 name="dailybreakdown_by_value",
             ),
         ]
+
+
+class OrphanKind(models.TextChoices):
+    UNKNOWN_CODE = "unknown_code", "Unknown code"
+    BARE_ROOT = "bare_root", "A short domain's bare root"
+    UNKNOWN_HOST = "unknown_host", "A host that is none of ours"
+
+
+class OrphanVisitCount(models.Model):
+    """Requests that reached no link in one UTC hour, counted by kind, host, path and referrer
+    (analytics.orphans): what people and scanners ask for that is not there."""
+
+    hour = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=OrphanKind.choices)
+    host = models.CharField(max_length=253, blank=True, default="")
+    path = models.CharField(max_length=255)
+    referrer = models.CharField(max_length=255, blank=True, default="")
+    # SHA-1 of kind, host, path and referrer: the four are too long for one unique index on
+    # MariaDB (3,072 bytes), the hash is not.
+    key = models.CharField(max_length=40)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "orphan visit count"
+        constraints = [models.UniqueConstraint(fields=["hour", "key"], name="orphan_hour_key")]
+        indexes = [models.Index(fields=["hour", "kind"], name="orphan_hour_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}:00 {self.kind} {self.host}{self.path} × {self.count}"

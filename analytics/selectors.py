@@ -37,6 +37,8 @@ from .models import (
     HourlyBreakdown,
     HourlyClick,
     LinkVisitor,
+    OrphanKind,
+    OrphanVisitCount,
     VisitRecord,
     utc_hour,
 )
@@ -792,3 +794,24 @@ def pipeline_status() -> dict[str, int]:
     if client is None:
         return {"buffered": spool.pending_visits(), "processing": 0, "pending_hours": 0, "dead": 0}
     return buffer.status(client)
+
+
+def orphan_visit_summary(*, start: datetime, end: datetime, limit: int = 10) -> dict:
+    """Requests that reached no link in [start, end) (analytics.orphans): {"total", "paths":
+    [{kind, host, path, count}], "referrers": [{referrer, count}]}, the most asked first."""
+    # Hours that begin in the range, as the hourly click counts are read.
+    rows = OrphanVisitCount.objects.filter(hour__gte=utc_hour(start), hour__lt=end).order_by()
+    total = rows.aggregate(total=Sum("count"))["total"] or 0
+    paths = list(
+        rows.values("kind", "host", "path").annotate(count=Sum("count")).order_by("-count")[:limit]
+    )
+    referrers = list(
+        rows.exclude(referrer="")
+        .values("referrer")
+        .annotate(count=Sum("count"))
+        .order_by("-count")[:limit]
+    )
+    kinds = dict(OrphanKind.choices)
+    for row in paths:
+        row["kind_label"] = kinds.get(row["kind"], row["kind"])
+    return {"total": total, "paths": paths, "referrers": referrers}

@@ -259,5 +259,6 @@ def overview(request: HttpRequest) -> HttpResponse:
             "pool_runway": _runway(runway_hours) if runway_hours is not None else None,
             "uses_redis": uses_redis(),
             "pipeline": selectors.pipeline_status(),
+            "orphans": selectors.orphan_visit_summary(start=time_range.start, end=time_range.end),
         },
     )

@@ -36,10 +36,12 @@ def _add_domain(dep: harness.Deployment, label: str, *options: str) -> str:
     return host
 
 
-def _answers(dep: harness.Deployment, path: str, host: str | None) -> list[harness.Answer]:
-    """REPEATS GETs of `path` with `Host: host` (None: the harness's own), each on a fresh
-    connection, eight at a time."""
-    headers = {"Host": host} if host else {}
+def _answers(
+    dep: harness.Deployment, path: str, host: str | None, extra: dict[str, str] | None = None
+) -> list[harness.Answer]:
+    """REPEATS GETs of `path` with `Host: host` (None: the harness's own) and `extra` headers,
+    each on a fresh connection, eight at a time."""
+    headers = {**(extra or {}), **({"Host": host} if host else {})}
     with ThreadPoolExecutor(8) as pool:
         return list(
             pool.map(
@@ -286,3 +288,24 @@ def test_a_revoke_and_visits_touch_one_domains_link_only(deployment):
     late = {domain: _clicks(deployment, alias, domain, REPEATS + 1, timeout=5)}
     late["127.0.0.1"] = _clicks(deployment, alias, "127.0.0.1", 0, timeout=0)
     assert late == expected, f"stored clicks {late} a few seconds later, expected {expected}"
+
+
+def test_requests_that_reach_no_link_show_on_the_staff_overview(deployment):
+    """Orphan visits: unknown codes, a domain's bare root and unknown hosts, counted by every
+    worker process and written in the background, show on the overview within seconds."""
+    host = _add_domain(deployment, "orphans")
+    missing = f"/{_alias('missing')}"
+    referrer = f"https://{_host(deployment, 'referrer')}/post"
+    _assert_all(
+        _answers(deployment, missing, None, {"Referer": referrer}), 404, None, "unknown code"
+    )
+    _assert_all(_answers(deployment, "/", host), 404, None, "the bare root")
+    staff = harness.login(deployment, "admin", "admin")
+
+    def shown() -> str | None:
+        page = staff.get(deployment.url("/dashboard/overview/"), timeout=HTTP_TIMEOUT).text
+        section = page[page.find('data-testid="orphan-visits"') :]
+        return section if missing in section and f"{host}/" in section else None
+
+    section = harness.wait_until(shown, timeout=60, what="the orphan visits on the overview")
+    assert referrer in section

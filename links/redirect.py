@@ -25,7 +25,14 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from analytics.capture import QR_MARKER, new_event_id, record_visit, without_qr_marker
+from analytics.capture import (
+    QR_MARKER,
+    OrphanKind,
+    new_event_id,
+    note_orphan,
+    record_visit,
+    without_qr_marker,
+)
 
 from . import cache as link_cache
 from . import domains, gates, not_found_limit
@@ -142,6 +149,7 @@ def _not_found(
 ) -> tuple[int, link_cache.LinkEntry | None]:
     """404, or 429 once this client has had too many of them (not_found_limit says why); a
     domain that sends unknown codes elsewhere answers a 302 there instead of the 404 page."""
+    note_orphan(meta, OrphanKind.UNKNOWN_HOST if route is None else OrphanKind.UNKNOWN_CODE)
     if not_found_limit.count_not_found(meta):
         return TOO_MANY_REQUESTS, None
     if route is not None and route.not_found_entry is not None:
@@ -207,6 +215,7 @@ def bare_root(meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEntry | None
     route = domains.route_for(meta)
     if route is None or route.is_default:
         return None
+    note_orphan(meta, OrphanKind.BARE_ROOT)
     if route.root_entry is not None:
         return route.root_entry.redirect_type, route.root_entry
     return NOT_FOUND, None

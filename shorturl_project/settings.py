@@ -406,6 +406,10 @@ ANONYMIZE_IP = env.bool("ANONYMIZE_IP", default=False)
 ANALYTICS_BATCH_SIZE = env.int("ANALYTICS_BATCH_SIZE", default=1000)
 # Batches one flush stores side by side (threads of the worker process, see flush_pending).
 ANALYTICS_FLUSH_LANES = env.int("ANALYTICS_FLUSH_LANES", default=2)
+# Orphan visits (analytics.orphans): how often each web process writes its counts (0: never by
+# itself, for tests), and how many distinct (path, referrer) rows it keeps between two writes.
+ORPHAN_VISITS_FLUSH_SECONDS = env.float("ORPHAN_VISITS_FLUSH_SECONDS", default=10.0)
+ORPHAN_VISITS_MAX_KEYS = env.int("ORPHAN_VISITS_MAX_KEYS", default=2000)
 
 # --- Logging -----------------------------------------------------------------------------------
 LOGGING = {
