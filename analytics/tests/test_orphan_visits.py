@@ -76,7 +76,9 @@ def test_staff_see_the_most_asked_paths_and_their_referrers_on_the_overview(admi
         _get("/old-campaign", referrer="https://news.example/post")
     _get("/typo-link")
     orphans.flush_orphans()
-    page = admin_client.get("/dashboard/overview/").content.decode()
+    response = admin_client.get("/dashboard/overview/")
+    page = response.content.decode()
+    assert 'data-testid="orphan-visits"' in page, (response.status_code, page[:3000])
     section = page[page.index('data-testid="orphan-visits"') :]
     assert "3 in this period" in section
     assert "testserver/old-campaign" in section and "testserver/typo-link" in section
