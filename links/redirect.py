@@ -253,9 +253,16 @@ def bare_root_view(request: HttpRequest) -> HttpResponse | None:
     status, entry = answer
     if entry is None:
         return HttpResponse(error_page(DOMAIN_ROOT_PAGE, ""), status=status)
+    return _redirect_response(status, entry, request.META)
+
+
+def _redirect_response(
+    status: int, entry: link_cache.LinkEntry, meta: Mapping[str, str]
+) -> HttpResponse:
     response = HttpResponse(status=status)
-    response["Location"] = entry.location
+    response["Location"] = redirect_location_for(entry, meta)
     response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
+    response["Referrer-Policy"] = REDIRECT_REFERRER_POLICY
     return response
 
 
@@ -281,8 +288,4 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
             response["Retry-After"] = not_found_limit.retry_after()
         return response
     # 4. The redirect.
-    response = HttpResponse(status=status)
-    response["Location"] = redirect_location_for(entry, request.META)
-    response[NO_BROWSER_CACHE[0]] = NO_BROWSER_CACHE[1]
-    response["Referrer-Policy"] = REDIRECT_REFERRER_POLICY
-    return response
+    return _redirect_response(status, entry, request.META)

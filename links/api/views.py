@@ -233,8 +233,13 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
     )
     def delete(self, request, code: str):
-        link = self.get_link(code)
-        link_revoke(code=code, domain=link.domain_host, user=request.user)
+        # LinkNotFound (404) and AmbiguousCode (400) come from the service's own lookup.
+        link_revoke(
+            code=code,
+            domain=request.query_params.get("domain"),
+            user=request.user,
+            request_host=request.get_host(),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

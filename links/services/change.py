@@ -40,10 +40,12 @@ def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
         link_cache.drop_after_commit(key)
 
 
-def link_revoke(*, code: str, user: AbstractBaseUser, domain: str | None = None) -> UrlLink:
+def link_revoke(
+    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+) -> UrlLink:
     """Stop a link now: it expires at once and the redirect answers 410 from the next request.
     `domain`: its short domain's host, when the code may be on several (link_get_visible)."""
-    link = link_get_changeable(code=code, user=user, domain=domain)
+    link = link_get_changeable(code=code, user=user, domain=domain, request_host=request_host)
     if link.revoked_at is None:
         now = timezone.now()
         link.revoked_at = now
