@@ -22,8 +22,8 @@ def all_scopes() -> list[str]:
 
 class ApiKey(models.Model):
     """A named key for the REST API, owned by one user, with the scopes it may use and an
-    optional expiry. Only a hash of the key is stored: the key itself is shown once, when it is
-    made. Room to grow: workspaces (#16)."""
+    optional expiry, acting for one workspace. Only a hash of the key is stored: the key itself
+    is shown once, when it is made."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
@@ -38,6 +38,15 @@ class ApiKey(models.Model):
     # Keys made before scopes existed keep every scope (the migration gives them all).
     scopes = models.JSONField(default=all_scopes)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The one workspace the key reads and writes; null (keys made outside the services, such as
+    # in tests) acts as a DRF token does, in every workspace of its user.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="api_keys",
+    )
 
     class Meta:
         verbose_name = "API key"

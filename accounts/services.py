@@ -12,6 +12,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from workspaces.models import Workspace
+from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
+
 from .models import ApiKey, Profile, all_scopes
 
 # Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
@@ -31,11 +34,21 @@ def api_key_create(
     name: str,
     scopes: list[str] | None = None,
     expires_at: datetime | None = None,
+    workspace: Workspace | str | None = None,
 ) -> tuple[ApiKey, str]:
     """A new key for this user; returns the row and the key itself, which is never stored.
     `scopes`: what it may do (ApiScope values; none given: every scope); `expires_at`: when it
-    stops working (none: never)."""
+    stops working (none: never); `workspace`: the one workspace it acts for (a Workspace or a
+    slug of one the user belongs to; none: their personal workspace). What the key may do there
+    is what its user's role allows as well: a viewer's key reads only, whatever its scopes."""
     errors: dict[str, list[str]] = {}
+    if isinstance(workspace, str) and workspace:
+        try:
+            workspace = workspace_get(user=user, slug=workspace)
+        except WorkspaceNotFound:
+            errors["workspace"] = [f"No workspace {workspace!r} that you belong to."]
+    elif not workspace:
+        workspace = personal_workspace_of(user)
     name = name.strip()
     if not name:
         errors["name"] = ["Give the key a name, e.g. the tool that will use it."]
@@ -59,6 +72,7 @@ def api_key_create(
         key_hash=api_key_hash(raw_key),
         scopes=scopes,
         expires_at=expires_at,
+        workspace=workspace,
     )
     return api_key, raw_key
 

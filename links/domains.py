@@ -56,6 +56,8 @@ class DomainRoute:
     # What turns a code into its link's key here (link_cache.link_key): "" on the default
     # domain, "@<id>" on another.
     key_suffix: str = ""
+    # The workspace whose links alone may use the domain; None: any workspace's.
+    workspace_id: int | None = None
 
     @property
     def is_default(self) -> bool:
@@ -89,6 +91,7 @@ class DomainTable:
             DomainRoute(DEFAULT_DOMAIN_ID, "", None, None),
         )
         self.by_host = {route.host: route for route in routes if not route.is_default}
+        self.by_id = {route.id: route for route in self.by_host.values()}
         base = settings.SHORT_URL_BASE
         self.base_host = hostname_of(urlsplit(base).netloc) if base else ""
         self.allowed_hosts = list(settings.ALLOWED_HOSTS)
@@ -141,8 +144,11 @@ def _load() -> DomainTable:
             root_entry=_redirect_entry(row["root_redirect"]),
             not_found_entry=_redirect_entry(row["not_found_redirect"]),
             key_suffix=link_cache.link_key("", row["id"]),
+            workspace_id=row["workspace_id"],
         )
-        for row in Domain.objects.values("id", "host", "root_redirect", "not_found_redirect")
+        for row in Domain.objects.values(
+            "id", "host", "root_redirect", "not_found_redirect", "workspace_id"
+        )
     ]
     link_cache.database_reads["count"] += 1  # the fast path recycles the connection it used
     return DomainTable(routes)

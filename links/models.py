@@ -42,19 +42,25 @@ class UrlLinkQuerySet(models.QuerySet):
         return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now))
 
     def visible_to(self, user) -> "UrlLinkQuerySet":
-        """Staff see every link; everyone else only their own."""
+        """Staff see every link; everyone else the links of the workspaces they belong to."""
         if user.is_staff:
             return self
-        return self.filter(owner=user)
+        return self.in_workspaces_of(user)
 
-    def reusable_plain(self, *, user, long_url_hashes) -> "UrlLinkQuerySet":
+    def in_workspaces_of(self, user) -> "UrlLinkQuerySet":
+        """The links of the workspaces `user` is a member of (staff too: their own lists)."""
+        return self.filter(workspace__memberships__user_id=user.pk)
+
+    def reusable_plain(self, *, user, workspace_id, long_url_hashes) -> "UrlLinkQuerySet":
         """The user's active plain links (generated code, no title, expiry or special redirect)
-        for these URL hashes, newest first: what a plain create hands back instead of a new
-        link."""
+        in the workspace for these URL hashes, newest first: what a plain create hands back
+        instead of a new link. The user's own only: a create takes turns with the user's other
+        creates (links.services.create.hold_owner), not with their teammates'."""
         return (
             self.active()
             .filter(
                 owner=user,
+                workspace_id=workspace_id,
                 long_url_hash__in=list(long_url_hashes),
                 code_type__in=[CodeType.POOL, CodeType.SEQUENCE, CodeType.HASH],
                 title="",
@@ -115,6 +121,15 @@ class Domain(models.Model):
     not_found_redirect = models.CharField(
         "unknown codes go to", max_length=2048, blank=True, default="", db_default=""
     )
+    # Kept for one workspace's links; null: any workspace's links may use it.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="domains",
+        help_text="Only this workspace's links may use the domain; empty: every workspace's.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -133,12 +148,12 @@ TAG_MAX_LENGTH = 50
 
 
 class Tag(models.Model):
-    """A marketer's free label for links (`spring-sale`, `Newsletter`): one per owner and name,
-    whatever the case. The name is kept as first typed; `key` (the lowercased name) is what
-    makes two spellings one tag."""
+    """A marketer's free label for links (`spring-sale`, `Newsletter`): one per workspace and
+    name, whatever the case. The name is kept as first typed; `key` (the lowercased name) is
+    what makes two spellings one tag."""
 
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_tags"
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="tags"
     )
     name = models.CharField(max_length=TAG_MAX_LENGTH)
     # A column rather than a unique index on Lower(name): MariaDB has no functional index, and
@@ -148,7 +163,9 @@ class Tag(models.Model):
 
     class Meta:
         ordering = ["key"]
-        constraints = [models.UniqueConstraint(fields=["owner", "key"], name="tag_owner_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "key"], name="tag_workspace_key")
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -173,8 +190,12 @@ class UrlLink(models.Model):
     # SHA-1 of the long URL: an indexable stand-in for a column too long to index.
     # Indexed through link_owner_url_hash: every lookup by hash is also by owner.
     long_url_hash = models.CharField(max_length=40)
+    # Who made it; the workspace is whose it is (who sees and changes it).
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="links"
+    )
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="links"
     )
     title = models.CharField(max_length=200, blank=True, default="")
     redirect_type = models.PositiveSmallIntegerField(
@@ -222,6 +243,7 @@ class UrlLink(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at"], name="link_owner_created"),
             models.Index(fields=["owner", "long_url_hash"], name="link_owner_url_hash"),
+            models.Index(fields=["workspace", "-created_at"], name="link_workspace_created"),
         ]
         constraints = [
             # The code first: lookups by code alone (generated codes, the admin) use it too.
@@ -314,6 +336,10 @@ class LinkImport(models.Model):
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_imports"
+    )
+    # Where the imported links go: the uploader's current workspace when they uploaded.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="link_imports"
     )
     file_name = models.CharField(max_length=255)
     data = models.BinaryField(default=b"")  # the upload; emptied once it has been read

@@ -11,6 +11,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from workspaces.selectors import can_write, personal_workspace_of
+
 from .domains import current_table, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
 from .services.policy import url_hash
@@ -46,16 +48,25 @@ DEFAULT_ORDER = "newest"
 
 
 def link_get_visible(
-    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+    *,
+    code: str,
+    user: AbstractBaseUser,
+    domain: str | None = None,
+    request_host: str = "",
+    workspace_id: int | None = None,
 ) -> UrlLink:
-    """The link for `code` if `user` may see it (owner or staff), else LinkNotFound.
+    """The link for `code` if `user` may see it (a member of its workspace, or staff), else
+    LinkNotFound. `workspace_id`: only that workspace's (an API key acts for one).
 
     `domain` names the short domain (a host, as the API and pages show it) when the same code
     may be on several. Without it: the default domain's link, else the only one the user sees;
     AmbiguousCode when there are several. `request_host` is the request's Host, which names
     the default domain when SHORT_URL_BASE is unset.
     """
-    links = UrlLink.objects.visible_to(user).select_related("owner", "domain").filter(code=code)
+    links = UrlLink.objects.visible_to(user).select_related("owner", "domain", "workspace")
+    links = links.filter(code=code)
+    if workspace_id is not None:
+        links = links.filter(workspace_id=workspace_id)
     if domain:
         domain_id = domain_id_for_name(domain, request_host=request_host)
         if domain_id is None:
@@ -71,16 +82,29 @@ def link_get_visible(
 
 
 def link_get_changeable(
-    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+    *,
+    code: str,
+    user: AbstractBaseUser,
+    domain: str | None = None,
+    request_host: str = "",
+    workspace_id: int | None = None,
 ) -> UrlLink:
-    """The link for `code` (and `domain`, see link_get_visible) if `user` may change it: its
-    owner, or staff with the admin's `links.change_urllink` permission (the same one the admin's
-    revoke action asks for). Staff who may only look get PermissionDenied; everyone else
-    LinkNotFound."""
-    link = link_get_visible(code=code, user=user, domain=domain, request_host=request_host)
-    if link.owner_id != user.pk and not user.has_perm("links.change_urllink"):
+    """The link for `code` (and `domain`, `workspace_id`, see link_get_visible) if `user` may
+    change it: an owner or editor of its workspace, or staff with the admin's
+    `links.change_urllink` permission (the same one the admin's revoke action asks for).
+    Viewers and staff who may only look get PermissionDenied; everyone else LinkNotFound."""
+    link = link_get_visible(
+        code=code,
+        user=user,
+        domain=domain,
+        request_host=request_host,
+        workspace_id=workspace_id,
+    )
+    if not user.has_perm("links.change_urllink") and not can_write(
+        user=user, workspace_id=link.workspace_id
+    ):
         raise PermissionDenied(
-            "Only the link's owner or staff allowed to change links can do that."
+            f"Viewers of the workspace {link.workspace.slug!r} cannot change its links."
         )
     return link
 
@@ -97,10 +121,14 @@ def link_list(
     domain: str | None = None,
     request_host: str = "",
     include_revoked: bool = True,
+    workspace_id: int | None = None,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
-    `owned_only=False` lets staff see every link; marketers always see only their own.
+    `owned_only=False` lets staff see every link; everyone else (and staff by default) sees the
+    links of the workspaces they belong to. `workspace_id`: one workspace's only (resolved by
+    the caller with workspaces.selectors.workspace_get, which checks membership; staff may
+    name any).
     `search` matches long URL, title and code; `active` keeps active (True) or stopped (False).
     `tags`: only links carrying every one of them (any case). Archived links are left out
     unless `archived` is True (then they are listed with the others). `domain`: only the links
@@ -108,9 +136,13 @@ def link_list(
     `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
     is our revoke, such as the Shlink layer).
     """
-    links = UrlLink.objects.select_related("owner", "domain")
-    if owned_only or not user.is_staff:
-        links = links.filter(owner=user)
+    links = UrlLink.objects.select_related("owner", "domain", "workspace")
+    if workspace_id is not None and user.is_staff:
+        links = links.filter(workspace_id=workspace_id)
+    elif owned_only or not user.is_staff:
+        links = links.in_workspaces_of(user)
+        if workspace_id is not None:
+            links = links.filter(workspace_id=workspace_id)
     if not include_revoked:
         links = links.filter(revoked_at__isnull=True)
     if not archived:
@@ -147,8 +179,10 @@ def link_find_existing(
     alias: str | None = None,
     tags: list[str] | None = None,
     request_host: str = "",
+    workspace_id: int | None = None,
 ) -> UrlLink | None:
-    """The user's newest active link to exactly this long URL on that short domain, else None.
+    """The newest active link to exactly this long URL on that short domain in the workspace
+    (default: the user's personal one), else None.
 
     `alias`: only the link with that code; `tags`: only a link carrying every one of them (any
     case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
@@ -161,7 +195,11 @@ def link_find_existing(
     links = (
         UrlLink.objects.active()
         .select_related("owner", "domain")
-        .filter(owner=user, domain_id=domain_id, long_url_hash=url_hash(long_url))
+        .filter(
+            workspace_id=workspace_id or personal_workspace_of(user).pk,
+            domain_id=domain_id,
+            long_url_hash=url_hash(long_url),
+        )
         .filter(long_url=long_url)
     )
     if alias:
@@ -255,15 +293,20 @@ EXPORT_BATCH = 1000
 
 
 def link_export_rows(
-    *, user: AbstractBaseUser, everyone: bool = False, batch_size: int = EXPORT_BATCH
+    *,
+    user: AbstractBaseUser,
+    everyone: bool = False,
+    batch_size: int = EXPORT_BATCH,
+    workspace_id: int | None = None,
 ) -> Iterator[dict]:
     """Every link of `user`, oldest first, as the export's records: code, short_url, long_url,
     title, tags (names, A–Z), domain (host; "" for the default one), created_at, expires_at,
     status, archived, clicks and unique_visitors (all time, people only). Archived, expired and
     revoked links included.
 
-    `user` is whose links they are (where a workspace will come in). `everyone=True`: every
-    owner's links, for staff only (PermissionDenied otherwise). Read in pages of `batch_size`
+    The links of one workspace (`workspace_id`, resolved by the caller, who checks membership;
+    default: `user`'s personal workspace). `everyone=True`: every workspace's links, for staff
+    only (PermissionDenied otherwise). Read in pages of `batch_size`
     links with their totals and tags in bulk: four queries a page, not one per link, and memory
     stays flat however many links there are.
     """
@@ -273,7 +316,12 @@ def link_export_rows(
             raise PermissionDenied("Only staff can export every owner's links.")
         links = links.select_related("owner")
     else:
-        links = links.filter(owner=user)
+        # The personal workspace through a join: no query of its own.
+        links = (
+            links.filter(workspace_id=workspace_id)
+            if workspace_id is not None
+            else links.filter(workspace__personal_for_id=user.pk)
+        )
     return _export_pages(links, with_owner=everyone, batch_size=batch_size)
 
 
@@ -308,16 +356,21 @@ def _export_pages(links: QuerySet[UrlLink], *, with_owner: bool, batch_size: int
         last_id = page[-1].pk
 
 
-def tag_list(*, user: AbstractBaseUser) -> QuerySet[Tag]:
-    """The user's own tags, A–Z, each with `link_count` (all their links carrying it, archived
-    and stopped ones included). Staff too see only their own: tags are personal."""
-    return Tag.objects.filter(owner=user).annotate(link_count=Count("links")).order_by("key")
+def tag_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> QuerySet[Tag]:
+    """A workspace's tags (default: the user's personal workspace's), A–Z, each with
+    `link_count` (all its links carrying it, archived and stopped ones included). The caller
+    has checked membership (workspaces.selectors.workspace_get)."""
+    workspace_id = workspace_id or personal_workspace_of(user).pk
+    tags = Tag.objects.filter(workspace_id=workspace_id)
+    return tags.annotate(link_count=Count("links")).order_by("key")
 
 
-def tag_get(*, user: AbstractBaseUser, name: str) -> Tag:
-    """The user's tag of that name (any case), else TagNotFound."""
+def tag_get(*, user: AbstractBaseUser, name: str, workspace_id: int | None = None) -> Tag:
+    """The workspace's tag of that name (any case; default: the user's personal workspace),
+    else TagNotFound."""
+    workspace_id = workspace_id or personal_workspace_of(user).pk
     try:
-        return Tag.objects.get(owner=user, key=name.strip().lower())
+        return Tag.objects.get(workspace_id=workspace_id, key=name.strip().lower())
     except Tag.DoesNotExist:
         raise TagNotFound(name) from None
 

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "analytics",
     "accounts",
     "webhooks",
+    "workspaces",
 ]
 
 MIDDLEWARE = [

@@ -254,6 +254,7 @@ def test_every_page_fits_and_passes_axe(
     # A webhook with a long URL and a log: one delivered, one failing with a long answer.
     webhook = Webhook.objects.create(
         owner=busy.owner,
+        workspace=busy.workspace,
         url="https://93.184.215.14/hooks/" + "shorturl-events/" * 8,
         events=["link.created", "link.clicked"],
     )

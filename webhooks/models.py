@@ -25,11 +25,14 @@ def new_secret() -> str:
 
 
 class Webhook(models.Model):
-    """A URL that hears about its owner's links. Room to grow: workspaces (#16) — whose links a
-    webhook hears about is decided in one place, webhooks.selectors.webhooks_hearing."""
+    """A URL that hears about one workspace's links (decided in one place,
+    webhooks.selectors.webhooks_hearing). `owner` is who made it."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="webhooks"
     )
     url = models.URLField(max_length=2048)
     # Stored as it is: it signs every delivery. Shown to its owner on the page and in the API.

@@ -39,36 +39,37 @@ def link_data(link: UrlLink) -> dict:
 
 @receiver(link_changed, dispatch_uid="webhooks.link_changed")
 def on_link_changed(sender, *, event: str, links: list[UrlLink], **kwargs) -> None:
-    by_owner: dict[int, list[dict]] = defaultdict(list)
-    hearing = webhooks_hearing(event=event, owner_ids={link.owner_id for link in links})
+    by_workspace: dict[int, list[dict]] = defaultdict(list)
+    hearing = webhooks_hearing(event=event, workspace_ids={link.workspace_id for link in links})
     for link in links:
-        if link.owner_id in hearing:
-            by_owner[link.owner_id].append({"link": link_data(link)})
-    if by_owner:
-        webhook_events_emit(event=event, data_by_owner=dict(by_owner))
+        if link.workspace_id in hearing:
+            by_workspace[link.workspace_id].append({"link": link_data(link)})
+    if by_workspace:
+        webhook_events_emit(event=event, data_by_workspace=dict(by_workspace))
 
 
 @receiver(visits_stored, dispatch_uid="webhooks.visits_stored")
 def on_visits_stored(sender, *, clicks, **kwargs) -> None:
-    """One link.clicked delivery per webhook per stored batch, carrying all its owner's clicks."""
+    """One link.clicked delivery per webhook per stored batch, carrying all its workspace's
+    clicks."""
     if not Webhook.objects.filter(is_active=True).exists():
         return  # the common case: one cheap query per stored batch, no click built
     event = WebhookEvent.LINK_CLICKED.value
     batch = clicks()
-    owners = dict(
+    workspaces = dict(
         UrlLink.objects.filter(pk__in={click["link_id"] for click in batch}).values_list(
-            "pk", "owner_id"
+            "pk", "workspace_id"
         )
     )
-    hearing = webhooks_hearing(event=event, owner_ids=set(owners.values()))
+    hearing = webhooks_hearing(event=event, workspace_ids=set(workspaces.values()))
     if not hearing:
         return
-    by_owner: dict[int, list[dict]] = defaultdict(list)
+    by_workspace: dict[int, list[dict]] = defaultdict(list)
     for click in sorted(batch, key=lambda click: click["visit_time"]):
-        owner_id = owners.get(click["link_id"])
-        if owner_id in hearing:
-            by_owner[owner_id].append({**click, "visit_time": _time(click["visit_time"])})
+        workspace_id = workspaces.get(click["link_id"])
+        if workspace_id in hearing:
+            by_workspace[workspace_id].append({**click, "visit_time": _time(click["visit_time"])})
     webhook_events_emit(
         event=event,
-        data_by_owner={owner: [{"clicks": items}] for owner, items in by_owner.items()},
+        data_by_workspace={ws: [{"clicks": items}] for ws, items in by_workspace.items()},
     )

@@ -8,37 +8,49 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from workspaces.selectors import workspace_ids_of
+
 from .models import Webhook, WebhookDelivery
 
 # How many deliveries the page and the API show per webhook.
 DELIVERY_LOG_LENGTH = 20
 
 
-def webhook_list(*, user: AbstractBaseUser) -> QuerySet[Webhook]:
-    return Webhook.objects.filter(owner=user)
+def webhook_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> QuerySet[Webhook]:
+    """The webhooks of one workspace (`workspace_id`; the caller has checked membership), else
+    of every workspace the user belongs to."""
+    webhooks = Webhook.objects.select_related("workspace")
+    if workspace_id is not None:
+        return webhooks.filter(workspace_id=workspace_id)
+    return webhooks.filter(workspace_id__in=workspace_ids_of(user))
 
 
-def webhook_get(*, user: AbstractBaseUser, webhook_id: int) -> Webhook:
-    """The user's webhook; Webhook.DoesNotExist for another's (so it answers 404, not 403)."""
-    return Webhook.objects.get(owner=user, pk=webhook_id)
+def webhook_get(
+    *, user: AbstractBaseUser, webhook_id: int, workspace_id: int | None = None
+) -> Webhook:
+    """A webhook of a workspace the user belongs to (`workspace_id`: of that one only);
+    Webhook.DoesNotExist for anyone else's (so it answers 404, not 403)."""
+    return webhook_list(user=user, workspace_id=workspace_id).get(
+        pk=webhook_id, workspace_id__in=workspace_ids_of(user)
+    )
 
 
 def webhook_deliveries(*, webhook: Webhook, limit: int = DELIVERY_LOG_LENGTH):
     return list(WebhookDelivery.objects.filter(webhook=webhook)[:limit])
 
 
-def webhooks_hearing(*, event: str, owner_ids: Iterable[int]) -> dict[int, list[Webhook]]:
-    """{owner id: the active webhooks that hear `event` about that owner's links}.
+def webhooks_hearing(*, event: str, workspace_ids: Iterable[int]) -> dict[int, list[Webhook]]:
+    """{workspace id: the active webhooks that hear `event` about that workspace's links}.
 
-    The one place that says whose links a webhook hears about: today its owner's. Workspaces
-    (#16) change this function, and nothing else, to the workspace's members' links.
+    The one place that says whose links a webhook hears about: its workspace's.
     """
-    owner_ids = set(owner_ids)
-    if not owner_ids:
+    workspace_ids = set(workspace_ids)
+    if not workspace_ids:
         return {}
     hearing: dict[int, list[Webhook]] = defaultdict(list)
     # `events` is filtered here, not in SQL: SQLite has no JSON containment lookup.
-    for webhook in Webhook.objects.filter(is_active=True, owner_id__in=owner_ids).order_by("pk"):
+    webhooks = Webhook.objects.filter(is_active=True, workspace_id__in=workspace_ids)
+    for webhook in webhooks.order_by("pk"):
         if event in webhook.events:
-            hearing[webhook.owner_id].append(webhook)
+            hearing[webhook.workspace_id].append(webhook)
     return dict(hearing)

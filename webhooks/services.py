@@ -21,10 +21,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
 
 from . import sending
 from .models import PING_EVENT, DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent
-from .selectors import webhooks_hearing
+from .selectors import webhook_get, webhooks_hearing
 from .targets import validate_webhook_url
 
 logger = logging.getLogger("shorturl.webhooks")
@@ -37,7 +39,7 @@ MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 KEEP_DELIVERIES = 100
 # An attempt in progress holds its delivery this long, so a parallel run does not send it too.
 CLAIM_SECONDS = 60
-MAX_WEBHOOKS_PER_USER = 20
+MAX_WEBHOOKS_PER_WORKSPACE = 20
 DELIVER_TASK = "webhooks.tasks.deliver_webhook_task"
 
 _UNSET = object()
@@ -55,10 +57,27 @@ def validate_events(events: Iterable[str] | None) -> list[str]:
     return [event for event in EVENTS if event in chosen]
 
 
+def _writable(*, user: AbstractBaseUser, webhook_id: int) -> Webhook:
+    """A webhook the user may change: an owner or editor of its workspace. Webhook.DoesNotExist
+    for a workspace they are not in; PermissionDenied for its viewers."""
+    webhook = webhook_get(user=user, webhook_id=webhook_id)
+    workspace_for_writing(user=user, workspace=webhook.workspace)
+    return webhook
+
+
 def webhook_create(
-    *, user: AbstractBaseUser, url: str, events: Iterable[str], is_active: bool = True
+    *,
+    user: AbstractBaseUser,
+    url: str,
+    events: Iterable[str],
+    is_active: bool = True,
+    workspace: Workspace | str | None = None,
+    pinned_workspace_id: int | None = None,
 ) -> Webhook:
-    """A new webhook with a new secret; the URL must be a public http(s) one (webhooks.targets)."""
+    """A new webhook with a new secret, hearing a workspace's links (`workspace` and
+    `pinned_workspace_id` as for link_create: an owner or editor's); the URL must be a public
+    http(s) one (webhooks.targets)."""
+    workspace = workspace_for_writing(user=user, workspace=workspace, pinned_id=pinned_workspace_id)
     errors: dict[str, list[str]] = {}
     try:
         url = validate_webhook_url(url)
@@ -68,20 +87,22 @@ def webhook_create(
         events = validate_events(events)
     except ValidationError as exc:
         errors.update(exc.message_dict)
-    if Webhook.objects.filter(owner=user).count() >= MAX_WEBHOOKS_PER_USER:
+    if Webhook.objects.filter(workspace=workspace).count() >= MAX_WEBHOOKS_PER_WORKSPACE:
         errors.setdefault("non_field_errors", []).append(
-            f"You have {MAX_WEBHOOKS_PER_USER} webhooks, the most one person may have."
+            f"The workspace has {MAX_WEBHOOKS_PER_WORKSPACE} webhooks, the most it may have."
         )
     if errors:
         raise ValidationError(errors)
-    return Webhook.objects.create(owner=user, url=url, events=events, is_active=bool(is_active))
+    return Webhook.objects.create(
+        owner=user, workspace=workspace, url=url, events=events, is_active=bool(is_active)
+    )
 
 
 def webhook_update(
     *, user: AbstractBaseUser, webhook_id: int, url=_UNSET, events=_UNSET, is_active=_UNSET
 ) -> Webhook:
-    """Change a webhook of the user's (Webhook.DoesNotExist for another's)."""
-    webhook = Webhook.objects.get(owner=user, pk=webhook_id)
+    """Change a webhook of one of the user's workspaces (see _writable)."""
+    webhook = _writable(user=user, webhook_id=webhook_id)
     errors: dict[str, list[str]] = {}
     if url is not _UNSET:
         try:
@@ -102,8 +123,8 @@ def webhook_update(
 
 
 def webhook_delete(*, user: AbstractBaseUser, webhook_id: int) -> None:
-    """Delete a webhook of the user's and its deliveries (Webhook.DoesNotExist for another's)."""
-    Webhook.objects.get(owner=user, pk=webhook_id).delete()
+    """Delete a webhook of one of the user's workspaces and its deliveries (see _writable)."""
+    _writable(user=user, webhook_id=webhook_id).delete()
 
 
 # --- Deliveries --------------------------------------------------------------------------------
@@ -151,18 +172,18 @@ def _queue(event_ids: list[uuid.UUID]) -> None:
     transaction.on_commit(send)
 
 
-def webhook_events_emit(*, event: str, data_by_owner: dict[int, list[dict]]) -> int:
-    """Make a delivery of `event` for every item of data, to every webhook hearing its owner's
-    links ({owner id: [data, …]}); returns how many were made."""
-    hearing = webhooks_hearing(event=event, owner_ids=data_by_owner)
+def webhook_events_emit(*, event: str, data_by_workspace: dict[int, list[dict]]) -> int:
+    """Make a delivery of `event` for every item of data, to every webhook hearing its
+    workspace's links ({workspace id: [data, …]}); returns how many were made."""
+    hearing = webhooks_hearing(event=event, workspace_ids=data_by_workspace)
     if not hearing:
         return 0
     now = timezone.now()
     deliveries = [
         _new_delivery(webhook, event, data, now)
-        for owner_id, webhooks in hearing.items()
+        for workspace_id, webhooks in hearing.items()
         for webhook in webhooks
-        for data in data_by_owner[owner_id]
+        for data in data_by_workspace[workspace_id]
     ]
     with transaction.atomic():
         WebhookDelivery.objects.bulk_create(deliveries, batch_size=500)
@@ -189,7 +210,7 @@ def _purge_old(webhook: Webhook) -> None:
 def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDelivery:
     """Send a `ping` now (the person is waiting for its outcome) and return its delivery; a
     failed ping is retried like any delivery."""
-    webhook = Webhook.objects.get(owner=user, pk=webhook_id)
+    webhook = _writable(user=user, webhook_id=webhook_id)
     now = timezone.now()
     data = {"webhook": {"id": webhook.pk, "url": webhook.url, "events": webhook.events}}
     delivery = _new_delivery(webhook, PING_EVENT, data, now)

@@ -10,6 +10,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
+
 from .. import cache as link_cache
 from .. import events
 from ..codes.base import CodeGenerationError
@@ -52,7 +55,13 @@ class _BulkItem(PreparedLink):
 
 
 def _bulk_prepare(
-    user, index: int, item: dict, *, url_rules: LongUrlRules, request_host: str | None
+    user,
+    index: int,
+    item: dict,
+    *,
+    url_rules: LongUrlRules,
+    request_host: str | None,
+    workspace: Workspace,
 ) -> _BulkItem:
     prepared = prepare_link(
         user=user,
@@ -72,6 +81,7 @@ def _bulk_prepare(
         rules=item.get("rules"),
         variants=item.get("variants"),
         domain=item.get("domain"),
+        workspace=workspace,
     )
     return _BulkItem(
         link=prepared.link,
@@ -82,7 +92,9 @@ def _bulk_prepare(
     )
 
 
-def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem], dict]:
+def _bulk_reuse_existing(
+    user, workspace: Workspace, items: list[_BulkItem]
+) -> tuple[list[_BulkItem], dict]:
     """Plain items whose URL the owner already has an active link for (one query for all).
 
     Returns the items still to create and {index: (link or first item, created)} for the rest;
@@ -93,7 +105,9 @@ def _bulk_reuse_existing(user, items: list[_BulkItem]) -> tuple[list[_BulkItem],
     existing: dict[tuple[int, str], UrlLink] = {}
     if plain:
         rows = UrlLink.objects.reusable_plain(
-            user=user, long_url_hashes={item.link.long_url_hash for item in plain}
+            user=user,
+            workspace_id=workspace.pk,
+            long_url_hashes={item.link.long_url_hash for item in plain},
         )
         for row in rows:
             existing.setdefault((row.domain_id, row.long_url), row)
@@ -304,7 +318,12 @@ def _case_warnings(items: list[_BulkItem]) -> dict[tuple[str, int], dict[str, li
 
 
 def link_create_many(
-    *, user: AbstractBaseUser, items: list[dict], request_host: str | None = None
+    *,
+    user: AbstractBaseUser,
+    items: list[dict],
+    request_host: str | None = None,
+    workspace: Workspace | str | None = None,
+    pinned_workspace_id: int | None = None,
 ) -> list[BulkItemResult]:
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
@@ -313,25 +332,34 @@ def link_create_many(
     variants, domain). Round trips are per call, not per item:
     one query finds the owner's existing links, one the taken aliases, codes are claimed in a
     batch, the rows are written by one bulk insert (and tags by three more queries). Results
-    come back in the items' order.
+    come back in the items' order. Every item goes to one workspace (`workspace` and
+    `pinned_workspace_id` as for link_create).
     """
     if len(items) > BULK_MAX_ITEMS:
         raise ValidationError(
             {"items": [f"Send at most {BULK_MAX_ITEMS} URLs per call (this one has {len(items)})."]}
         )
+    workspace = workspace_for_writing(user=user, workspace=workspace, pinned_id=pinned_workspace_id)
     errors: dict[int, dict] = {}
     prepared: list[_BulkItem] = []
     url_rules = LongUrlRules(request_host=request_host)
     for index, item in enumerate(items):
         try:
             prepared.append(
-                _bulk_prepare(user, index, item, url_rules=url_rules, request_host=request_host)
+                _bulk_prepare(
+                    user,
+                    index,
+                    item,
+                    url_rules=url_rules,
+                    request_host=request_host,
+                    workspace=workspace,
+                )
             )
         except ValidationError as exc:
             errors[index] = exc.message_dict
     with transaction.atomic():
         hold_owner(user)  # first, before reading reusable links or claiming codes
-        to_create, reused = _bulk_reuse_existing(user, prepared)
+        to_create, reused = _bulk_reuse_existing(user, workspace, prepared)
         to_create = _bulk_refuse_taken_aliases(to_create, errors)
         _bulk_assign_codes(to_create, errors)
         to_create = [item for item in to_create if item.index not in errors]
@@ -342,7 +370,7 @@ def link_create_many(
         )
         warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
         link_tags_set_many(
-            owner_id=user.pk,
+            workspace_id=workspace.pk,
             tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
         )
     created = {item.index: item.link for item in to_create if item.index not in errors}

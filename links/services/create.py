@@ -10,6 +10,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
+
 from .. import cache as link_cache
 from .. import events
 from ..codes.aliases import validate_alias
@@ -145,12 +148,15 @@ def prepare_link(
     rules: list | None = None,
     variants: list | None = None,
     domain: str | None = None,
+    workspace: Workspace | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
     `url_rules`: the long-URL rules for `request_host`, when the caller checks many URLs.
     `utm`: {utm_source…: value}, merged into the long URL's query before it is checked.
     `domain`: the short domain's host (links.services.domains); none: the default one.
+    `workspace`: where the link goes, resolved by the caller (workspace_for_writing); none:
+    the user's personal workspace.
     """
     # The refusals themselves, not only their messages: their codes say what kind each is.
     errors: dict[str, list[ValidationError]] = {}
@@ -182,7 +188,11 @@ def prepare_link(
     password = check(check_password_rules, password)
     rules = check(validate_rules, rules, url_rules=url_rules)
     variants = check(validate_variants, variants, url_rules=url_rules)
-    domain_id = check(domain_for_create, domain, request_host=request_host)
+    if workspace is None:
+        workspace = workspace_for_writing(user=user, workspace=None)
+    domain_id = check(
+        domain_for_create, domain, request_host=request_host, workspace_id=workspace.pk
+    )
     if errors:
         raise ValidationError(errors)
     # Hashed only once everything is valid: a hash costs ~0.3 s of CPU.
@@ -217,6 +227,7 @@ def prepare_link(
         rules=rules,
         variants=variants,
         domain_id=domain_id,
+        workspace_id=workspace.pk,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -239,9 +250,17 @@ def link_create(
     rules: list | None = None,
     variants: list | None = None,
     domain: str | None = None,
+    workspace: Workspace | str | None = None,
+    pinned_workspace_id: int | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
-    the same domain)."""
+    the same domain, in the same workspace).
+
+    `workspace`: a Workspace or its slug; none: the pinned one (an API key's), else the user's
+    personal workspace. Refused: a workspace the user is not in (ValidationError) or only
+    views (PermissionDenied); see workspaces.services.workspace_for_writing.
+    """
+    workspace = workspace_for_writing(user=user, workspace=workspace, pinned_id=pinned_workspace_id)
     prepared = prepare_link(
         user=user,
         long_url=long_url,
@@ -259,13 +278,16 @@ def link_create(
         rules=rules,
         variants=variants,
         domain=domain,
+        workspace=workspace,
     )
     with transaction.atomic():
         hold_owner(user)
         if prepared.plain:
             existing = (
                 UrlLink.objects.reusable_plain(
-                    user=user, long_url_hashes=[prepared.link.long_url_hash]
+                    user=user,
+                    workspace_id=workspace.pk,
+                    long_url_hashes=[prepared.link.long_url_hash],
                 )
                 .filter(long_url=prepared.link.long_url, domain_id=prepared.link.domain_id)
                 .first()

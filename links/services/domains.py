@@ -152,9 +152,12 @@ def domain_delete(*, domain: Domain) -> None:
         domain_table.domains_changed()
 
 
-def domain_for_create(name: str | None, *, request_host: str | None = None) -> int:
+def domain_for_create(
+    name: str | None, *, request_host: str | None = None, workspace_id: int | None = None
+) -> int:
     """The id of the domain a create request names (a host; empty or none: the default), or
-    ValidationError({"domain": [reason]})."""
+    ValidationError({"domain": [reason]}). A domain kept for one workspace takes only that
+    workspace's links (`workspace_id`: the link's)."""
     if not name:
         return DEFAULT_DOMAIN_ID
     if not isinstance(name, str):
@@ -165,5 +168,10 @@ def domain_for_create(name: str | None, *, request_host: str | None = None) -> i
         known = ", ".join(hosts[:10]) if hosts else "none yet"
         raise ValidationError(
             {"domain": [f"“{name[:100]}” is not one of this service's short domains ({known})."]}
+        )
+    route = domain_table.current_table().by_id.get(domain_id)
+    if route is not None and route.workspace_id not in (None, workspace_id):
+        raise ValidationError(
+            {"domain": [f"The short domain {route.host} is kept for another workspace."]}
         )
     return domain_id

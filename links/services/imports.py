@@ -31,6 +31,9 @@ from django.db import transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
+
 from ..codes.aliases import validate_alias
 from ..importers import (
     FORMATS,
@@ -234,10 +237,12 @@ class _Importer:
         on_taken_code: str,
         dry_run: bool,
         request_host: str | None,
+        workspace: Workspace,
     ):
         if on_taken_code not in ON_TAKEN_CODE_CHOICES:
             raise ValueError(f"on_taken_code must be one of {ON_TAKEN_CODE_CHOICES}")
         self.user = user
+        self.workspace = workspace
         self.on_taken_code = on_taken_code
         self.dry_run = dry_run
         self.request_host = request_host
@@ -249,7 +254,8 @@ class _Importer:
         self.forced_domain = None
         if domain:
             self.forced_domain = self._named(
-                domain_for_create(domain, request_host=request_host), domain
+                domain_for_create(domain, request_host=request_host, workspace_id=workspace.pk),
+                domain,
             )
         self.domains: dict[str, tuple[int, str | None] | str] = {}
         # What earlier rows of the file took: (code, domain id) → (row, URL), and
@@ -341,14 +347,14 @@ class _Importer:
         taken: dict[tuple[str, int], tuple[int, str]] = {}
         if codes:
             rows = UrlLink.objects.filter(code__in=codes).values_list(
-                "code", "domain_id", "owner_id", "long_url"
+                "code", "domain_id", "workspace_id", "long_url"
             )
-            taken = {(code, domain_id): (owner, url) for code, domain_id, owner, url in rows}
+            taken = {(code, domain_id): (ws, url) for code, domain_id, ws, url in rows}
         owned: dict[tuple[int, str], str] = {}
         hashes = {url_hash(p.long_url) for p in pending}
         rows = (
             UrlLink.objects.active()
-            .filter(owner=self.user, long_url_hash__in=hashes)
+            .filter(workspace_id=self.workspace.pk, long_url_hash__in=hashes)
             .order_by("created_at", "id")
             .values_list("domain_id", "long_url", "code")
         )
@@ -383,8 +389,8 @@ class _Importer:
                     f"{self.where.capitalize()} {row} of the file has “{code}” for another URL."
                 )
             elif key in taken:
-                owner_id, url = taken[key]
-                if owner_id == self.user.pk:
+                workspace_id, url = taken[key]
+                if workspace_id == self.workspace.pk:
                     reason = (
                         "Already exists."
                         if url == p.long_url
@@ -466,6 +472,7 @@ class _Importer:
                     redirect_type=None,
                     request_host=self.request_host,
                     url_rules=self.url_rules,
+                    workspace=self.workspace,
                     **item,
                 )
             except ValidationError as error:
@@ -479,6 +486,7 @@ class _Importer:
                 user=self.user,
                 items=[item for _, item, _ in to_create],
                 request_host=self.request_host,
+                workspace=self.workspace,
             )
             dated = []
             for (p, item, new_code_reason), result in zip(to_create, results, strict=True):
@@ -516,9 +524,11 @@ def link_import(
     dry_run: bool = False,
     request_host: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workspace: Workspace | str | None = None,
 ) -> ImportReport:
-    """Import a parsed file's links into `user`'s links; every row ends in the report, in file
-    order (see the module's docstring for the rules).
+    """Import a parsed file's links into a workspace (`workspace`: a Workspace or slug; default
+    `user`'s personal one; `user` must be an owner or editor there); every row ends in the
+    report, in file order (see the module's docstring for the rules).
 
     `domain`: the short domain (a host) for every row, else each row's own (its old short
     link's host when that is one of ours; the default domain otherwise); ValidationError when it
@@ -531,6 +541,7 @@ def link_import(
         on_taken_code=on_taken_code,
         dry_run=dry_run,
         request_host=request_host,
+        workspace=workspace_for_writing(user=user, workspace=workspace),
     )
     rows = parsed.rows
     total = len(rows)
@@ -557,6 +568,7 @@ def link_import_file(
     dry_run: bool = False,
     request_host: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workspace: Workspace | str | None = None,
 ) -> ImportReport:
     """link_import of a file's bytes (links.importers.parse_file: the format detected unless
     `fmt` names it); ImportFileError when the file cannot be read at all."""
@@ -569,6 +581,7 @@ def link_import_file(
         dry_run=dry_run,
         request_host=request_host,
         progress=progress,
+        workspace=workspace,
     )
 
 
@@ -588,15 +601,18 @@ def link_import_queue(
     on_taken_code: str = "new",
     dry_run: bool = False,
     request_host: str = "",
+    workspace: Workspace | None = None,
 ) -> LinkImport:
     """Keep an uploaded file for link_import_run, or ValidationError with every problem the
     upload has at once: too large (SHORTURL_IMPORT_MAX_BYTES), not a file of a known format,
-    a domain that is none of ours.
+    a domain that is none of ours. The links go to `workspace` (default: the user's personal
+    one), where the user must be an owner or editor.
 
     Services mode queues the Celery task once the row is committed; the embedded mode's node
     runner picks queued imports up itself (shorturl_project.embedded), as it does the worker's
     other jobs.
     """
+    workspace = workspace_for_writing(user=user, workspace=workspace)
     errors: dict[str, list[str]] = {}
     limit = settings.SHORTURL_IMPORT_MAX_BYTES
     if len(data) > limit:
@@ -615,13 +631,14 @@ def link_import_queue(
         errors["on_taken_code"] = ["Choose what happens to an old code that cannot be kept."]
     if domain:
         try:
-            domain_for_create(domain, request_host=request_host)
+            domain_for_create(domain, request_host=request_host, workspace_id=workspace.pk)
         except ValidationError as error:
             errors.update(error.message_dict)
     if errors:
         raise ValidationError(errors)
     job = LinkImport.objects.create(
         owner=user,
+        workspace=workspace,
         file_name=(file_name or "upload")[:255],
         data=data,
         file_format=file_format,
@@ -650,7 +667,7 @@ def link_import_run(*, import_id: int) -> bool:
     )
     if not claimed:
         return False
-    job = LinkImport.objects.select_related("owner").get(pk=import_id)
+    job = LinkImport.objects.select_related("owner", "workspace").get(pk=import_id)
     try:
         parsed = parse_file(bytes(job.data), job.file_format or None)
     except ImportFileError as error:
@@ -672,6 +689,7 @@ def link_import_run(*, import_id: int) -> bool:
             dry_run=job.dry_run,
             request_host=job.request_host or None,
             progress=progress,
+            workspace=job.workspace,
         )
     except ValidationError as error:  # its domain was removed since the upload
         _finish(job.pk, status=ImportStatus.FAILED, error=" ".join(error.messages))

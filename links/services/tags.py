@@ -1,4 +1,5 @@
-"""Tags on links: what a tag may be, and giving a link its tags (creating the owner's new ones)."""
+"""Tags on links: what a tag may be, and giving a link its tags (creating its workspace's new
+ones)."""
 
 from __future__ import annotations
 
@@ -53,39 +54,42 @@ def clean_tags(tags) -> list[str]:
     return list(names.values())
 
 
-def _owner_tags(owner_id: int, names: list[str]) -> dict[str, Tag]:
-    """{key: Tag} for `names`, the owner's missing tags created first. Safe when two requests
+def _workspace_tags(workspace_id: int, names: list[str]) -> dict[str, Tag]:
+    """{key: Tag} for `names`, the workspace's missing tags created first. Safe when two requests
     add the same new tag at once: the insert skips a row another one just made."""
     wanted: dict[str, str] = {}
     for name in names:
         wanted.setdefault(tag_key(name), name)  # the first spelling names a new tag
     if not wanted:
         return {}
-    found = {tag.key: tag for tag in Tag.objects.filter(owner_id=owner_id, key__in=wanted)}
+    found = {tag.key: tag for tag in Tag.objects.filter(workspace_id=workspace_id, key__in=wanted)}
     missing = [
-        Tag(owner_id=owner_id, name=name, key=key)
+        Tag(workspace_id=workspace_id, name=name, key=key)
         for key, name in wanted.items()
         if key not in found
     ]
     if missing:
         Tag.objects.bulk_create(missing, ignore_conflicts=True)
-        found = {tag.key: tag for tag in Tag.objects.filter(owner_id=owner_id, key__in=wanted)}
+        found = {
+            tag.key: tag for tag in Tag.objects.filter(workspace_id=workspace_id, key__in=wanted)
+        }
     return found
 
 
 def link_tags_set(*, link: UrlLink, tags: list[str]) -> None:
-    """Give `link` exactly these tags (already cleaned by clean_tags): the owner's tags of the
-    same name are reused, new ones created. Tags belong to the link's owner, whoever edits."""
-    found = _owner_tags(link.owner_id, tags)
+    """Give `link` exactly these tags (already cleaned by clean_tags): its workspace's tags of
+    the same name are reused, new ones created. Tags belong to the link's workspace, whoever
+    edits."""
+    found = _workspace_tags(link.workspace_id, tags)
     link.tags.set([found[tag_key(name)] for name in tags])
 
 
-def link_tags_set_many(*, owner_id: int, tagged: list[tuple[UrlLink, list[str]]]) -> None:
-    """link_tags_set for many new links of one owner (a bulk call): three queries in all."""
+def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[str]]]) -> None:
+    """link_tags_set for many new links of one workspace (a bulk call): three queries in all."""
     tagged = [(link, names) for link, names in tagged if names]
     if not tagged:
         return
-    found = _owner_tags(owner_id, [name for _, names in tagged for name in names])
+    found = _workspace_tags(workspace_id, [name for _, names in tagged for name in names])
     through = UrlLink.tags.through
     rows = {(link.pk, found[tag_key(name)].pk) for link, names in tagged for name in names}
     through.objects.bulk_create(

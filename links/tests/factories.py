@@ -20,6 +20,7 @@ from links import cache as link_cache
 from links.codes import shape
 from links.models import CodeType, RedirectType, UrlLink
 from links.services.policy import url_hash
+from workspaces.selectors import personal_workspace_of
 
 DEFAULT_PASSWORD = "s3cret-pass-0"
 
@@ -68,6 +69,8 @@ class UrlLinkFactory(factory.django.DjangoModelFactory):
         expired = factory.Trait(expires_at=factory.LazyFunction(_an_hour_ago))
 
     owner = factory.SubFactory(UserFactory)
+    # The owner's personal workspace (made with the user), as link_create would choose.
+    workspace = factory.LazyAttribute(lambda link: personal_workspace_of(link.owner))
     code = factory.LazyAttribute(lambda link: link.alias or shape.random_code())
     code_type = factory.LazyAttribute(lambda link: CodeType.CUSTOM if link.alias else CodeType.POOL)
     long_url = factory.Sequence(lambda n: f"https://www.example.com/page/{n}")

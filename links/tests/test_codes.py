@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from links.codes import aliases, hashing, pool, sequence, shape, strategies
 from links.models import UniqueCode, UniqueCodeStatus, UrlLink
+from workspaces.selectors import personal_workspace_of
 
 ALPHANUMERIC = set(string.ascii_letters + string.digits)
 
@@ -50,6 +51,7 @@ def test_pool_refill_skips_codes_already_taken_by_links_or_the_pool(user, monkey
     a refill stores only codes that no link and no pool row has, and still reaches its count."""
     taken_by_link = UrlLink.objects.create(
         owner=user,
+        workspace=personal_workspace_of(user),
         code=shape.with_check("Taken1"),
         long_url="https://example.com/",
         code_type="pool",

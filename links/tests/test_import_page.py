@@ -21,6 +21,7 @@ from links.services import imports
 from links.services.create import link_create
 from shorturl_project import embedded
 from shorturl_project.redis_conn import uses_redis
+from workspaces.selectors import personal_workspace_of
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +152,12 @@ def test_a_file_that_turns_out_unreadable_fails_with_the_reason(signed_in):
 
 
 def test_an_import_whose_process_ended_shows_as_interrupted(signed_in, user):
-    job = LinkImport.objects.create(owner=user, file_name="big.csv", status=ImportStatus.RUNNING)
+    job = LinkImport.objects.create(
+        owner=user,
+        workspace=personal_workspace_of(user),
+        file_name="big.csv",
+        status=ImportStatus.RUNNING,
+    )
     LinkImport.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(hours=1))
     page = signed_in.get(f"/dashboard/import/{job.pk}/").content.decode()
     assert "Interrupted" in page and "data-progress-url" not in page
@@ -161,7 +167,9 @@ def test_an_import_whose_process_ended_shows_as_interrupted(signed_in, user):
 
 
 def test_someone_elses_import_is_not_found(signed_in, other_user):
-    job = LinkImport.objects.create(owner=other_user, file_name="theirs.csv")
+    job = LinkImport.objects.create(
+        owner=other_user, workspace=personal_workspace_of(other_user), file_name="theirs.csv"
+    )
     assert signed_in.get(f"/dashboard/import/{job.pk}/").status_code == 404
     assert signed_in.get(f"/dashboard/import/{job.pk}/report.csv").status_code == 404
     assert signed_in.get(f"/dashboard/import/{job.pk}/progress.json").status_code == 404

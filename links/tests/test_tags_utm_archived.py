@@ -112,15 +112,15 @@ def test_bad_tags_are_refused_with_a_reason(tags, words):
     assert words in " ".join(refusal.value.message_dict["tags"])
 
 
-def test_tags_are_the_owners_and_one_per_name_whatever_the_case(user, other_user):
+def test_tags_are_the_workspaces_and_one_per_name_whatever_the_case(user, other_user):
     first = link_create(user=user, long_url="https://ex.com/1", tags=["Spring"]).link
     second = link_create(user=user, long_url="https://ex.com/2", tags=["SPRING", "news"]).link
     theirs = link_create(user=other_user, long_url="https://ex.com/3", tags=["spring"]).link
 
     assert _tags(first) == ["Spring"]
     assert _tags(second) == ["Spring", "news"]  # the name as first typed
-    assert Tag.objects.filter(owner=user).count() == 2
-    assert Tag.objects.get(owner=other_user).links.get() == theirs
+    assert Tag.objects.filter(workspace__personal_for=user).count() == 2
+    assert Tag.objects.get(workspace__personal_for=other_user).links.get() == theirs
 
 
 def test_a_tagged_create_is_not_answered_with_the_plain_link(user):
@@ -157,7 +157,7 @@ def test_bulk_items_take_tags_utm_and_archived(user):
     assert results[1].link.long_url == "https://ex.com/2?utm_source=csv"
     assert UrlLink.objects.get(pk=results[2].link.pk).archived
     assert "tags" in results[3].errors
-    assert Tag.objects.filter(owner=user).count() == 2
+    assert Tag.objects.filter(workspace__personal_for=user).count() == 2
 
 
 # --- Archived ----------------------------------------------------------------------------------

@@ -1,0 +1,44 @@
+"""A webhook hears one workspace's links (#16): each existing one its owner's personal
+workspace's, which held all of the owner's links (links 0010)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+from workspaces.migration_helpers import personal_workspace_ids
+
+
+def into_personal_workspaces(apps, schema_editor):
+    personal = personal_workspace_ids(apps)
+    Webhook = apps.get_model("webhooks", "Webhook")
+    for owner_id in set(Webhook.objects.values_list("owner_id", flat=True)):
+        Webhook.objects.filter(owner_id=owner_id).update(workspace_id=personal[owner_id])
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("webhooks", "0001_initial"),
+        ("workspaces", "0002_personal_workspaces"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="webhook",
+            name="workspace",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="webhooks",
+                to="workspaces.workspace",
+            ),
+        ),
+        migrations.RunPython(into_personal_workspaces, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="webhook",
+            name="workspace",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="webhooks",
+                to="workspaces.workspace",
+            ),
+        ),
+    ]

@@ -1,0 +1,23 @@
+from django.apps import AppConfig
+from django.conf import settings
+from django.db.models.signals import post_save
+
+
+def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwargs) -> None:
+    if created and not raw:
+        from .services import personal_workspace_ensure
+
+        personal_workspace_ensure(instance)
+
+
+class WorkspacesConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "workspaces"
+    verbose_name = "Workspaces"
+
+    def ready(self) -> None:
+        post_save.connect(
+            _personal_workspace_for_new_user,
+            sender=settings.AUTH_USER_MODEL,
+            dispatch_uid="workspaces.personal_workspace_for_new_user",
+        )

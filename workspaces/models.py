@@ -1,0 +1,62 @@
+"""Workspaces: the people who share links. Every user has a personal one; a team workspace has
+members with a role. Links, tags, webhooks and import uploads belong to a workspace; a short
+domain may be kept for one."""
+
+from django.conf import settings
+from django.db import models
+
+SLUG_MAX_LENGTH = 50
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"  # members and settings, and everything an editor does
+    EDITOR = "editor", "Editor"  # creates and changes links
+    VIEWER = "viewer", "Viewer"  # reads links and stats
+
+
+# The roles that may create and change links.
+WRITER_ROLES = frozenset({Role.OWNER, Role.EDITOR})
+
+
+class Workspace(models.Model):
+    slug = models.SlugField(max_length=SLUG_MAX_LENGTH, unique=True)
+    name = models.CharField(max_length=100)
+    # Set on each user's own workspace, made with the user; its slug follows the username.
+    personal_for = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="personal_workspace",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_personal(self) -> bool:
+        return self.personal_for_id is not None
+
+
+class Membership(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=8, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="membership_once"),
+            # "Which workspaces is this user in" is asked on every page and API call.
+        ]
+        indexes = [models.Index(fields=["user", "workspace"], name="membership_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"

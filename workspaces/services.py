@@ -1,0 +1,215 @@
+"""Writes of workspaces and their members, and the one rule every link write goes through:
+which workspace a write lands in and whether the caller may write there."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import validate_slug
+from django.db import IntegrityError, transaction
+from django.utils.text import slugify
+
+from .models import SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
+from .selectors import WorkspaceNotFound, role_in, workspace_get
+
+
+def _free_slug(base: str) -> str:
+    base = (slugify(base) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+    slug, n = base, 1
+    while Workspace.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def personal_workspace_ensure(user: AbstractBaseUser) -> Workspace:
+    """`user`'s personal workspace, made (with them as its owner) when missing."""
+    try:
+        return Workspace.objects.get(personal_for_id=user.pk)
+    except Workspace.DoesNotExist:
+        pass
+    for _ in range(3):  # two first requests of a new user may race for it, or for a slug
+        try:
+            with transaction.atomic():
+                workspace = Workspace.objects.create(
+                    slug=_free_slug(user.get_username()),
+                    name=user.get_username(),
+                    personal_for_id=user.pk,
+                )
+                Membership.objects.create(workspace=workspace, user_id=user.pk, role=Role.OWNER)
+                return workspace
+        except IntegrityError:
+            found = Workspace.objects.filter(personal_for_id=user.pk).first()
+            if found is not None:
+                return found
+    raise RuntimeError(f"could not make a personal workspace for {user.pk}")
+
+
+def workspace_for_writing(
+    *, user: AbstractBaseUser, workspace: "Workspace | str | None", pinned_id: int | None = None
+) -> Workspace:
+    """The workspace a link write by `user` lands in: the one named (a Workspace or a slug),
+    else the key's pinned one, else the user's personal workspace.
+
+    A slug the user does not belong to, or another than a pinned key's: ValidationError on
+    `workspace` (nothing tells it apart from a slug that does not exist). A member who may only
+    read: PermissionDenied. Staff write where they are members, as everyone else.
+    """
+    if isinstance(workspace, Workspace):
+        found = workspace
+    elif workspace:
+        try:
+            found = workspace_get(user=user, slug=workspace)
+        except WorkspaceNotFound:
+            raise ValidationError(
+                {"workspace": f"No workspace {workspace!r} that you belong to."}, code="invalid"
+            ) from None
+    elif pinned_id is not None:
+        found = Workspace.objects.get(pk=pinned_id)
+    else:
+        return personal_workspace_ensure(user)
+    if pinned_id is not None and found.pk != pinned_id:
+        raise ValidationError(
+            {"workspace": "This API key acts for another workspace."}, code="invalid"
+        )
+    if role_in(user=user, workspace_id=found.pk) not in WRITER_ROLES:
+        raise PermissionDenied(
+            f"Viewers of the workspace {found.slug!r} cannot create or change its links."
+        )
+    return found
+
+
+def _require_owner(*, by: AbstractBaseUser, workspace: Workspace) -> None:
+    if role_in(user=by, workspace_id=workspace.pk) != Role.OWNER and not by.has_perm(
+        "workspaces.change_workspace"
+    ):
+        raise PermissionDenied("Only the workspace's owners can manage it.")
+
+
+def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Workspace:
+    """A new team workspace with `user` as its owner."""
+    name = (name or "").strip()
+    errors = {}
+    if not name:
+        errors["name"] = ["Give the workspace a name."]
+    elif len(name) > 100:
+        errors["name"] = ["At most 100 characters."]
+    slug = (slug or "").strip().lower()
+    if slug:
+        try:
+            validate_slug(slug)
+        except ValidationError as exc:
+            errors["slug"] = exc.messages
+        else:
+            if len(slug) > SLUG_MAX_LENGTH:
+                errors["slug"] = [f"At most {SLUG_MAX_LENGTH} characters."]
+            elif Workspace.objects.filter(slug=slug).exists():
+                errors["slug"] = [f"The slug {slug!r} is taken."]
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        try:
+            workspace = Workspace.objects.create(slug=slug or _free_slug(name), name=name)
+        except IntegrityError:
+            raise ValidationError({"slug": [f"The slug {slug!r} is taken."]}) from None
+        Membership.objects.create(workspace=workspace, user_id=user.pk, role=Role.OWNER)
+    workspace.role = Role.OWNER
+    return workspace
+
+
+def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -> Workspace:
+    _require_owner(by=by, workspace=workspace)
+    name = (name or "").strip()
+    if not name or len(name) > 100:
+        raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
+    workspace.name = name
+    workspace.save(update_fields=["name"])
+    return workspace
+
+
+def _check_role(role: str) -> str:
+    if role not in Role.values:
+        raise ValidationError({"role": [f"One of {', '.join(Role.values)}."]}, code="invalid")
+    return role
+
+
+def _user_named(username: str) -> AbstractBaseUser:
+    User = get_user_model()
+    username = (username or "").strip()
+    user = User._default_manager.filter(**{User.USERNAME_FIELD: username}).first()
+    if user is None and "@" in username:
+        user = User._default_manager.filter(email__iexact=username).first()
+    if user is None:
+        raise ValidationError({"user": [f"No user {username!r}."]}, code="invalid")
+    return user
+
+
+def member_add(
+    *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
+) -> Membership:
+    """Add a user (by username or email) with a role; an existing member gets the new role."""
+    _require_owner(by=by, workspace=workspace)
+    role = _check_role(role)
+    user = _user_named(username)
+    with transaction.atomic():
+        membership, created = Membership.objects.select_for_update().get_or_create(
+            workspace=workspace, user=user, defaults={"role": role}
+        )
+        if not created and membership.role != role:
+            return member_set_role(by=by, workspace=workspace, username=username, role=role)
+    return membership
+
+
+def _keep_an_owner(workspace: Workspace, membership: Membership) -> None:
+    if workspace.personal_for_id == membership.user_id:
+        raise ValidationError(
+            {"user": ["A personal workspace's own user stays its owner."]}, code="invalid"
+        )
+    if (
+        membership.role == Role.OWNER
+        and not Membership.objects.filter(workspace=workspace, role=Role.OWNER)
+        .exclude(pk=membership.pk)
+        .exists()
+    ):
+        raise ValidationError(
+            {"user": ["A workspace keeps at least one owner: make someone else owner first."]},
+            code="invalid",
+        )
+
+
+def member_set_role(
+    *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
+) -> Membership:
+    _require_owner(by=by, workspace=workspace)
+    role = _check_role(role)
+    user = _user_named(username)
+    with transaction.atomic():
+        membership = _membership_locked(workspace, user)
+        if role != Role.OWNER:
+            _keep_an_owner(workspace, membership)
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) -> None:
+    """Owners remove anyone; any member may leave. The last owner and a personal workspace's
+    own user stay."""
+    user = _user_named(username)
+    if user.pk != by.pk:
+        _require_owner(by=by, workspace=workspace)
+    with transaction.atomic():
+        membership = _membership_locked(workspace, user)
+        _keep_an_owner(workspace, membership)
+        membership.delete()
+
+
+def _membership_locked(workspace: Workspace, user: AbstractBaseUser) -> Membership:
+    # Owners' rows locked together: two owners demoting each other at once keep one.
+    list(Membership.objects.select_for_update().filter(workspace=workspace, role=Role.OWNER))
+    try:
+        return Membership.objects.select_for_update().get(workspace=workspace, user=user)
+    except Membership.DoesNotExist:
+        raise ValidationError(
+            {"user": [f"{user.get_username()} is not a member of {workspace.slug}."]},
+            code="invalid",
+        ) from None
