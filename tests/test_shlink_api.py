@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create, api_key_revoke
+from analytics import orphans
+from analytics.models import OrphanVisitCount
 from analytics.services import aggregate_hourly, flush_pending
 from links.models import Domain, UrlLink
 from links.services.create import link_create
+from links.services.domains import domain_save
 from links.tests.helpers import call_wsgi
 
 # Committed data: the redirects these tests follow go through the production entry point, which
@@ -422,12 +427,150 @@ def test_visits_overview_counts_the_callers_short_urls(shlink, user, other_user)
     assert overview["nonOrphanVisits"] == {"total": 1, "nonBots": 1, "bots": 0}
 
 
+# --- Orphan visits -----------------------------------------------------------------------------
+
+
+def _orphan(path: str, host: str = "testserver", referrer: str = "") -> None:
+    """A request through the production entry point that reaches no link (a 404)."""
+    extra = {"HTTP_HOST": host, "HTTP_USER_AGENT": PERSON, "HTTP_REFERER": referrer}
+    assert call_wsgi(path, extra=extra)[0].startswith("404")
+
+
+def _orphan_visits(client: APIClient, **params) -> dict:
+    response = client.get(f"{BASE}/visits/orphan", params)
+    assert response.status_code == 200, response.content
+    return response.json()["visits"]
+
+
+@pytest.fixture
+def orphan_traffic(user):
+    """Requests that reached no link, written as the web processes write them: three for an
+    unknown code (from a newsletter), one for a short domain's bare root, one for a host that is
+    none of ours; a click on a real link beside them is no orphan."""
+    domain_save(host="go.example.test")
+    link_create(user=user, long_url="https://example.com/real", alias="real-one")
+    for _ in range(3):
+        _orphan("/old-campaign", referrer="https://news.example/post")
+    _orphan("/", host="go.example.test")
+    _orphan("/real-one", host="stranger.example.test")
+    _visit("real-one", PERSON)
+    orphans.flush_orphans()
+    store_visits()
+
+
+def test_staff_see_orphan_visits_in_the_overview(staff_user, orphan_traffic):
+    overview = shlink_client(staff_user).get(f"{BASE}/visits").json()["visits"]
+    assert overview["orphanVisits"] == {"total": 5, "nonBots": 5, "bots": 0}
+    assert overview["orphanVisitsCount"] == 5
+    assert overview["nonOrphanVisits"] == {"total": 1, "nonBots": 1, "bots": 0}
+
+
+def test_staff_list_each_counted_orphan_visit_with_its_type(staff_user, orphan_traffic):
+    body = _orphan_visits(shlink_client(staff_user))
+    assert body["pagination"] == {
+        "currentPage": 1,
+        "pagesCount": 1,
+        "itemsPerPage": 5000,
+        "itemsInCurrentPage": 5,
+        "totalItems": 5,
+    }
+    visits = body["data"]
+    hour = OrphanVisitCount.objects.values_list("hour", flat=True).first()
+    assert sorted(v["visitedUrl"] for v in visits) == [
+        "http://go.example.test/",
+        "http://stranger.example.test/real-one",
+        "http://testserver/old-campaign",
+        "http://testserver/old-campaign",
+        "http://testserver/old-campaign",
+    ]
+    newsletter = next(v for v in visits if v["visitedUrl"].endswith("/old-campaign"))
+    assert newsletter == {
+        "referer": "https://news.example/post",
+        "date": hour.strftime("%Y-%m-%dT%H:00:00+00:00"),  # the hour it was counted in
+        "userAgent": "",  # counts keep no User-Agent
+        "visitLocation": None,
+        "potentialBot": False,
+        "visitedUrl": "http://testserver/old-campaign",
+        "redirectUrl": None,
+        "type": "invalid_short_url",
+    }
+    types = {v["visitedUrl"]: v["type"] for v in visits}
+    assert types["http://go.example.test/"] == "base_url"
+    assert types["http://stranger.example.test/real-one"] == "regular_404"
+
+    by_type = _orphan_visits(
+        shlink_client(staff_user), type="invalid_short_url", excludeBots="true"
+    )
+    assert by_type["pagination"]["totalItems"] == 3
+    assert {v["type"] for v in by_type["data"]} == {"invalid_short_url"}
+    roots = _orphan_visits(shlink_client(staff_user), type="base_url")["data"]
+    assert [v["visitedUrl"] for v in roots] == ["http://go.example.test/"]
+
+
+def test_orphan_visits_page_newest_hour_first_and_filter_by_date(staff_user, orphan_traffic):
+    # An older hour's counts: the unknown host's visit, moved two days back.
+    two_days_ago = OrphanVisitCount.objects.get(kind="unknown_host").hour - timedelta(days=2)
+    OrphanVisitCount.objects.filter(kind="unknown_host").update(hour=two_days_ago)
+    for _ in range(2):
+        _orphan("/typo-link")
+    orphans.flush_orphans()
+    client = shlink_client(staff_user)
+
+    pages = [_orphan_visits(client, page=number, itemsPerPage=2) for number in (1, 2, 3, 4)]
+    assert [p["pagination"]["itemsInCurrentPage"] for p in pages] == [2, 2, 2, 1]
+    assert {p["pagination"]["pagesCount"] for p in pages} == {4}
+    assert {p["pagination"]["totalItems"] for p in pages} == {7}
+    paged = [v for p in pages for v in p["data"]]
+    assert paged == _orphan_visits(client)["data"]  # the pages add up to the whole list
+    assert paged[-1]["visitedUrl"] == "http://stranger.example.test/real-one"  # oldest last
+    assert paged[-1]["date"] == two_days_ago.strftime("%Y-%m-%dT%H:00:00+00:00")
+    assert _orphan_visits(client, page=5, itemsPerPage=2)["data"] == []
+
+    recent = _orphan_visits(client, startDate=(two_days_ago + timedelta(hours=1)).isoformat())
+    assert recent["pagination"]["totalItems"] == 6
+    assert "http://stranger.example.test/real-one" not in {v["visitedUrl"] for v in recent["data"]}
+    old = _orphan_visits(client, endDate=(two_days_ago + timedelta(minutes=30)).isoformat())
+    assert [v["type"] for v in old["data"]] == ["regular_404"]
+
+
+def test_paths_past_the_per_process_limit_are_listed_without_their_url(staff_user, settings):
+    settings.ORPHAN_VISITS_MAX_KEYS = 1
+    for path in ("/first", "/second", "/third"):
+        _orphan(path)
+    orphans.flush_orphans()
+    visits = _orphan_visits(shlink_client(staff_user))["data"]
+    assert sorted(v["visitedUrl"] or "" for v in visits) == ["", "", "http://testserver/first"]
+
+
+def test_orphan_visits_are_staffs_others_see_none(shlink, orphan_traffic):
+    overview = shlink.get(f"{BASE}/visits").json()["visits"]
+    assert overview["orphanVisits"] == {"total": 0, "nonBots": 0, "bots": 0}
+    assert overview["orphanVisitsCount"] == 0
+    body = _orphan_visits(shlink)
+    assert body["data"] == []
+    assert body["pagination"]["totalItems"] == 0
+
+
+def test_orphan_visits_refuse_an_unknown_type_or_date(staff_user):
+    client = shlink_client(staff_user)
+    body = assert_problem(
+        client.get(f"{BASE}/visits/orphan?type=valid_short_url"), 400, "invalid-data"
+    )
+    assert "base_url" in str(body)
+    assert_problem(client.get(f"{BASE}/visits/orphan?startDate=yesterday"), 400, "invalid-data")
+    assert_problem(client.get(f"{BASE}/visits/orphan?excludeBots=maybe"), 400, "invalid-data")
+    assert APIClient().get(f"{BASE}/visits/orphan").status_code == 401
+    deleted = client.delete(f"{BASE}/visits/orphan")  # deleting them is not offered
+    assert deleted.status_code == 405
+    assert deleted["Content-Type"] == "application/problem+json"
+
+
 def test_mercure_is_not_configured(shlink):
     assert_problem(shlink.get(f"{BASE}/mercure-info"), 501, "mercure-not-configured")
 
 
 def test_unknown_routes_under_rest_are_shlinks_not_found(shlink):
-    assert_problem(shlink.get(f"{BASE}/visits/orphan"), 404, "not-found")
+    assert_problem(shlink.get(f"{BASE}/visits/non-orphan"), 404, "not-found")
     assert_problem(APIClient().post("/rest/v2/whatever"), 404, "not-found")
 
 

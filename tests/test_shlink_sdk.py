@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from accounts.services import api_key_create
+from analytics.orphans import flush_orphans
 from analytics.services import aggregate_hourly, flush_pending
 
 pytestmark = [pytest.mark.shlink_sdk, pytest.mark.django_db(transaction=True)]
@@ -87,7 +88,9 @@ def run_client(sdk_dir: Path, phase: str, *, url: str, api_key: str) -> dict:
     return json.loads(done.stdout)
 
 
-def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(sdk_dir, live_server, user):
+def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(
+    sdk_dir, live_server, user, staff_user
+):
     _, api_key = api_key_create(user=user, name="Shlink SDK")
     url = live_server.url
     host = url.split("://", 1)[1]
@@ -115,12 +118,15 @@ def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(sdk_dir, li
         {"status": 302, "location": "https://example.com/summer"},
     ]
     domains = before["domains"]["data"]
-    assert [(d["domain"], d["isDefault"]) for d in domains] == [(host.split(":")[0], True)]
+    domain_host = host.split(":")[0]
+    assert [(d["domain"], d["isDefault"]) for d in domains] == [(domain_host, True)]
     assert before["wrongKey"]["error"]["type"] == "https://shlink.io/api/error/invalid-api-key"
 
-    # What the worker does every few seconds: store the visits, then the hourly sums.
+    # What the worker does every few seconds: store the visits, then the hourly sums; and what
+    # each web process does with the orphan visits it counted.
     flush_pending()
     aggregate_hourly()
+    flush_orphans()
 
     after = run_client(sdk_dir, "after-visits", url=url, api_key=api_key)
 
@@ -141,3 +147,15 @@ def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(sdk_dir, li
     )
     assert after["goneRedirect"] == 410  # deleted = revoked here: the short URL is gone
     assert after["listedAfterDelete"]["data"] == []
+
+    _, staff_key = api_key_create(user=staff_user, name="Shlink SDK (staff)")
+    orphans = run_client(sdk_dir, "orphans", url=url, api_key=staff_key)
+
+    assert orphans["overview"]["orphanVisits"] == {"total": 1, "nonBots": 1, "bots": 0}
+    assert orphans["overview"]["nonOrphanVisits"]["total"] == 0  # the link was deleted
+    invalid = orphans["invalid"]
+    assert invalid["pagination"]["totalItems"] == 1
+    # The host as counted, without the live server's port (orphan counts keep none).
+    assert [v["visitedUrl"] for v in invalid["data"]] == [f"http://{domain_host}/sdk-missing"]
+    assert invalid["data"][0]["type"] == "invalid_short_url"
+    assert orphans["roots"]["data"] == []

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from analytics.models import OrphanKind, OrphanVisitCount
+from analytics.orphans import OTHER_PATHS
 from links.models import Domain, UrlLink
 from links.selectors import link_click_totals, link_tag_names
 from links.shortlinks import link_short_url
@@ -81,6 +85,49 @@ def visit(record, *, visited_url: str) -> dict:
     }
 
 
+# Shlink's orphan visit types ↔ our kinds: a request for an unknown short code, a short domain's
+# bare root, and a request that is no short URL at all (here: to a host that is none of ours).
+ORPHAN_TYPES = {
+    OrphanKind.UNKNOWN_CODE: "invalid_short_url",
+    OrphanKind.BARE_ROOT: "base_url",
+    OrphanKind.UNKNOWN_HOST: "regular_404",
+}
+ORPHAN_KINDS = {shlink: kind for kind, shlink in ORPHAN_TYPES.items()}
+
+
+def orphan_visited_url(row: OrphanVisitCount, *, request: HttpRequest) -> str | None:
+    """The URL asked for: its host (without a port) and path as counted, with SHORT_URL_BASE's
+    scheme (else this request's; the visit's own was not kept). None for the paths counted
+    together past the per-process limit (analytics.orphans.OTHER_PATHS): theirs were not kept."""
+    if row.path == OTHER_PATHS:
+        return None
+    if not row.host:
+        return row.path
+    scheme = urlsplit(settings.SHORT_URL_BASE).scheme or request.scheme
+    return f"{scheme}://{row.host}{row.path}"
+
+
+def orphan_visit(row: OrphanVisitCount, *, request: HttpRequest) -> dict:
+    """A ShlinkOrphanVisit for one of the visits `row` counts. Counts keep the hour, the URL and
+    the Referer, nothing else: the date is the hour's start, the User-Agent empty, no location,
+    and none is flagged as a bot (Shlink's rule too for an empty User-Agent)."""
+    return {
+        "referer": row.referrer,
+        "date": atom(row.hour),
+        "userAgent": "",
+        "visitLocation": None,
+        "potentialBot": False,
+        "visitedUrl": orphan_visited_url(row, request=request),
+        "redirectUrl": None,
+        "type": ORPHAN_TYPES.get(row.kind, "regular_404"),
+    }
+
+
+def orphan_visits(rows: list[tuple[OrphanVisitCount, int]], *, request: HttpRequest) -> list[dict]:
+    """analytics.selectors.orphan_visit_slice's (row, how many) as that many single visits."""
+    return [orphan_visit(row, request=request) for row, many in rows for _ in range(many)]
+
+
 def redirects(domain: Domain | None) -> dict[str, str | None]:
     """A domain's redirects by Shlink's names: the bare root (never for the default domain,
     whose root is the site's home page) and unknown codes; other 404s are never redirected."""
@@ -97,22 +144,25 @@ def redirects(domain: Domain | None) -> dict[str, str | None]:
     }
 
 
+def pagination(*, total: int, page_number: int, per_page: int, in_page: int) -> dict:
+    """Shlink's pagination object."""
+    return {
+        "currentPage": page_number,
+        "pagesCount": max(1, math.ceil(total / per_page)) if per_page else 1,
+        "itemsPerPage": per_page,
+        "itemsInCurrentPage": in_page,
+        "totalItems": total,
+    }
+
+
 def page(items: QuerySet | list, *, page_number: int, per_page: int | None) -> tuple[list, dict]:
     """One page of `items` and Shlink's pagination object; `per_page` None: everything."""
     total = items.count() if isinstance(items, QuerySet) else len(items)
     if per_page is None:
         rows = list(items)
-        pages = 1
-        per_page_shown = total
-    else:
-        start = (page_number - 1) * per_page
-        rows = list(items[start : start + per_page])
-        pages = max(1, math.ceil(total / per_page))
-        per_page_shown = per_page
-    return rows, {
-        "currentPage": page_number,
-        "pagesCount": pages,
-        "itemsPerPage": per_page_shown,
-        "itemsInCurrentPage": len(rows),
-        "totalItems": total,
-    }
+        return rows, pagination(total=total, page_number=page_number, per_page=total, in_page=total)
+    start = (page_number - 1) * per_page
+    rows = list(items[start : start + per_page])
+    return rows, pagination(
+        total=total, page_number=page_number, per_page=per_page, in_page=len(rows)
+    )

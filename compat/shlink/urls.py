@@ -7,6 +7,7 @@ from .views import (
     DomainsView,
     HealthView,
     MercureInfoView,
+    OrphanVisitsView,
     ShortUrlsView,
     ShortUrlView,
     ShortUrlVisitsView,
@@ -29,6 +30,7 @@ urlpatterns = [
     path("v3/tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
     path("v3/domains", DomainsView.as_view(), name="shlink-domains"),
     path("v3/visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
+    path("v3/visits/orphan", OrphanVisitsView.as_view(), name="shlink-orphan-visits"),
     path("v3/mercure-info", MercureInfoView.as_view(), name="shlink-mercure-info"),
     # Last: anything else under /rest/ is Shlink's NOT_FOUND problem, never the HTML page.
     re_path(r"^", route_not_found),

@@ -10,7 +10,12 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from accounts.models import ApiScope
-from analytics.selectors import visit_list
+from analytics.selectors import (
+    orphan_visit_slice,
+    orphan_visit_total,
+    orphan_visits_visible,
+    visit_list,
+)
 from links.api.base import ApiView
 from links.api.throttles import AnonThrottle
 from links.codes.aliases import ALIAS_RE
@@ -384,10 +389,13 @@ class VisitsOverviewView(ShlinkView):
 
     def get(self, request):
         """Visits of every short URL the caller sees (staff: all), revoked ones left out as
-        deleted. Orphan visits (to unknown codes, the bare root) are not recorded here: 0."""
+        deleted; orphan visits (unknown codes, bare roots, unknown hosts) for staff, 0 for
+        others, as Shlink answers a key without access to them."""
         links = link_list(user=request.user, owned_only=False, archived=True, include_revoked=False)
         summary = shapes.visits_summary(link_click_sum(links=links))
-        orphans = {"total": 0, "nonBots": 0, "bots": 0}
+        orphan_total = orphan_visit_total() if orphan_visits_visible(request.user) else 0
+        # Orphan counts keep no User-Agent: none is flagged as a bot (see shapes.orphan_visit).
+        orphans = shapes.visits_summary({"clicks": orphan_total, "bot_clicks": 0})
         return Response(
             {
                 "visits": {
@@ -395,10 +403,41 @@ class VisitsOverviewView(ShlinkView):
                     "orphanVisits": orphans,
                     # Shlink 2.x's names, still read by older dashboards.
                     "visitsCount": summary["total"],
-                    "orphanVisitsCount": 0,
+                    "orphanVisitsCount": orphans["total"],
                 }
             }
         )
+
+
+class OrphanVisitsView(ShlinkView):
+    read_scope = ApiScope.STATS_READ
+
+    def get(self, request):
+        """Orphan visits one by one, newest first, expanded from the hourly counts for the page
+        asked only (analytics.selectors.orphan_visit_slice). Staff only: others get an empty
+        list, as Shlink answers a key without access to them."""
+        params = request.query_params
+        dates = _validated(VisitDatesSerializer, params)
+        _flag(params, "excludeBots")  # checked, changes nothing: no orphan visit is a bot here
+        kinds = None
+        if params.get("type"):
+            kind = shapes.ORPHAN_KINDS.get(params["type"])
+            if kind is None:
+                expected = ", ".join(shapes.ORPHAN_KINDS)
+                raise InvalidArgument({"type": [f"Expected one of {expected}."]})
+            kinds = [kind]
+        page_number = _page_number(params)
+        per_page = _per_page(params, default=VISITS_PER_PAGE, cap=VISITS_PER_PAGE)
+        total, rows = 0, []
+        if orphan_visits_visible(request.user):
+            window = {"start": dates.get("startDate"), "end": dates.get("endDate"), "kinds": kinds}
+            total = orphan_visit_total(**window)
+            rows = orphan_visit_slice(offset=(page_number - 1) * per_page, limit=per_page, **window)
+        data = shapes.orphan_visits(rows, request=request)
+        pagination = shapes.pagination(
+            total=total, page_number=page_number, per_page=per_page, in_page=len(data)
+        )
+        return Response({"visits": {"data": data, "pagination": pagination}})
 
 
 class MercureInfoView(ShlinkView):

@@ -7,8 +7,8 @@ The client always speaks HTTPS to port 443 of its `apiUrl` (a host name: a port 
 for an IPv6 address), so a small TLS proxy with a certificate made here listens on port 443 of a
 loopback address and forwards each call to pytest-django's live server. The client is installed
 with `npm ci` from links/tests/bitly_client/package-lock.json into .cache/bitly-client/ (once);
-without node, npm or the registry, or without the right to listen on port 443, the test skips
-and says why.
+without node, npm, openssl or the registry, or without the right to listen on port 443, the test
+skips and says why, unless BITLY_CLIENT_REQUIRED=1 (CI), which turns that into a failure.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from analytics.models import HourlyClick
 from links.models import UrlLink
 from links.services.create import link_create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.bitly_client, pytest.mark.django_db(transaction=True)]
 
 CLIENT_SOURCE = Path(__file__).parent / "bitly_client"
 CLIENT_FILES = ("package.json", "package-lock.json", "client.js")
@@ -54,10 +54,18 @@ NEW_URL = "https://www.example.com/summer"
 FORWARDED_HEADERS = ("Authorization", "Content-Type", "Accept")
 
 
+def _unavailable(reason: str):
+    """Skip with the reason; fail instead under BITLY_CLIENT_REQUIRED=1 (CI), where a missing
+    Node, registry or port 443 must not pass silently."""
+    if os.environ.get("BITLY_CLIENT_REQUIRED") == "1":
+        pytest.fail(f"BITLY_CLIENT_REQUIRED=1 but {reason}")
+    pytest.skip(reason)
+
+
 def _installed_client() -> Path:
     """.cache/bitly-client/ with the pinned client installed (npm ci when its lock changed)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed to run the npm bitly client")
+        _unavailable("node and npm are needed to run the npm bitly client")
     target = Path(settings.BASE_DIR) / ".cache" / "bitly-client"
     target.mkdir(parents=True, exist_ok=True)
     locked = (target / "package-lock.json").is_file() and filecmp.cmp(
@@ -77,10 +85,10 @@ def _installed_client() -> Path:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.skip("npm ci of the bitly client took over 5 minutes (registry unreachable?)")
+        _unavailable("npm ci of the bitly client took over 5 minutes (registry unreachable?)")
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if "npm warn" not in line.lower()]
-        pytest.skip(f"npm ci of the bitly client failed: {' / '.join(lines[:3])}")
+        _unavailable(f"npm ci of the bitly client failed: {' / '.join(lines[:3])}")
     return target
 
 
@@ -99,7 +107,7 @@ def _certificate(folder: Path, address: str) -> tuple[Path, Path]:
     ]
     # fmt: on
     if shutil.which("openssl") is None:
-        pytest.skip("openssl is needed to make the TLS proxy's certificate")
+        _unavailable("openssl is needed to make the TLS proxy's certificate")
     subprocess.run(command, check=True, capture_output=True, timeout=60)
     return cert, key
 
@@ -148,7 +156,7 @@ def tls_proxy(live_server, tmp_path) -> Iterator[str]:
     try:
         server = ThreadingHTTPServer((address, 443), _forwarder(live_server.url))
     except OSError as error:
-        pytest.skip(f"cannot listen on {address}:443 for the client's HTTPS ({error})")
+        _unavailable(f"cannot listen on {address}:443 for the client's HTTPS ({error})")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)

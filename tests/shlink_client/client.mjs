@@ -1,5 +1,6 @@
 // Drives the published Shlink JS SDK against a shorturl server, as a Shlink dashboard would.
-// Usage: node client.mjs <before-visits|after-visits>, with SHLINK_URL and SHLINK_API_KEY set.
+// Usage: node client.mjs <before-visits|after-visits|orphans>, with SHLINK_URL and SHLINK_API_KEY
+// set.
 // Prints one JSON object of what the SDK returned (errors as the problem documents it threw);
 // tests/test_shlink_sdk.py asserts on it. Between the two phases the test stores the visits.
 import { ShlinkApiClient } from '@shlinkio/shlink-js-sdk';
@@ -32,11 +33,13 @@ async function beforeVisits() {
     const response = await fetch(created.shortUrl, { redirect: 'manual', headers: { 'User-Agent': userAgent } });
     redirects.push({ status: response.status, location: response.headers.get('location') });
   }
+  // A code that was never made: an orphan visit (invalid_short_url).
+  const unknownCode = (await fetch(`${baseUrl}/sdk-missing`, { redirect: 'manual' })).status;
   const domains = await api.listDomains();
   const wrongKey = await attempt(
     new ShlinkApiClient(new FetchHttpClient(), { baseUrl, apiKey: 'su_wrong' }).listTags(),
   );
-  return { health, created, takenSlug, listed, edited, fetched, redirects, domains, wrongKey };
+  return { health, created, takenSlug, listed, edited, fetched, redirects, unknownCode, domains, wrongKey };
 }
 
 async function afterVisits() {
@@ -52,7 +55,15 @@ async function afterVisits() {
   return { visits, people, tags, tagsStats, summary, deleted, afterDelete, goneRedirect, listedAfterDelete };
 }
 
-const phases = { 'before-visits': beforeVisits, 'after-visits': afterVisits };
+// With a staff key (orphan visits are staff's): what the dashboard's orphan visits page reads.
+async function orphans() {
+  const overview = await api.getVisitsOverview();
+  const invalid = await api.getOrphanVisits({ type: 'invalid_short_url', page: 1, itemsPerPage: 10 });
+  const roots = await api.getOrphanVisits({ type: 'base_url' });
+  return { overview, invalid, roots };
+}
+
+const phases = { 'before-visits': beforeVisits, 'after-visits': afterVisits, orphans };
 const phase = phases[process.argv[2]];
 if (!phase) {
   console.error(`usage: node client.mjs ${Object.keys(phases).join('|')}`);
