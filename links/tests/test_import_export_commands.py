@@ -22,6 +22,7 @@ from links.selectors import link_export_rows
 from links.services.change import link_revoke
 from links.services.create import link_create
 from links.services.domains import domain_save
+from workspaces.services import member_add, workspace_create
 
 pytestmark = pytest.mark.django_db
 
@@ -316,3 +317,36 @@ def test_the_file_can_come_on_standard_input(user, monkeypatch):
     out, _ = command("import_links", "-", "--user", "marketer")
     assert out.startswith("Reading - as YOURLS CSV: 6 links.")
     assert UrlLink.objects.filter(owner=user, code="ozh").exists()
+
+
+# --- workspaces --------------------------------------------------------------------------------
+
+
+def test_the_commands_import_into_and_export_from_a_named_workspace(user, other_user):
+    team = workspace_create(user=user, name="Growth team")
+    member_add(by=user, workspace=team, username=other_user.username, role="viewer")
+    out, _ = command(
+        "import_links",
+        str(FIXTURES / "kutt.json"),
+        "--user",
+        user.username,
+        "--workspace",
+        "growth-team",
+    )
+    assert "Imported 4 links" in out
+    assert set(UrlLink.objects.values_list("workspace__slug", flat=True)) == {"growth-team"}
+    # A viewer of the workspace reads its links but cannot import into it.
+    exported, _ = command(
+        "export_links", "--user", other_user.username, "--workspace", "growth-team"
+    )
+    assert len(list(csv.DictReader(io.StringIO(exported)))) == 4
+    with pytest.raises(CommandError, match="Viewers of the workspace 'growth-team'"):
+        command(
+            "import_links", str(FIXTURES / "kutt.json"), "--user", other_user.username,
+            "--workspace", "growth-team",
+        )  # fmt: skip
+    # The user's own export stays their personal workspace's: empty.
+    mine, _ = command("export_links", "--user", user.username)
+    assert list(csv.DictReader(io.StringIO(mine))) == []
+    with pytest.raises(CommandError, match="in no workspace"):
+        command("export_links", "--user", user.username, "--workspace", "nobody-s")

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from links.exports import EXPORT_FORMATS, write_links_csv, write_links_json
 from links.selectors import link_export_rows
+from workspaces.selectors import WorkspaceNotFound, workspace_get
 
 
 class _Raw:
@@ -33,18 +34,39 @@ class Command(BaseCommand):
             dest="everyone",
             help="every owner's links (the user must be staff); adds an owner column",
         )
+        parser.add_argument(
+            "--workspace",
+            default=None,
+            help="slug of the workspace whose links are exported (the user must be a member; "
+            "default: the user's personal workspace)",
+        )
         parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
         parser.add_argument("--output", default=None, help="a file to write (default: stdout)")
 
-    def handle(self, *args, user: str, everyone: bool, format: str, output: str | None, **_):
+    def handle(
+        self,
+        *args,
+        user: str,
+        everyone: bool,
+        workspace: str | None,
+        format: str,
+        output: str | None,
+        **_,
+    ):
         model = get_user_model()
         try:
             owner = model._default_manager.get(**{model.USERNAME_FIELD: user})
         except model.DoesNotExist:
             raise CommandError(f"There is no user “{user}”.") from None
+        workspace_id = None
+        if workspace:
+            try:
+                workspace_id = workspace_get(user=owner, slug=workspace).pk
+            except WorkspaceNotFound:
+                raise CommandError(f"{user} is in no workspace “{workspace}”.") from None
         write = write_links_json if format == "json" else write_links_csv
         try:
-            records = link_export_rows(user=owner, everyone=everyone)
+            records = link_export_rows(user=owner, everyone=everyone, workspace_id=workspace_id)
             if output:
                 with Path(output).open("w", newline="", encoding="utf-8") as out:
                     count = write(records, out)

@@ -2,7 +2,7 @@ import sys
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from links.exports import write_import_report_csv
@@ -26,6 +26,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the file to read; - reads standard input")
         parser.add_argument("--user", required=True, help="username of the links' owner")
+        parser.add_argument(
+            "--workspace",
+            default=None,
+            help="slug of the workspace the links go to (the user must be an owner or editor "
+            "there; default: the user's personal workspace)",
+        )
         parser.add_argument(
             "--format",
             default="auto",
@@ -73,9 +79,11 @@ class Command(BaseCommand):
                 on_taken_code=options["on_taken_code"],
                 dry_run=options["dry_run"],
                 progress=progress,
+                workspace=options["workspace"],
             )
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages)) from None
+        except (ValidationError, PermissionDenied) as error:
+            messages = error.messages if isinstance(error, ValidationError) else [str(error)]
+            raise CommandError(" ".join(messages)) from None
         finally:
             progress.finish()
         self._list(report, Outcome.NEW_CODE, "Imported with a new code")
