@@ -338,3 +338,48 @@ def test_a_key_acting_for_the_personal_workspace_does_not_see_the_team_link(
         json={"long_url": harness.unique_url("key-team"), "workspace": team.slug},
     )
     assert refused.status_code == 400, refused.text[:500]
+
+
+def test_a_domain_kept_for_the_team_takes_its_links_only(deployment, team):
+    host = f"team-{deployment.mode}-{secrets.token_hex(3)}.e2e.test"
+    out = deployment.manage("domains", "add", host, "--workspace", team.slug)
+    assert f"Added {host}" in out, out
+    assert f"{host}: 0 link(s)" in deployment.manage("domains", "list")
+
+    long_url = harness.unique_url("kept-domain")
+    alias = f"kept-{secrets.token_hex(4)}"
+    created = _as(
+        deployment,
+        team,
+        "editor",
+        "POST",
+        "/api/v1/links/",
+        json={"long_url": long_url, "alias": alias, "domain": host, "workspace": team.slug},
+    )
+    assert created.status_code == 201, created.text[:500]
+    assert created.json()["workspace"] == team.slug
+    # The same editor's personal link, and the outsider's, may not use it.
+    for who in ("editor", "outsider"):
+        refused = _as(
+            deployment,
+            team,
+            who,
+            "POST",
+            "/api/v1/links/",
+            json={"long_url": harness.unique_url("kept-refused"), "domain": host},
+        )
+        assert refused.status_code == 400, f"{who}: {refused.status_code} {refused.text[:300]}"
+        assert "kept for another workspace" in refused.json()["domain"][0]
+
+    # The team's link is served on its domain by every worker.
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(
+            pool.map(
+                lambda i: get_fresh(
+                    deployment.port, f"/{alias}", {**visitor_headers(i), "Host": host}
+                ),
+                range(REPEATS),
+            )
+        )
+    seen = Counter((a.status, a.location) for a in answers)
+    assert seen == {(302, long_url): REPEATS}, dict(seen)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.management import CommandError, call_command
 
 from accounts.services import api_key_create
-from links.models import Tag
+from links.models import DEFAULT_DOMAIN_ID, Domain, Tag
 from links.selectors import LinkNotFound, link_get_changeable, link_get_visible, link_list
 from links.services.create import link_create
 from links.services.domains import domain_save
@@ -442,9 +443,7 @@ def test_viewers_cannot_make_webhooks(team, viewer):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_domain_kept_for_one_workspace_refuses_anothers_links(team, editor, outsider):
-    kept = domain_save(host="team.example.test")
-    kept.workspace = team
-    domain_save(domain=kept, host=kept.host)  # saved through the service: every process reads it
+    kept = domain_save(host="team.example.test", workspace=team)
     free = domain_save(host="free.example.test")
 
     in_team = link_create(
@@ -467,3 +466,59 @@ def test_a_domain_kept_for_one_workspace_refuses_anothers_links(team, editor, ou
         ).link.domain_id
         == free.pk
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_domains_workspace_is_kept_until_it_is_named_again(team):
+    kept = domain_save(host="kept.example.test", workspace=team)
+    # Changing the redirects alone leaves the workspace as it was.
+    changed = domain_save(domain=kept, host=kept.host, root_redirect="https://www.example.com/home")
+    assert Domain.objects.get(pk=changed.pk).workspace_id == team.pk
+    freed = domain_save(domain=changed, host=kept.host, workspace=None)
+    assert Domain.objects.get(pk=freed.pk).workspace_id is None
+    default = Domain.objects.get(pk=DEFAULT_DOMAIN_ID)
+    with pytest.raises(ValidationError) as refused:
+        domain_save(domain=default, host="", workspace=team)
+    assert "workspace" in refused.value.message_dict
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_domains_command_keeps_a_domain_for_a_workspace(team, capsys):
+    call_command("domains", "add", "cmd.example.test", "--workspace", "Growth")
+    assert Domain.objects.get(host="cmd.example.test").workspace_id == team.pk
+    call_command("domains", "set", "cmd.example.test", "--root-redirect", "https://example.com/")
+    assert Domain.objects.get(host="cmd.example.test").workspace_id == team.pk
+    call_command("domains", "list")
+    listed = capsys.readouterr().out
+    assert "cmd.example.test: 0 link(s)" in listed
+    assert "kept for growth" in listed
+    call_command("domains", "set", "cmd.example.test", "--workspace", "")
+    assert Domain.objects.get(host="cmd.example.test").workspace_id is None
+    with pytest.raises(CommandError, match="no workspace"):
+        call_command("domains", "set", "cmd.example.test", "--workspace", "no-such")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_staff_keep_a_domain_for_a_workspace_in_the_admin(client, team):
+    staff = UserFactory(username="root", staff=True)
+    client.force_login(staff)
+    added = client.post(
+        "/admin/links/domain/add/",
+        {
+            "host": "admin.example.test",
+            "root_redirect": "",
+            "not_found_redirect": "",
+            "workspace": team.pk,
+        },
+    )
+    assert added.status_code == 302, added.content[:2000]
+    domain = Domain.objects.get(host="admin.example.test")
+    assert domain.workspace_id == team.pk
+    listed = client.get("/admin/links/domain/")
+    assert "Growth team" in listed.content.decode()
+    # The default domain's form has no workspace, and saving it leaves it every workspace's.
+    saved = client.post(
+        f"/admin/links/domain/{DEFAULT_DOMAIN_ID}/change/", {"not_found_redirect": ""}
+    )
+    assert saved.status_code == 302
+    assert Domain.objects.get(pk=DEFAULT_DOMAIN_ID).workspace_id is None
