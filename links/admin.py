@@ -22,7 +22,7 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from links.services.change import link_cache_refresh, link_revoke, link_update
-from links.services.domains import domain_delete, domain_save, domain_validate
+from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
@@ -372,7 +372,7 @@ class DomainForm(forms.ModelForm):
 
     class Meta:
         model = Domain
-        fields = ("host", "root_redirect", "not_found_redirect")
+        fields = ("host", "root_redirect", "not_found_redirect", "workspace")
 
     def clean(self):
         data = super().clean()
@@ -399,11 +399,24 @@ class DomainAdmin(admin.ModelAdmin):
     and its host in ALLOWED_HOSTS for its password pages: the list says when it is missing."""
 
     form = DomainForm
-    list_display = ("name", "root_redirect", "not_found_redirect", "link_count", "reachable")
+    list_display = (
+        "name",
+        "root_redirect",
+        "not_found_redirect",
+        "workspace",
+        "link_count",
+        "reachable",
+    )
     search_fields = ("host",)
+    autocomplete_fields = ("workspace",)  # every user has a workspace: too many for a menu
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Domain]:
-        return super().get_queryset(request).annotate(n_links=Count("links"))
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("workspace")
+            .annotate(n_links=Count("links"))
+        )
 
     def get_fields(self, request, obj=None):
         if obj is not None and obj.is_default:
@@ -437,6 +450,8 @@ class DomainAdmin(admin.ModelAdmin):
             host=form.cleaned_data.get("host", ""),
             root_redirect=form.cleaned_data.get("root_redirect", ""),
             not_found_redirect=form.cleaned_data.get("not_found_redirect", ""),
+            # The default domain's form has no workspace: it stays every workspace's.
+            workspace=form.cleaned_data.get("workspace", KEEP_WORKSPACE),
         )
 
     def delete_model(self, request, obj):

@@ -117,18 +117,32 @@ def domain_validate(
     return values
 
 
+# domain_save's `workspace` when the caller leaves it as it is.
+KEEP_WORKSPACE = object()
+
+
 def domain_save(
     *,
     domain: Domain | None = None,
     host: str,
     root_redirect: str = "",
     not_found_redirect: str = "",
+    workspace=KEEP_WORKSPACE,
 ) -> Domain:
     """Add a domain (`domain` None) or change one (domain_validate's rules); every process of
-    every node serves the change from its next request."""
+    every node serves the change from its next request. `workspace`: the one workspace whose
+    links alone may use it (a Workspace, or None: every workspace's); left out, a new domain is
+    every workspace's and a changed one keeps its own. The default domain is every
+    workspace's."""
     values = domain_validate(
         domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
     )
+    if workspace is not KEEP_WORKSPACE:
+        if workspace is not None and domain is not None and domain.pk == DEFAULT_DOMAIN_ID:
+            raise ValidationError(
+                {"workspace": ["The default domain takes every workspace's links."]}
+            )
+        values["workspace"] = workspace
     domain = domain or Domain()
     for field, value in values.items():
         setattr(domain, field, value)

@@ -4,7 +4,8 @@ from django.db.models import Count
 
 from links.models import Domain
 from links.selectors import default_domain_host
-from links.services.domains import domain_delete, domain_save
+from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save
+from workspaces.models import Workspace
 
 
 class Command(BaseCommand):
@@ -17,7 +18,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("list", help="every domain with its links and redirects")
-        for name, text in (("add", "add a domain"), ("set", "change a domain's redirects")):
+        for name, text in (
+            ("add", "add a domain"),
+            ("set", "change a domain's redirects or workspace"),
+        ):
             action = actions.add_parser(name, help=text)
             action.add_argument("host", help="e.g. go.example.com")
             action.add_argument(
@@ -25,6 +29,12 @@ class Command(BaseCommand):
             )
             action.add_argument(
                 "--not-found-redirect", default=None, help="where unknown codes send visitors"
+            )
+            action.add_argument(
+                "--workspace",
+                default=None,
+                help='keep the domain for this workspace\'s links (its slug; "": every '
+                "workspace's, the default)",
             )
         remove = actions.add_parser("remove", help="remove a domain that has no links")
         remove.add_argument("host")
@@ -57,15 +67,28 @@ class Command(BaseCommand):
             not_found_redirect=(
                 not_found if not_found is not None else getattr(existing, "not_found_redirect", "")
             ),
+            workspace=self._workspace(options["workspace"]),
         )
         self.stdout.write(f"{'Added' if existing is None else 'Changed'} {domain.host}.")
 
+    def _workspace(self, slug: str | None):
+        """--workspace: None (not given) keeps what the domain has; "" frees it."""
+        if slug is None:
+            return KEEP_WORKSPACE
+        if not slug.strip():
+            return None
+        workspace = Workspace.objects.filter(slug=slug.strip().lower()).first()
+        if workspace is None:
+            raise CommandError(f"There is no workspace {slug}.")
+        return workspace
+
     def _list(self) -> None:
-        domains = Domain.objects.annotate(n=Count("links")).order_by("host")
-        for domain in domains:
+        domains = Domain.objects.select_related("workspace").annotate(n=Count("links"))
+        for domain in domains.order_by("host"):
             name = domain.host or f"{default_domain_host() or '(the site’s own host)'} [default]"
             root = "(the site’s home page)" if domain.is_default else "(404 page)"
+            kept = f"; kept for {domain.workspace.slug}" if domain.workspace else ""
             self.stdout.write(
                 f"{name}: {domain.n} link(s); root → {domain.root_redirect or root}; "
-                f"unknown codes → {domain.not_found_redirect or '(404 page)'}"
+                f"unknown codes → {domain.not_found_redirect or '(404 page)'}{kept}"
             )
