@@ -88,7 +88,10 @@ class _WorkspaceView(ApiView):
     def get_workspace(self, slug: str) -> Workspace:
         """A workspace the caller belongs to (staff: any; an API key: its own only); 404 for
         anything else (WorkspaceNotFound)."""
-        return self.workspace_param(slug or "-")
+        workspace = self.workspace_param(slug)
+        if workspace is None:  # a blank slug (spaces) names none
+            raise selectors.WorkspaceNotFound(slug)
+        return workspace
 
 
 class WorkspaceListCreateView(_WorkspaceView):

@@ -447,3 +447,9 @@ def test_an_outsiders_link_stays_theirs(team):
     theirs = UrlLinkFactory(owner=team.outsider, alias="rival-1")
     assert _as(team.owner).get("/api/v1/links/rival-1/").status_code == 404
     assert theirs.workspace.slug == "rival"
+
+
+def test_a_blank_slug_names_no_workspace(team):
+    response = _as(team.owner).get("/api/v1/workspaces/%C2%A0/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No workspace with this slug that you belong to."}
