@@ -244,24 +244,31 @@ LINK_RANKINGS = {
 
 
 def link_ranking(
-    *, user: AbstractBaseUser, by: str = "top", limit: int = 10, offset: int = 0
+    *,
+    user: AbstractBaseUser,
+    by: str = "top",
+    limit: int = 10,
+    offset: int = 0,
+    workspace_id: int | None = None,
 ) -> list[UrlLink]:
     """Links `user` may see (staff: every link; archived and stopped ones too), each with
     `total_clicks` (people's, all time): the most clicked (`top`), the least (`bottom`), the
-    newest (`last`) or a random few (`rand`); `limit` of them from `offset` on."""
-    links = (
-        UrlLink.objects.visible_to(user)
-        .select_related("domain")
-        .with_total_clicks()
-        .order_by(*LINK_RANKINGS[by])
-    )
+    newest (`last`) or a random few (`rand`); `limit` of them from `offset` on.
+    `workspace_id`: one workspace's only (an API key acts for one)."""
+    links = UrlLink.objects.visible_to(user)
+    if workspace_id is not None:
+        links = links.filter(workspace_id=workspace_id)
+    links = links.select_related("domain").with_total_clicks().order_by(*LINK_RANKINGS[by])
     return list(links[offset : offset + limit])
 
 
-def link_totals(*, user: AbstractBaseUser) -> dict[str, int]:
+def link_totals(*, user: AbstractBaseUser, workspace_id: int | None = None) -> dict[str, int]:
     """{"links", "clicks"}: how many links `user` may see (staff: all; archived and stopped ones
-    too) and their people's clicks, all time, in two queries."""
+    too; `workspace_id`: of that workspace only) and their people's clicks, all time, in two
+    queries."""
     links = UrlLink.objects.visible_to(user).order_by()
+    if workspace_id is not None:
+        links = links.filter(workspace_id=workspace_id)
     return {"links": links.count(), "clicks": link_click_sum(links=links)["clicks"]}
 
 

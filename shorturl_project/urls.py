@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("analytics.api.urls")),
     path("api/v1/", include("webhooks.api.urls")),
+    path("api/v1/", include("workspaces.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
     # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI

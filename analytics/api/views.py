@@ -107,17 +107,29 @@ class TagStatsView(ApiView):
         description=(
             "The stats of one link (see links_stats), summed over your links carrying the tag "
             "(any case; archived and stopped links included): clicks add up, and a person who "
-            "visited several of them counts once in `unique_visitors`."
+            "visited several of them counts once in `unique_visitors`. The tag is a workspace's: "
+            "`workspace=<slug>`, else an API key's own workspace, else your personal one."
         ),
         parameters=[
             OpenApiParameter("tag", str, OpenApiParameter.PATH, description="A tag's name."),
+            OpenApiParameter(
+                "workspace",
+                str,
+                OpenApiParameter.QUERY,
+                required=False,
+                description="The workspace whose tag (its slug); a workspace you do not "
+                "belong to is a 404.",
+            ),
             StatsQuerySerializer,
             RETRY_AFTER,
         ],
         responses={200: TagStatsSerializer, **error_responses(400, 401, 404, 429)},
     )
     def get(self, request, tag: str):
-        found = tag_get(user=request.user, name=tag)  # TagNotFound → 404
+        workspace_id = self.workspace_id_to_read(
+            request.query_params.get("workspace"), default_personal=True
+        )
+        found = tag_get(user=request.user, name=tag, workspace_id=workspace_id)  # 404 if none
         query = StatsQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         link_ids = list(found.links.values_list("pk", flat=True))

@@ -36,6 +36,7 @@ from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.shortlinks import link_short_url
 from shorturl_project.health import check_database
+from workspaces.selectors import personal_workspace_of
 
 from . import shapes
 from .auth import MissingApiKey, ShlinkApiKeyAuthentication
@@ -198,8 +199,8 @@ class ShlinkView(ApiView):
         super().permission_denied(request, message=message, code=code)
 
     def get_link(self, short_code: str) -> UrlLink:
-        """The caller's link (any for staff). A revoked one is gone, as Shlink's delete leaves
-        it: not found."""
+        """The caller's link (any for staff; an API key's: of its workspace only). A revoked one
+        is gone, as Shlink's delete leaves it: not found."""
         if not ALIAS_RE.match(short_code):
             raise LinkNotFound(short_code)
         link = link_get_visible(
@@ -207,6 +208,7 @@ class ShlinkView(ApiView):
             user=self.request.user,
             domain=_domain(self.request.query_params),
             request_host=self.request.get_host(),
+            workspace_id=self.pinned_workspace_id,
         )
         if link.revoked_at is not None:
             raise LinkNotFound(short_code)
@@ -238,6 +240,7 @@ class ShortUrlsView(ShlinkView):
             domain=_domain(params),
             request_host=request.get_host(),
             include_revoked=False,  # revoked = deleted for Shlink clients
+            workspace_id=self.pinned_workspace_id,
         )
         rows, pagination = shapes.page(
             links,
@@ -266,11 +269,16 @@ class ShortUrlsView(ShlinkView):
                 alias=options["alias"],
                 tags=options["tags"],
                 request_host=request.get_host(),
+                workspace_id=self.pinned_workspace_id,
             )
             if existing is not None:
                 return Response(shapes.short_url(existing, request=request))
         result = link_create(
-            user=request.user, long_url=data["longUrl"], request_host=request.get_host(), **options
+            user=request.user,
+            long_url=data["longUrl"],
+            request_host=request.get_host(),
+            pinned_workspace_id=self.pinned_workspace_id,
+            **options,
         )
         return Response(shapes.short_url(result.link, request=request))
 
@@ -292,13 +300,19 @@ class ShortUrlView(ShlinkView):
             domain=link.domain_host,
             user=request.user,
             request_host=request.get_host(),
+            workspace_id=self.pinned_workspace_id,
             **changes,
         )
         return Response(shapes.short_url(link, request=request))
 
     def delete(self, request, short_code: str):
         link = self.get_link(short_code)
-        link_revoke(code=link.code, domain=link.domain_host, user=request.user)
+        link_revoke(
+            code=link.code,
+            domain=link.domain_host,
+            user=request.user,
+            workspace_id=self.pinned_workspace_id,
+        )
         return Response(status=204)
 
 
@@ -332,7 +346,9 @@ class VisitDatesSerializer(serializers.Serializer):
 
 class TagsView(ShlinkView):
     def get(self, request):
-        names = [tag.name for tag in tag_list(user=request.user)]
+        # A workspace's tags: an API key's own workspace's, else the personal one's.
+        tags = tag_list(user=request.user, workspace_id=self.pinned_workspace_id)
+        names = [tag.name for tag in tags]
         search = request.query_params.get("searchTerm", "").strip().lower()
         if search:
             names = [name for name in names if search in name.lower()]
@@ -344,9 +360,13 @@ class TagsStatsView(ShlinkView):
     read_scope = ApiScope.STATS_READ
 
     def get(self, request):
-        tags = list(tag_list(user=request.user))
-        # The caller's own links (tags are personal), revoked ones left out as deleted.
-        links = link_list(user=request.user, archived=True, include_revoked=False)
+        # A workspace's tags (an API key's own workspace, else the personal one) and that
+        # workspace's links, revoked ones left out as deleted.
+        workspace_id = self.pinned_workspace_id or personal_workspace_of(request.user).pk
+        tags = list(tag_list(user=request.user, workspace_id=workspace_id))
+        links = link_list(
+            user=request.user, archived=True, include_revoked=False, workspace_id=workspace_id
+        )
         ids = list(links.values_list("pk", flat=True))
         totals = link_click_totals(link_ids=ids)
         per_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"clicks": 0, "bot_clicks": 0})
@@ -391,7 +411,13 @@ class VisitsOverviewView(ShlinkView):
         """Visits of every short URL the caller sees (staff: all), revoked ones left out as
         deleted; orphan visits (unknown codes, bare roots, unknown hosts) for staff, 0 for
         others, as Shlink answers a key without access to them."""
-        links = link_list(user=request.user, owned_only=False, archived=True, include_revoked=False)
+        links = link_list(
+            user=request.user,
+            owned_only=False,
+            archived=True,
+            include_revoked=False,
+            workspace_id=self.pinned_workspace_id,
+        )
         summary = shapes.visits_summary(link_click_sum(links=links))
         orphan_total = orphan_visit_total() if orphan_visits_visible(request.user) else 0
         # Orphan counts keep no User-Agent: none is flagged as a bot (see shapes.orphan_visit).

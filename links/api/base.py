@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.signals import got_request_exception
@@ -38,12 +39,20 @@ from shorturl_project.outages import (
     RETRY_AFTER_SECONDS,
     is_database_unavailable,
 )
+from workspaces.models import Workspace
+from workspaces.selectors import (
+    WorkspaceNotFound,
+    personal_workspace_of,
+    pinned_workspace_id,
+    workspace_get,
+)
 
 from .throttles import API_THROTTLES, AnonThrottle
 
 logger = logging.getLogger("links.api")
 
 NOT_FOUND_MESSAGE = "No link with this code."
+WORKSPACE_NOT_FOUND_MESSAGE = "No workspace with this slug that you belong to."
 
 
 class Conflict(exceptions.APIException):
@@ -108,6 +117,12 @@ def api_exception_handler(exc: Exception, context: dict) -> Response:
         exc = exceptions.NotFound(NOT_FOUND_MESSAGE)
     elif isinstance(exc, TagNotFound):
         exc = exceptions.NotFound("You have no tag of that name.")
+    elif isinstance(exc, WorkspaceNotFound):
+        exc = exceptions.NotFound(WORKSPACE_NOT_FOUND_MESSAGE)
+    elif isinstance(exc, DjangoPermissionDenied):
+        # The services say why (a viewer of the workspace, a key for another one): kept, where
+        # DRF's own handler would answer its generic message.
+        exc = exceptions.PermissionDenied(str(exc) or None)
     elif isinstance(exc, LinkRevoked):
         exc = Conflict(str(exc))
     elif isinstance(exc, CodeGenerationError | CacheUnavailable):
@@ -204,8 +219,41 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
             self.check_throttles(request)
         super().check_permissions(request)
 
+    @property
+    def pinned_workspace_id(self) -> int | None:
+        """The one workspace the request's API key acts for; None for a DRF token or a
+        session, which act in every workspace of their user."""
+        return pinned_workspace_id(self.request.auth)
+
+    def workspace_param(self, slug: str | None) -> Workspace | None:
+        """The workspace `?workspace=<slug>` names (None when not given): one the caller belongs
+        to (staff: any), and the API key's own when the key acts for one. Anything else is a
+        404 (WorkspaceNotFound), told apart from a slug that does not exist to nobody."""
+        slug = (slug or "").strip()
+        if not slug:
+            return None
+        workspace = workspace_get(user=self.request.user, slug=slug)
+        pinned = self.pinned_workspace_id
+        if pinned is not None and workspace.pk != pinned:
+            raise WorkspaceNotFound(slug)
+        return workspace
+
+    def workspace_id_to_read(self, slug: str | None, *, default_personal: bool = False):
+        """The workspace a read is restricted to: the one `?workspace=` names, else the key's
+        pinned one, else (`default_personal`) the user's personal workspace, else None (all of
+        the user's workspaces)."""
+        workspace = self.workspace_param(slug)
+        if workspace is not None:
+            return workspace.pk
+        if self.pinned_workspace_id is not None:
+            return self.pinned_workspace_id
+        if default_personal:
+            return personal_workspace_of(self.request.user).pk
+        return None
+
     def get_link(self, code: str) -> UrlLink:
-        """The caller's link (any link for staff); 404 for unknown codes and others' links.
+        """A link of a workspace the caller belongs to (any link for staff; only the key's
+        workspace's for an API key that acts for one); 404 for unknown codes and others' links.
         `?domain=` names its short domain when the caller has the code on several."""
         if not ALIAS_RE.match(code):
             # Not the shape of any code: refused without a query.
@@ -215,6 +263,7 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
             user=self.request.user,
             domain=self.request.query_params.get("domain"),
             request_host=self.request.get_host(),
+            workspace_id=self.pinned_workspace_id,
         )
 
 

@@ -70,9 +70,27 @@ _ERRORS = {
             )
         ],
     ),
+    403: OpenApiResponse(
+        DetailSerializer,
+        description=(
+            "Not allowed: a viewer of the workspace (they read, owners and editors write), or "
+            "an API key without the scope the call needs (the message says which)."
+        ),
+        examples=[
+            OpenApiExample(
+                "A viewer",
+                value={"detail": "Viewers of the workspace 'acme' cannot change its links."},
+                status_codes=["403"],
+                response_only=True,
+            )
+        ],
+    ),
     404: OpenApiResponse(
         DetailSerializer,
-        description="No such link, or one that belongs to someone else.",
+        description=(
+            "No such link, or one of a workspace you are not in (an API key: of another "
+            "workspace than its own); or no such workspace of yours."
+        ),
         examples=[
             OpenApiExample(
                 "Unknown code",

@@ -18,6 +18,7 @@ from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
 from links.services.targeting import DEVICES, OS_NAMES
 from links.services.utm import UTM_FIELDS
 from links.shortlinks import link_short_url, short_url_for
+from workspaces.models import Workspace
 
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
 # alias; anything else goes through short_url_for on its own).
@@ -34,6 +35,9 @@ class LinkSerializer(serializers.ModelSerializer):
     domain = serializers.SerializerMethodField(
         help_text="The short domain the link is on (its host): the default one unless another "
         "was chosen at creation (GET /api/v1/domains/ lists them). Never changes."
+    )
+    workspace = serializers.SerializerMethodField(
+        help_text="The slug of the workspace the link belongs to (GET /api/v1/workspaces/)."
     )
     is_active = serializers.BooleanField(
         read_only=True, help_text="False once the link is revoked or past its expiry."
@@ -67,6 +71,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "code",
             "short_url",
             "domain",
+            "workspace",
             "long_url",
             "title",
             "redirect_type",
@@ -122,6 +127,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "code": link.code,
             "short_url": self.get_short_url(link),
             "domain": self.get_domain(link),
+            "workspace": self.get_workspace(link),
             "long_url": link.long_url,
             "title": link.title,
             "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
@@ -155,6 +161,20 @@ class LinkSerializer(serializers.ModelSerializer):
         shown = self.fields["created_at"].to_representation(value)
         self._last_created_at = (value, shown)
         return shown
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_workspace(self, link: UrlLink) -> str | None:
+        # The links of a response share few workspaces: each slug is read once at most.
+        slugs = self.__dict__.setdefault("_workspace_slugs", {})
+        workspace_id = link.workspace_id
+        if workspace_id not in slugs:
+            if UrlLink.workspace.is_cached(link):
+                slugs[workspace_id] = link.workspace.slug
+            else:
+                slugs[workspace_id] = (
+                    Workspace.objects.filter(pk=workspace_id).values_list("slug", flat=True).first()
+                )
+        return slugs[workspace_id]
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_password_protected(self, link: UrlLink) -> bool:
@@ -447,8 +467,23 @@ class VariantsField(serializers.ListField):
         )
 
 
+CREATE_WORKSPACE_HELP = (
+    "The slug of the workspace to put the link in (one where you are an owner or editor; "
+    "GET /api/v1/workspaces/ lists yours). Left out: an API key's own workspace, else your "
+    "personal one."
+)
+
+
 class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     """POST /api/v1/links/ (and each item of a bulk call)."""
+
+    workspace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=50,
+        help_text=CREATE_WORKSPACE_HELP,
+    )
 
     long_url = _long_url_field()
     alias = StrictCharField(
@@ -588,6 +623,14 @@ class LinkListQuerySerializer(serializers.Serializer):
         max_length=300,
         help_text="Only the links on this short domain (its host; GET /api/v1/domains/).",
     )
+    workspace = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Only the links of this workspace (its slug; GET /api/v1/workspaces/). "
+        "Without it: the links of every workspace you belong to (an API key: its own "
+        "workspace's). A workspace you do not belong to is a 404.",
+    )
     page = serializers.IntegerField(
         required=False, min_value=1, error_messages={"invalid": "Use a page number (1, 2, …)."}
     )
@@ -641,6 +684,13 @@ class BulkRequestSerializer(serializers.Serializer):
             "max_length": f"Send at most {BULK_MAX_ITEMS} URLs per call.",
         },
     )
+    workspace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=50,
+        help_text="For every item: " + CREATE_WORKSPACE_HELP,
+    )
 
 
 class BulkRequestDocSerializer(serializers.Serializer):
@@ -651,6 +701,13 @@ class BulkRequestDocSerializer(serializers.Serializer):
     """
 
     items = LinkCreateSerializer(many=True, allow_empty=False, max_length=BULK_MAX_ITEMS)
+    workspace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=50,
+        help_text="For every item: " + CREATE_WORKSPACE_HELP,
+    )
 
 
 class BulkItemResultSerializer(serializers.Serializer):
@@ -672,6 +729,18 @@ class BulkResponseSerializer(serializers.Serializer):
     existing = serializers.IntegerField(help_text="Items answered with an existing link.")
     failed = serializers.IntegerField(help_text="Items refused; see their errors.")
     results = BulkItemResultSerializer(many=True)
+
+
+class WorkspaceQuerySerializer(serializers.Serializer):
+    """`?workspace=` of the tags API."""
+
+    workspace = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="The workspace whose tags (its slug). Without it: an API key's own "
+        "workspace, else your personal one. A workspace you do not belong to is a 404.",
+    )
 
 
 class TagSerializer(serializers.Serializer):

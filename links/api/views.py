@@ -22,6 +22,7 @@ from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.shortlinks import link_page_url, link_short_url
+from workspaces.services import workspace_for_writing
 
 from .base import ApiView
 from .docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
@@ -37,10 +38,14 @@ from .serializers import (
     LinkUpdateSerializer,
     QrQuerySerializer,
     TagSerializer,
+    WorkspaceQuerySerializer,
     validate_create_items,
 )
 
 TAGS = ["links"]
+ITEM_WORKSPACE_MESSAGE = (
+    "Every item of a call goes to one workspace: name it once, as `workspace` beside `items`."
+)
 
 
 def _validated(serializer_class: type[Serializer], data) -> dict:
@@ -73,7 +78,8 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
             "Your links, newest first, 50 per page (`page_size` up to 500). "
             "Staff see every link unless they pass `mine=true`. Archived links are left out "
             "unless `archived=true`; `tag=x&tag=y` keeps the links with every one of those tags; "
-            "`domain=<host>` the links on that short domain."
+            "`domain=<host>` the links on that short domain; `workspace=<slug>` one workspace's "
+            "(an API key lists only its own workspace's links)."
         ),
         parameters=[LinkListQuerySerializer, RETRY_AFTER],
         responses={
@@ -94,6 +100,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         if "tag" in request.query_params:
             params["tag"] = request.query_params.getlist("tag")  # repeatable
         query = _validated(LinkListQuerySerializer, params)
+        workspace_id = self.workspace_id_to_read(query.get("workspace"))
         links = link_list(
             user=request.user,
             search=query.get("search"),
@@ -103,6 +110,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
             archived=query["archived"],
             domain=query.get("domain"),
             request_host=request.get_host(),
+            workspace_id=workspace_id,
         )
         page = self.paginate_queryset(links)
         return self.get_paginated_response(self.serialize(page, many=True))
@@ -116,14 +124,16 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
             "an active link to that URL with no options, that link comes back instead (200). "
             "A new alias that differs from an existing one only by case is created, with "
             '`warnings: {"alias": ["…"]}` added to the link. A taken alias is refused (400) '
-            "with a free one like it named in the message."
+            "with a free one like it named in the message. The link goes to `workspace` (a slug), "
+            "else an API key's own workspace, else your personal one; a viewer of the workspace "
+            "is refused (403)."
         ),
         request=LinkCreateSerializer,
         parameters=[RETRY_AFTER],
         responses={
             201: OpenApiResponse(LinkCreatedSerializer, description="A new link."),
             200: OpenApiResponse(LinkSerializer, description="Your existing link to that URL."),
-            **error_responses(400, 401, 429, 503),
+            **error_responses(400, 401, 403, 429, 503),
         },
         examples=[
             OpenApiExample(
@@ -157,7 +167,12 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
     )
     def post(self, request):
         data = _validated(LinkCreateSerializer, request.data)
-        result = link_create(user=request.user, request_host=request.get_host(), **data)
+        result = link_create(
+            user=request.user,
+            request_host=request.get_host(),
+            pinned_workspace_id=self.pinned_workspace_id,
+            **data,
+        )
         headers = {"Location": link_page_url("api-link-detail", result.link)}
         # A new link has no clicks yet: its totals are not read.
         body = self.serialize(result.link, counted=[] if result.created else None)
@@ -193,7 +208,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         ),
         request=LinkUpdateSerializer,
         parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
-        responses={200: LinkSerializer, **error_responses(400, 401, 404, 429)},
+        responses={200: LinkSerializer, **error_responses(400, 401, 403, 404, 429)},
         examples=[
             OpenApiExample(
                 "New target and title",
@@ -220,6 +235,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
             domain=link.domain_host,
             user=request.user,
             request_host=request.get_host(),
+            workspace_id=self.pinned_workspace_id,
             **data,
         )
         return Response(self.serialize(link))
@@ -230,7 +246,10 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         summary="Revoke a link",
         description="The link expires now; its short URL answers 410 Gone from the next click.",
         parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
-        responses={204: OpenApiResponse(description="Revoked."), **error_responses(401, 404, 429)},
+        responses={
+            204: OpenApiResponse(description="Revoked."),
+            **error_responses(401, 403, 404, 429),
+        },
     )
     def delete(self, request, code: str):
         # LinkNotFound (404) and AmbiguousCode (400) come from the service's own lookup.
@@ -239,6 +258,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
             domain=request.query_params.get("domain"),
             user=request.user,
             request_host=request.get_host(),
+            workspace_id=self.pinned_workspace_id,
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -255,11 +275,12 @@ class LinkBulkView(_LinkViewMixin, ApiView):
             "200 your existing link, 400 refused with `errors`); a new alias that differs from "
             'another only by case adds `warnings: {"alias": ["…"]}` to its result. The whole '
             "call is refused (400) only when `items` itself is missing, empty or longer than "
-            "1,000."
+            "1,000, or when `workspace` (beside `items`: one for every item) is not one you "
+            "may write in (400 for a workspace you are not in, 403 for a viewer's)."
         ),
         request=BulkRequestDocSerializer,
         parameters=[RETRY_AFTER],
-        responses={200: BulkResponseSerializer, **error_responses(400, 401, 429)},
+        responses={200: BulkResponseSerializer, **error_responses(400, 401, 403, 429)},
         examples=[
             OpenApiExample(
                 "Two URLs",
@@ -293,7 +314,14 @@ class LinkBulkView(_LinkViewMixin, ApiView):
         ],
     )
     def post(self, request):
-        raw_items = _validated(BulkRequestSerializer, request.data)["items"]
+        call = _validated(BulkRequestSerializer, request.data)
+        raw_items = call["items"]
+        # Refused before any item is looked at: the workspace is the whole call's.
+        workspace = workspace_for_writing(
+            user=request.user,
+            workspace=call.get("workspace") or None,
+            pinned_id=self.pinned_workspace_id,
+        )
         # Items are checked one by one: a bad item is reported in its own result.
         results: list[dict] = [
             {"index": i, "status": None, "link": None, "errors": None}
@@ -301,13 +329,18 @@ class LinkBulkView(_LinkViewMixin, ApiView):
         ]
         valid_indexes, valid_items = [], []
         for index, (data, errors) in enumerate(validate_create_items(raw_items)):
+            if errors is None and data.pop("workspace", None) not in (None, "", workspace.slug):
+                errors = {"workspace": [ITEM_WORKSPACE_MESSAGE]}
             if errors is None:
                 valid_indexes.append(index)
                 valid_items.append(data)
             else:
                 results[index].update(status=400, errors=errors)
         outcomes = link_create_many(
-            user=request.user, items=valid_items, request_host=request.get_host()
+            user=request.user,
+            items=valid_items,
+            request_host=request.get_host(),
+            workspace=workspace,
         )
         links = [outcome.link for outcome in outcomes if outcome.link is not None]
         # Links made by this call have no clicks yet: totals are read for the existing ones only.
@@ -388,11 +421,12 @@ class TagListView(ApiView):
         operation_id="tags_list",
         summary="Your tags",
         description=(
-            "Every tag on your links, A–Z, with how many of your links carry it. Not "
+            "Every tag of a workspace's links, A–Z, with how many of its links carry it: "
+            "`workspace=<slug>`, else an API key's own workspace, else your personal one. Not "
             "paginated. Tags are made by giving them to a link (`tags` on POST or PATCH)."
         ),
-        parameters=[RETRY_AFTER],
-        responses={200: TagSerializer(many=True), **error_responses(401, 429)},
+        parameters=[WorkspaceQuerySerializer, RETRY_AFTER],
+        responses={200: TagSerializer(many=True), **error_responses(400, 401, 404, 429)},
         examples=[
             OpenApiExample(
                 "Two tags",
@@ -402,7 +436,10 @@ class TagListView(ApiView):
         ],
     )
     def get(self, request):
-        return Response(TagSerializer(tag_list(user=request.user), many=True).data)
+        query = _validated(WorkspaceQuerySerializer, request.query_params.dict())
+        workspace_id = self.workspace_id_to_read(query.get("workspace"), default_personal=True)
+        tags = tag_list(user=request.user, workspace_id=workspace_id)
+        return Response(TagSerializer(tags, many=True).data)
 
 
 class DomainListView(ApiView):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from http import HTTPStatus
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, re_path
@@ -37,6 +38,7 @@ from rest_framework.views import APIView, set_rollback
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope
+from workspaces.selectors import pinned_workspace_id
 
 from ..api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
 from ..api.throttles import API_THROTTLES
@@ -115,7 +117,8 @@ def parse_bitlink_id(bitlink_id: object) -> tuple[str | None, str]:
 
 
 def visible_link(request: Request, domain: str | None, code: str) -> UrlLink:
-    """The caller's link (staff: anyone's) on `domain` with `code`, else LinkNotFound."""
+    """The caller's link (staff: anyone's; an API key's: of its workspace only) on `domain`
+    with `code`, else LinkNotFound."""
     if not ALIAS_RE.match(code):
         raise LinkNotFound(code)  # not the shape of any code: no query
     return link_get_visible(
@@ -123,6 +126,7 @@ def visible_link(request: Request, domain: str | None, code: str) -> UrlLink:
         user=request.user,
         domain=domain_named(domain),
         request_host=request.get_host(),
+        workspace_id=pinned_workspace_id(request.auth),
     )
 
 
@@ -261,6 +265,8 @@ class BitlyView(WrongCredentialsThrottledMixin, APIView):
         )
         if isinstance(exc, refused):
             exc = BitlyError(403, "FORBIDDEN", str(exc.detail))
+        elif isinstance(exc, DjangoPermissionDenied):  # a viewer of the workspace
+            exc = BitlyError(403, "FORBIDDEN", str(exc) or "Not allowed.")
         elif isinstance(exc, AmbiguousCode):
             exc = invalid_arg(
                 "bitlink_id",
@@ -306,6 +312,7 @@ def _create(request: Request, body: dict, **fields) -> Response:
         long_url=long_url,
         domain=domain_named(domain),
         request_host=request.get_host(),
+        pinned_workspace_id=pinned_workspace_id(request.auth),
         **fields,
     )
     return Response(bitlink(request, result.link), status=201 if result.created else 200)
@@ -358,6 +365,7 @@ class BitlinkView(BitlyView):
             user=request.user,
             domain=link.domain_host or None,
             request_host=request.get_host(),
+            workspace_id=pinned_workspace_id(request.auth),
             **changes,
         )
         link.refresh_from_db()

@@ -35,6 +35,7 @@ from rest_framework.views import APIView
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope
 from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
+from workspaces.selectors import pinned_workspace_id
 
 from .. import domains
 from ..api.base import WrongCredentialsThrottledMixin, api_exception_handler
@@ -123,7 +124,11 @@ def visible_link(request: Request, shorturl: str) -> UrlLink:
             raise LinkNotFound(keyword)
         domain = route.host or default_domain_host(request_host)
     return link_get_visible(
-        code=keyword, user=request.user, domain=domain, request_host=request_host
+        code=keyword,
+        user=request.user,
+        domain=domain,
+        request_host=request_host,
+        workspace_id=pinned_workspace_id(request.auth),
     )
 
 
@@ -248,6 +253,7 @@ def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
             alias=params.get("keyword", "").strip() or None,
             title=params.get("title", "").strip() or None,
             request_host=request.get_host(),
+            pinned_workspace_id=pinned_workspace_id(request.auth),
         )
     except ValidationError as error:
         return _shorturl_refused(error)
@@ -336,7 +342,7 @@ def action_url_stats(request: Request, params: dict[str, str]) -> Reply:
 
 
 def _totals(request: Request) -> Reply:
-    totals = link_totals(user=request.user)
+    totals = link_totals(user=request.user, workspace_id=pinned_workspace_id(request.auth))
     return {"total_links": str(totals["links"]), "total_clicks": str(totals["clicks"])}
 
 
@@ -351,7 +357,17 @@ def action_stats(request: Request, params: dict[str, str]) -> Reply:
         params.get("limit"), default=STATS_DEFAULT_LIMIT, low=0, high=STATS_MAX_LIMIT
     )
     start = _whole_number(params.get("start"), default=0, low=0, high=STATS_MAX_START)
-    links = link_ranking(user=request.user, by=ranking, limit=limit, offset=start) if limit else []
+    links = (
+        link_ranking(
+            user=request.user,
+            by=ranking,
+            limit=limit,
+            offset=start,
+            workspace_id=pinned_workspace_id(request.auth),
+        )
+        if limit
+        else []
+    )
     reply: Reply = {}
     if links:  # YOURLS leaves the key out when no link is listed
         reply["links"] = {

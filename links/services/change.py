@@ -41,11 +41,23 @@ def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
 
 
 def link_revoke(
-    *, code: str, user: AbstractBaseUser, domain: str | None = None, request_host: str = ""
+    *,
+    code: str,
+    user: AbstractBaseUser,
+    domain: str | None = None,
+    request_host: str = "",
+    workspace_id: int | None = None,
 ) -> UrlLink:
     """Stop a link now: it expires at once and the redirect answers 410 from the next request.
-    `domain`: its short domain's host, when the code may be on several (link_get_visible)."""
-    link = link_get_changeable(code=code, user=user, domain=domain, request_host=request_host)
+    `domain`: its short domain's host, when the code may be on several (link_get_visible);
+    `workspace_id`: only a link of that workspace (an API key acts for one)."""
+    link = link_get_changeable(
+        code=code,
+        user=user,
+        domain=domain,
+        request_host=request_host,
+        workspace_id=workspace_id,
+    )
     if link.revoked_at is None:
         now = timezone.now()
         link.revoked_at = now
@@ -76,6 +88,7 @@ def link_update(
     variants=_UNSET,
     request_host: str | None = None,
     domain: str | None = None,
+    workspace_id: int | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
 
@@ -84,11 +97,18 @@ def link_update(
     they may change on a revoked link too, and leave the cached entry alone.
 
     `domain` names the link's short domain when the code may be on several (link_get_visible);
-    a link's domain itself never changes: its short URL is out there.
+    a link's domain itself never changes: its short URL is out there. `workspace_id`: only a
+    link of that workspace (an API key acts for one).
 
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
-    link = link_get_changeable(code=code, user=user, domain=domain, request_host=request_host or "")
+    link = link_get_changeable(
+        code=code,
+        user=user,
+        domain=domain,
+        request_host=request_host or "",
+        workspace_id=workspace_id,
+    )
     utm = clean_utm(utm)
     redirecting = (long_url, title, expires_at, redirect_type, pass_query)
     if utm or any(value is not _UNSET for value in redirecting):

@@ -22,6 +22,7 @@ LINK_FIELDS = {
     "code",
     "short_url",
     "domain",
+    "workspace",
     "long_url",
     "title",
     "redirect_type",
@@ -682,9 +683,13 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/webhooks/{webhook_id}/",
         "/api/v1/webhooks/{webhook_id}/deliveries/",
         "/api/v1/webhooks/{webhook_id}/test/",
+        "/api/v1/workspaces/",
+        "/api/v1/workspaces/{slug}/",
+        "/api/v1/workspaces/{slug}/members/",
+        "/api/v1/workspaces/{slug}/members/{username}/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 18
+    assert len(operations) == 26
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

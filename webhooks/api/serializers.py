@@ -17,10 +17,15 @@ class WebhookSerializer(serializers.ModelSerializer):
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=WebhookEvent.choices), read_only=True
     )
+    workspace = serializers.SlugRelatedField(
+        slug_field="slug",
+        read_only=True,
+        help_text="The slug of the workspace whose links the webhook hears about.",
+    )
 
     class Meta:
         model = Webhook
-        fields = ["id", "url", "events", "is_active", "secret", "created_at"]
+        fields = ["id", "url", "events", "is_active", "workspace", "secret", "created_at"]
         read_only_fields = fields
 
 
@@ -48,6 +53,27 @@ class WebhookCreateSerializer(serializers.Serializer):
     url = _url_field()
     events = _events_field()
     is_active = StrictBooleanField(required=False, default=True)
+    workspace = StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=50,
+        help_text=(
+            "The slug of the workspace whose links it hears about (one where you are an owner "
+            "or editor). Left out: an API key's own workspace, else your personal one."
+        ),
+    )
+
+
+class WebhookListQuerySerializer(serializers.Serializer):
+    workspace = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Only this workspace's webhooks (its slug). Without it: those of every "
+        "workspace you belong to (an API key: its own workspace's). A workspace you do not "
+        "belong to is a 404.",
+    )
 
 
 class WebhookUpdateSerializer(serializers.Serializer):

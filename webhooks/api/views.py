@@ -20,6 +20,7 @@ from ..models import Webhook
 from .serializers import (
     WebhookCreateSerializer,
     WebhookDeliverySerializer,
+    WebhookListQuerySerializer,
     WebhookSerializer,
     WebhookUpdateSerializer,
 )
@@ -27,7 +28,8 @@ from .serializers import (
 TAGS = ["webhooks"]
 SCOPE_REFUSED = {
     403: OpenApiResponse(
-        description="An API key without the webhooks:write scope (the message names it)."
+        description="An API key without the webhooks:write scope (the message names it), or "
+        "a viewer of the webhook's workspace changing it."
     )
 }
 
@@ -50,9 +52,14 @@ class _WebhookView(ApiView):
         return serializer.validated_data
 
     def get_webhook(self, webhook_id: int) -> Webhook:
-        """The caller's webhook; 404 for unknown ids and for others' (never 403)."""
+        """A webhook of the caller's workspaces (an API key: of its own workspace); 404 for
+        unknown ids and for others' (never 403)."""
         try:
-            return selectors.webhook_get(user=self.request.user, webhook_id=webhook_id)
+            return selectors.webhook_get(
+                user=self.request.user,
+                webhook_id=webhook_id,
+                workspace_id=self.pinned_workspace_id,
+            )
         except Webhook.DoesNotExist:
             raise NotFound("No webhook of yours has this id.") from None
 
@@ -62,10 +69,14 @@ class WebhookListCreateView(_WebhookView):
         tags=TAGS,
         operation_id="webhooks_list",
         summary="Your webhooks",
-        responses={200: WebhookSerializer(many=True), **_errors(401, 403, 429)},
+        description="The webhooks of every workspace you belong to, or of one (`workspace`).",
+        parameters=[WebhookListQuerySerializer],
+        responses={200: WebhookSerializer(many=True), **_errors(400, 401, 403, 404, 429)},
     )
     def get(self, request):
-        webhooks = selectors.webhook_list(user=request.user)
+        query = self.validated(WebhookListQuerySerializer, request.query_params.dict())
+        workspace_id = self.workspace_id_to_read(query.get("workspace"))
+        webhooks = selectors.webhook_list(user=request.user, workspace_id=workspace_id)
         return Response(WebhookSerializer(webhooks, many=True).data)
 
     @extend_schema(
@@ -78,7 +89,10 @@ class WebhookListCreateView(_WebhookView):
     )
     def post(self, request):
         data = self.validated(WebhookCreateSerializer, request.data)
-        webhook = services.webhook_create(user=request.user, **data)
+        data["workspace"] = data.get("workspace") or None
+        webhook = services.webhook_create(
+            user=request.user, pinned_workspace_id=self.pinned_workspace_id, **data
+        )
         return Response(WebhookSerializer(webhook).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,0 +1,234 @@
+"""The workspaces API: the caller's workspaces and their members, thin over
+workspaces.services (which decide who may do what).
+
+Reading needs links:read, changing links:write. An API key acts for one workspace: it sees
+only that one, and makes no other.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+
+from links.api.base import ApiView
+from links.api.docs import error_responses
+
+from .. import selectors, services
+from ..models import Membership, Workspace
+from .serializers import (
+    MemberAddSerializer,
+    MemberSerializer,
+    MemberUpdateSerializer,
+    WorkspaceCreateSerializer,
+    WorkspaceSerializer,
+    WorkspaceUpdateSerializer,
+)
+
+TAGS = ["workspaces"]
+SLUG_PARAMETER = OpenApiParameter(
+    "slug", str, OpenApiParameter.PATH, description="The workspace's slug."
+)
+USERNAME_PARAMETER = OpenApiParameter(
+    "username", str, OpenApiParameter.PATH, description="The member's username."
+)
+WORKSPACE_EXAMPLE = {
+    "slug": "acme-marketing",
+    "name": "Acme marketing",
+    "personal": False,
+    "role": "owner",
+    "members": 3,
+    "created_at": "2026-03-01T09:30:00Z",
+}
+PINNED_KEY_MESSAGE = (
+    "This API key acts for one workspace only: make workspaces with a token or on the site."
+)
+
+
+def _shown(workspaces: list[Workspace]) -> list[dict]:
+    """Workspaces (with `.role` set) as the API shows them; members counted in one query."""
+    counts = dict(
+        Membership.objects.filter(workspace_id__in=[w.pk for w in workspaces])
+        .values("workspace_id")
+        .annotate(n=Count("pk"))
+        .values_list("workspace_id", "n")
+    )
+    return [
+        {
+            "slug": w.slug,
+            "name": w.name,
+            "personal": w.is_personal,
+            "role": getattr(w, "role", None),
+            "members": counts.get(w.pk, 0),
+            "created_at": w.created_at,
+        }
+        for w in workspaces
+    ]
+
+
+def _member(membership: Membership) -> dict:
+    return {
+        "user": membership.user.get_username(),
+        "role": membership.role,
+        "joined_at": membership.created_at,
+    }
+
+
+class _WorkspaceView(ApiView):
+    serializer_class = WorkspaceSerializer
+    pagination_class = None  # a person's workspaces and a workspace's members: plain lists
+
+    def validated(self, serializer_class, data) -> dict:
+        serializer = serializer_class(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def get_workspace(self, slug: str) -> Workspace:
+        """A workspace the caller belongs to (staff: any; an API key: its own only); 404 for
+        anything else (WorkspaceNotFound)."""
+        workspace = self.workspace_param(slug)
+        if workspace is None:  # a blank slug (spaces) names none
+            raise selectors.WorkspaceNotFound(slug)
+        return workspace
+
+
+class WorkspaceListCreateView(_WorkspaceView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_list",
+        summary="Your workspaces",
+        description=(
+            "The workspaces you belong to, your personal one first, with your role in each. "
+            "An API key sees only the workspace it acts for."
+        ),
+        responses={200: WorkspaceSerializer(many=True), **error_responses(401, 403, 429)},
+        examples=[OpenApiExample("A workspace", value=[WORKSPACE_EXAMPLE], response_only=True)],
+    )
+    def get(self, request):
+        workspaces = selectors.workspaces_of(request.user)
+        pinned = self.pinned_workspace_id
+        if pinned is not None:
+            workspaces = [w for w in workspaces if w.pk == pinned]
+        return Response(WorkspaceSerializer(_shown(workspaces), many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_create",
+        summary="Make a team workspace",
+        description="You become its owner; add members with POST …/members/.",
+        request=WorkspaceCreateSerializer,
+        responses={201: WorkspaceSerializer, **error_responses(400, 401, 403, 429)},
+    )
+    def post(self, request):
+        if self.pinned_workspace_id is not None:
+            raise PermissionDenied(PINNED_KEY_MESSAGE)
+        data = self.validated(WorkspaceCreateSerializer, request.data)
+        workspace = services.workspace_create(user=request.user, **data)
+        return Response(
+            WorkspaceSerializer(_shown([workspace])[0]).data, status=status.HTTP_201_CREATED
+        )
+
+
+class WorkspaceDetailView(_WorkspaceView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_get",
+        summary="One workspace",
+        parameters=[SLUG_PARAMETER],
+        responses={200: WorkspaceSerializer, **error_responses(401, 403, 404, 429)},
+        examples=[OpenApiExample("A workspace", value=WORKSPACE_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, slug: str):
+        return Response(WorkspaceSerializer(_shown([self.get_workspace(slug)])[0]).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_update",
+        summary="Rename a workspace (owners)",
+        description="Its slug stays: links, keys and tools name the workspace by it.",
+        parameters=[SLUG_PARAMETER],
+        request=WorkspaceUpdateSerializer,
+        responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def patch(self, request, slug: str):
+        workspace = self.get_workspace(slug)  # 404 before 400
+        data = self.validated(WorkspaceUpdateSerializer, request.data)
+        workspace = services.workspace_rename(by=request.user, workspace=workspace, **data)
+        return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
+
+
+class MemberListCreateView(_WorkspaceView):
+    serializer_class = MemberSerializer
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_members_list",
+        summary="A workspace's members",
+        description="Owners first, then editors, then viewers; A–Z within each.",
+        parameters=[SLUG_PARAMETER],
+        responses={200: MemberSerializer(many=True), **error_responses(401, 403, 404, 429)},
+    )
+    def get(self, request, slug: str):
+        members = selectors.members_of(self.get_workspace(slug))
+        return Response(MemberSerializer([_member(m) for m in members], many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_members_add",
+        summary="Add a member (owners)",
+        description=(
+            "`user` is a username or an account's email. A member already in the workspace gets "
+            "the new role."
+        ),
+        parameters=[SLUG_PARAMETER],
+        request=MemberAddSerializer,
+        responses={201: MemberSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def post(self, request, slug: str):
+        workspace = self.get_workspace(slug)
+        data = self.validated(MemberAddSerializer, request.data)
+        membership = services.member_add(
+            by=request.user, workspace=workspace, username=data["user"], role=data["role"]
+        )
+        return Response(MemberSerializer(_member(membership)).data, status=status.HTTP_201_CREATED)
+
+
+class MemberDetailView(_WorkspaceView):
+    serializer_class = MemberSerializer
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_members_update",
+        summary="Change a member's role (owners)",
+        description="A workspace keeps at least one owner; a personal workspace's own user stays "
+        "its owner.",
+        parameters=[SLUG_PARAMETER, USERNAME_PARAMETER],
+        request=MemberUpdateSerializer,
+        responses={200: MemberSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def patch(self, request, slug: str, username: str):
+        workspace = self.get_workspace(slug)
+        data = self.validated(MemberUpdateSerializer, request.data)
+        membership = services.member_set_role(
+            by=request.user, workspace=workspace, username=username, role=data["role"]
+        )
+        return Response(MemberSerializer(_member(membership)).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_members_remove",
+        summary="Remove a member (owners), or leave",
+        description="Owners remove anyone; any member may remove themselves (leave). The last "
+        "owner and a personal workspace's own user stay.",
+        parameters=[SLUG_PARAMETER, USERNAME_PARAMETER],
+        responses={
+            204: OpenApiResponse(description="Removed."),
+            **error_responses(400, 401, 403, 404, 429),
+        },
+    )
+    def delete(self, request, slug: str, username: str):
+        workspace = self.get_workspace(slug)
+        services.member_remove(by=request.user, workspace=workspace, username=username)
+        return Response(status=status.HTTP_204_NO_CONTENT)
