@@ -17,22 +17,22 @@ DELIVERY_LOG_LENGTH = 20
 
 
 def webhook_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> QuerySet[Webhook]:
-    """The webhooks of one workspace (`workspace_id`; the caller has checked membership), else
-    of every workspace the user belongs to."""
-    webhooks = Webhook.objects.select_related("workspace")
+    """The webhooks of the workspaces the user is an owner or editor of (`workspace_id`: of
+    that one only). Never a viewer's: a webhook carries the secret that signs its deliveries."""
+    webhooks = Webhook.objects.select_related("workspace").filter(
+        workspace_id__in=workspace_ids_of(user, writers_only=True)
+    )
     if workspace_id is not None:
-        return webhooks.filter(workspace_id=workspace_id)
-    return webhooks.filter(workspace_id__in=workspace_ids_of(user))
+        webhooks = webhooks.filter(workspace_id=workspace_id)
+    return webhooks
 
 
 def webhook_get(
     *, user: AbstractBaseUser, webhook_id: int, workspace_id: int | None = None
 ) -> Webhook:
-    """A webhook of a workspace the user belongs to (`workspace_id`: of that one only);
-    Webhook.DoesNotExist for anyone else's (so it answers 404, not 403)."""
-    return webhook_list(user=user, workspace_id=workspace_id).get(
-        pk=webhook_id, workspace_id__in=workspace_ids_of(user)
-    )
+    """A webhook of a workspace the user is an owner or editor of (`workspace_id`: of that one
+    only); Webhook.DoesNotExist for anyone else's, viewers included (so it answers 404)."""
+    return webhook_list(user=user, workspace_id=workspace_id).get(pk=webhook_id)
 
 
 def webhook_deliveries(*, webhook: Webhook, limit: int = DELIVERY_LOG_LENGTH):

@@ -10,9 +10,13 @@ class WorkspaceNotFound(Exception):
     """No such workspace, or not one the caller belongs to (told apart to nobody)."""
 
 
-def workspace_ids_of(user: AbstractBaseUser) -> QuerySet:
-    """The ids of the workspaces `user` is a member of, as a subquery."""
-    return Membership.objects.filter(user_id=user.pk).values("workspace_id")
+def workspace_ids_of(user: AbstractBaseUser, *, writers_only: bool = False) -> QuerySet:
+    """The ids of the workspaces `user` is a member of (`writers_only`: an owner or editor
+    of), as a subquery."""
+    memberships = Membership.objects.filter(user_id=user.pk)
+    if writers_only:
+        memberships = memberships.filter(role__in=WRITER_ROLES)
+    return memberships.values("workspace_id")
 
 
 def workspaces_of(user: AbstractBaseUser) -> list[Workspace]:
