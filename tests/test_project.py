@@ -191,7 +191,13 @@ def test_ensure_demo_users_only_when_nobody_exists(db, django_user_model):
 
     call_command("ensure_demo_users")
     assert set(django_user_model.objects.values_list("username", flat=True)) == {"demo", "admin"}
-    django_user_model.objects.get(username="demo").delete()
+    from workspaces.selectors import workspace_get
+
+    demo = django_user_model.objects.get(username="demo")
+    assert workspace_get(user=demo, slug="demo-team").role == "owner"
+    admin = django_user_model.objects.get(username="admin")
+    assert workspace_get(user=admin, slug="demo-team").role == "editor"
+    demo.delete()
     call_command("ensure_demo_users")
     assert not django_user_model.objects.filter(username="demo").exists()
 
