@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, F, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.http.request import validate_host
 from django.shortcuts import get_object_or_404
@@ -22,7 +22,7 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
 from links.services.change import link_cache_refresh, link_revoke, link_update
-from links.services.domains import domain_delete, domain_save, domain_validate
+from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
@@ -79,21 +79,48 @@ class LinkTagFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LinkWorkspaceFilter(admin.SimpleListFilter):
+    """Links by workspace: team workspaces first, then the personal ones with the most links
+    (one per user, too many to list them all). Any workspace by `?workspace=<slug>`."""
+
+    title = "workspace"
+    parameter_name = "workspace"
+    OFFERED = 30
+
+    def lookups(self, request, model_admin):
+        from workspaces.models import Workspace
+
+        rows = (
+            Workspace.objects.annotate(n=Count("links"))
+            .filter(n__gt=0)
+            .order_by(F("personal_for").asc(nulls_first=True), "-n", "slug")
+            .values_list("slug", "name")[: self.OFFERED]
+        )
+        return list(rows)
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(workspace__slug=self.value().strip().lower())
+        return queryset
+
+
 @admin.register(UrlLink)
 class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "short_link",
         "long_url_short",
         "owner",
+        "workspace",
         "clicks",
         "created",
         "expires",
         "status_label",
     )
     list_display_links = ("long_url_short",)
-    list_select_related = ("owner", "domain")
+    list_select_related = ("owner", "domain", "workspace")
     list_filter = (
         LinkStatusFilter,
+        LinkWorkspaceFilter,
         "domain",
         "archived",
         LinkTagFilter,
@@ -117,6 +144,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "long_url_full",
         "title",
         "owner",
+        "workspace",
         "status_label",
         "clicks",
         "redirect_type",
@@ -372,7 +400,7 @@ class DomainForm(forms.ModelForm):
 
     class Meta:
         model = Domain
-        fields = ("host", "root_redirect", "not_found_redirect")
+        fields = ("host", "root_redirect", "not_found_redirect", "workspace")
 
     def clean(self):
         data = super().clean()
@@ -383,6 +411,18 @@ class DomainForm(forms.ModelForm):
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
             )
+            workspace = data.get("workspace")
+            if workspace is not None and self.instance.pk:
+                others = self.instance.links.exclude(workspace=workspace).count()
+                if others:
+                    raise ValidationError(
+                        {
+                            "workspace": [
+                                f"{others} link{'s' if others != 1 else ''} of other workspaces "
+                                "use this domain; it cannot be kept for one workspace."
+                            ]
+                        }
+                    )
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 for problem in problems:
@@ -399,8 +439,17 @@ class DomainAdmin(admin.ModelAdmin):
     and its host in ALLOWED_HOSTS for its password pages: the list says when it is missing."""
 
     form = DomainForm
-    list_display = ("name", "root_redirect", "not_found_redirect", "link_count", "reachable")
+    list_display = (
+        "name",
+        "root_redirect",
+        "not_found_redirect",
+        "workspace",
+        "link_count",
+        "reachable",
+    )
+    list_select_related = ("workspace",)
     search_fields = ("host",)
+    autocomplete_fields = ("workspace",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Domain]:
         return super().get_queryset(request).annotate(n_links=Count("links"))
@@ -437,6 +486,11 @@ class DomainAdmin(admin.ModelAdmin):
             host=form.cleaned_data.get("host", ""),
             root_redirect=form.cleaned_data.get("root_redirect", ""),
             not_found_redirect=form.cleaned_data.get("not_found_redirect", ""),
+            workspace_id=(
+                form.cleaned_data["workspace"].pk if form.cleaned_data.get("workspace") else None
+            )
+            if "workspace" in form.cleaned_data
+            else KEEP_WORKSPACE,
         )
 
     def delete_model(self, request, obj):

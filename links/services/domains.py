@@ -117,18 +117,42 @@ def domain_validate(
     return values
 
 
+# domain_save's `workspace_id` when the caller leaves the domain's workspace as it is.
+KEEP_WORKSPACE = object()
+
+
 def domain_save(
     *,
     domain: Domain | None = None,
     host: str,
     root_redirect: str = "",
     not_found_redirect: str = "",
+    workspace_id: int | object | None = KEEP_WORKSPACE,
 ) -> Domain:
     """Add a domain (`domain` None) or change one (domain_validate's rules); every process of
-    every node serves the change from its next request."""
+    every node serves the change from its next request. `workspace_id`: the one workspace whose
+    links alone may use it (None: any workspace's; left out: unchanged). A domain already
+    carrying other workspaces' links cannot be kept for one."""
     values = domain_validate(
         domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
     )
+    if workspace_id is not KEEP_WORKSPACE:
+        if workspace_id is not None and domain is not None and domain.pk == DEFAULT_DOMAIN_ID:
+            raise ValidationError(
+                {"workspace": ["The default domain serves every workspace's links."]}
+            )
+        if workspace_id is not None and domain is not None and domain.pk:
+            others = domain.links.exclude(workspace_id=workspace_id).count()
+            if others:
+                raise ValidationError(
+                    {
+                        "workspace": [
+                            f"{others} link{'s' if others != 1 else ''} of other workspaces "
+                            "use this domain; it cannot be kept for one workspace."
+                        ]
+                    }
+                )
+        values["workspace_id"] = workspace_id
     domain = domain or Domain()
     for field, value in values.items():
         setattr(domain, field, value)
