@@ -110,7 +110,6 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "short_link",
         "long_url_short",
         "owner",
-        "workspace",
         "clicks",
         "created",
         "expires",

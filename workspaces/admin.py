@@ -35,7 +35,9 @@ class MembershipFormSet(BaseInlineFormSet):
             )
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(admin.StackedInline):
+    # Stacked: each field has its own <label> (a tabular inline's column headers are not labels)
+    # and a member fits a phone.
     model = Membership
     formset = MembershipFormSet
     extra = 0
