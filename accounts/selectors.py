@@ -9,8 +9,10 @@ from .models import ApiKey, Profile
 
 
 def api_key_list(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
-    """The user's keys, newest first."""
-    return ApiKey.objects.filter(user=user).order_by("-created_at", "-id")
+    """The user's keys, newest first, each with the workspace it acts for."""
+    return (
+        ApiKey.objects.filter(user=user).select_related("workspace").order_by("-created_at", "-id")
+    )
 
 
 def profile_time_zone(*, user: AbstractBaseUser) -> str:

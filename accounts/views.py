@@ -10,6 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from workspaces.current import current_workspace
+
 from . import selectors, services
 from .forms import ApiKeyCreateForm, TimeZoneForm
 from .middleware import SESSION_TIME_ZONE, database_converts_time_zones
@@ -31,6 +33,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 expires_at=form.expires_at(),
+                workspace=current_workspace(request),
             )
         except ValidationError as error:
             for field, problems in error.message_dict.items():

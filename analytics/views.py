@@ -23,6 +23,7 @@ from links.selectors import TagNotFound, link_list, tag_get
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
+from workspaces.current import current_workspace
 
 from . import geodata, selectors
 from .charts import breakdown_cards, breakdown_tables, chart_data
@@ -129,15 +130,18 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
 
 @login_required
 def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
-    """One of the signed-in person's tags: the link stats page's cards summed over the links
+    """One of the current workspace's tags: the link stats page's cards summed over the links
     carrying it (a person who visited several counts once), and each link's own clicks. Tags
-    are personal: staff too see only their own."""
+    belong to a workspace: staff too see only their current workspace's."""
+    workspace = current_workspace(request)
     try:
-        found = tag_get(user=request.user, name=tag)
+        found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
     except TagNotFound:
         raise Http404("No such tag") from None
     # Archived and stopped links included, as in the API's tag stats.
-    links = list(link_list(user=request.user, tags=[found.name], archived=True))
+    links = list(
+        link_list(user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk)
+    )
     link_ids = [link.pk for link in links]
     # "All time" starts when the first of them was made.
     first = min((link.created_at for link in links), default=None)

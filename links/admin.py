@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, F, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.http.request import validate_host
 from django.shortcuts import get_object_or_404
@@ -79,6 +79,31 @@ class LinkTagFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LinkWorkspaceFilter(admin.SimpleListFilter):
+    """Links by workspace: team workspaces first, then the personal ones with the most links
+    (one per user, too many to list them all). Any workspace by `?workspace=<slug>`."""
+
+    title = "workspace"
+    parameter_name = "workspace"
+    OFFERED = 30
+
+    def lookups(self, request, model_admin):
+        from workspaces.models import Workspace
+
+        rows = (
+            Workspace.objects.annotate(n=Count("links"))
+            .filter(n__gt=0)
+            .order_by(F("personal_for").asc(nulls_first=True), "-n", "slug")
+            .values_list("slug", "name")[: self.OFFERED]
+        )
+        return list(rows)
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(workspace__slug=self.value().strip().lower())
+        return queryset
+
+
 @admin.register(UrlLink)
 class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
@@ -91,9 +116,10 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "status_label",
     )
     list_display_links = ("long_url_short",)
-    list_select_related = ("owner", "domain")
+    list_select_related = ("owner", "domain", "workspace")
     list_filter = (
         LinkStatusFilter,
+        LinkWorkspaceFilter,
         "domain",
         "archived",
         LinkTagFilter,
@@ -117,6 +143,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "long_url_full",
         "title",
         "owner",
+        "workspace",
         "status_label",
         "clicks",
         "redirect_type",
@@ -383,6 +410,18 @@ class DomainForm(forms.ModelForm):
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
             )
+            workspace = data.get("workspace")
+            if workspace is not None and self.instance.pk:
+                others = self.instance.links.exclude(workspace=workspace).count()
+                if others:
+                    raise ValidationError(
+                        {
+                            "workspace": [
+                                f"{others} link{'s' if others != 1 else ''} of other workspaces "
+                                "use this domain; it cannot be kept for one workspace."
+                            ]
+                        }
+                    )
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 for problem in problems:

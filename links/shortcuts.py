@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest
 
 from .models import UrlLink
-from .selectors import LinkNotFound, link_get_visible
+from .selectors import LinkNotFound, link_get_changeable, link_get_visible
 
 
 def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
@@ -13,6 +13,20 @@ def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:
     `?domain=` names the link's short domain (pages of a link on an extra domain carry it)."""
     try:
         return link_get_visible(
+            code=code,
+            user=request.user,
+            domain=request.GET.get("domain"),
+            request_host=request.get_host(),
+        )
+    except LinkNotFound:
+        raise Http404("No such link") from None
+
+
+def changeable_link_or_404(request: HttpRequest, code: str) -> UrlLink:
+    """The link if the signed-in user may change it. A member who may only read it (a viewer)
+    gets PermissionDenied, which Django answers with the 403 page; anyone else the 404 page."""
+    try:
+        return link_get_changeable(
             code=code,
             user=request.user,
             domain=request.GET.get("domain"),

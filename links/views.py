@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import (
     Http404,
@@ -24,6 +24,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
+
+from workspaces.current import can_write_current, current_workspace
 
 from . import qr
 from .cache import CacheUnavailable
@@ -56,7 +58,7 @@ from .selectors import (
 from .services import change, create, imports
 from .services.policy import LinkRevoked, ensure_changeable
 from .services.utm import UTM_FIELDS
-from .shortcuts import visible_link_or_404
+from .shortcuts import changeable_link_or_404, visible_link_or_404
 from .shortlinks import link_page_url, link_short_url
 
 LINKS_PER_PAGE = 20
@@ -84,12 +86,17 @@ def home(request: HttpRequest) -> HttpResponse:
         return elsewhere
     if not request.user.is_authenticated:
         return render(request, "links/landing.html")
+    workspace = current_workspace(request)
+    may_create = can_write_current(request)
+    if request.method == "POST" and not may_create:
+        raise PermissionDenied(f"Viewers of {workspace.name} cannot create links in it.")
     form = LinkCreateForm(request.POST or None, **_domain_choices(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             result = create.link_create(
                 user=request.user,
+                workspace=workspace,
                 long_url=data["long_url"],
                 alias=data["alias"],
                 title=data["title"],
@@ -152,16 +159,23 @@ def home(request: HttpRequest) -> HttpResponse:
             "created": created,
             "options_open": options_open,
             "advanced_open": advanced_open,
-            "tag_suggestions": _tag_suggestions(request.user),
+            "tag_suggestions": _tag_suggestions(request),
+            "may_create": may_create,
         },
     )
 
 
 def _domain_choices(request: HttpRequest) -> dict:
-    """What the create form and the list's filters offer: the extra short domains (none: no
-    choice shown) and the default one's name."""
+    """What the create form and the list's filters offer: the extra short domains the current
+    workspace may use (none: no choice shown; a domain kept for another workspace is left
+    out) and the default one's name."""
+    workspace_id = current_workspace(request).pk
     return {
-        "domains": [domain.host for domain in domain_list() if not domain.is_default],
+        "domains": [
+            domain.host
+            for domain in domain_list()
+            if not domain.is_default and domain.workspace_id in (None, workspace_id)
+        ],
         "default_domain": default_domain_host(request.get_host()),
     }
 
@@ -170,9 +184,11 @@ def _domain_choices(request: HttpRequest) -> dict:
 ADVANCED_FIELDS = ("tags", *UTM_FIELDS)
 
 
-def _tag_suggestions(user) -> list[str]:
-    """The user's tag names, for the tags input's <datalist>."""
-    return [tag.name for tag in tag_list(user=user)]
+def _tag_suggestions(request: HttpRequest) -> list[str]:
+    """The current workspace's tag names, for the tags input's <datalist>."""
+    return [
+        tag.name for tag in tag_list(user=request.user, workspace_id=current_workspace(request).pk)
+    ]
 
 
 @login_required
@@ -180,8 +196,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     """ "My links": search, filter, sort, paginate; clicks are read for the whole page at once."""
     filters = LinkFilterForm(request.GET or None, **_domain_choices(request))
     criteria = filters.selector_kwargs() if request.GET else {}
+    workspace = current_workspace(request)
     links = link_list(
-        user=request.user, owned_only=True, request_host=request.get_host(), **criteria
+        user=request.user,
+        owned_only=True,
+        request_host=request.get_host(),
+        workspace_id=workspace.pk,
+        **criteria,
     )
     page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
     totals = link_click_totals(link_ids=[link.pk for link in page.object_list])
@@ -200,7 +221,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 "tags": tags.get(link.pk, []),
             }
         )
-    has_any_link = bool(rows) or link_list(user=request.user, archived=True).exists()
+    has_any_link = (
+        bool(rows)
+        or link_list(user=request.user, archived=True, workspace_id=workspace.pk).exists()
+    )
     selected_tags = criteria.get("tags") or []
     return render(
         request,
@@ -220,14 +244,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             # Filtered by exactly one tag of theirs: the way to its stats page.
             "stats_tag": _own_tag(request, selected_tags[0]) if len(selected_tags) == 1 else None,
             "statuses": LinkStatus,
+            "may_create": can_write_current(request),
         },
     )
 
 
 def _own_tag(request: HttpRequest, name: str) -> Tag | None:
-    """The signed-in person's tag of that name, or None (a typed `?tag=` may name none)."""
+    """The current workspace's tag of that name, or None (a typed `?tag=` may name none)."""
     try:
-        return tag_get(user=request.user, name=name)
+        return tag_get(user=request.user, name=name, workspace_id=current_workspace(request).pk)
     except TagNotFound:
         return None
 
@@ -236,7 +261,7 @@ def _own_tag(request: HttpRequest, name: str) -> Tag | None:
 @require_http_methods(["POST"])
 def link_archive(request: HttpRequest, code: str) -> HttpResponse:
     """Archive (`archived=1`) or bring back (`archived=0`) a link; back to where it was done."""
-    link = visible_link_or_404(request, code)
+    link = changeable_link_or_404(request, code)
     archived = request.POST.get("archived") == "1"
     change.link_update(
         code=link.code, domain=link.domain_host, user=request.user, archived=archived
@@ -256,7 +281,7 @@ def link_archive(request: HttpRequest, code: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def link_edit(request: HttpRequest, code: str) -> HttpResponse:
-    link = visible_link_or_404(request, code)
+    link = changeable_link_or_404(request, code)  # a viewer: the 403 page
     try:
         ensure_changeable(link)
     except LinkRevoked as refusal:
@@ -291,7 +316,7 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
             "form": form,
             "link": link,
             "short_url": link_short_url(link, request=request),
-            "tag_suggestions": _tag_suggestions(request.user),
+            "tag_suggestions": _tag_suggestions(request),
         },
     )
 
@@ -300,7 +325,7 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     """GET asks for confirmation; only the POST (with its CSRF token) revokes."""
-    link = visible_link_or_404(request, code)
+    link = changeable_link_or_404(request, code)  # a viewer: the 403 page
     short_url = link_short_url(link, request=request)
     if request.method == "POST":
         try:
@@ -364,6 +389,9 @@ IMPORT_ROWS_SHOWN = 200
 @require_http_methods(["GET", "POST"])
 def link_import_page(request: HttpRequest) -> HttpResponse:
     """Upload another shortener's export; it is imported in the background (status page)."""
+    workspace = current_workspace(request)
+    if request.method == "POST" and not can_write_current(request):
+        raise PermissionDenied(f"Viewers of {workspace.name} cannot import links into it.")
     form = LinkImportForm(request.POST or None, request.FILES or None, **_domain_choices(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -371,6 +399,7 @@ def link_import_page(request: HttpRequest) -> HttpResponse:
         try:
             job = imports.link_import_queue(
                 user=request.user,
+                workspace=workspace,
                 file_name=upload.name,
                 # One byte past the limit is enough for the service to refuse a larger file.
                 data=upload.read(settings.SHORTURL_IMPORT_MAX_BYTES + 1),
@@ -391,6 +420,7 @@ def link_import_page(request: HttpRequest) -> HttpResponse:
             "form": form,
             "imports": link_import_list(user=request.user),
             "max_mb": settings.SHORTURL_IMPORT_MAX_BYTES / 2**20,
+            "may_create": can_write_current(request),
         },
         status=400 if form.errors else 200,
     )
@@ -456,8 +486,8 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
 
 @login_required
 def links_export(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
-    """All the user's links with their totals, as CSV or JSON, streamed."""
-    records = link_export_rows(user=request.user)
+    """The current workspace's links with their totals, as CSV or JSON, streamed."""
+    records = link_export_rows(user=request.user, workspace_id=current_workspace(request).pk)
     if fmt == "json":
         response = StreamingHttpResponse(
             links_json_chunks(records), content_type="application/json; charset=utf-8"

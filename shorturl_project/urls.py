@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("links.urls")),
     path("", include("analytics.urls")),
     path("", include("webhooks.urls")),
+    path("", include("workspaces.urls")),
     # Last: any single path segment may be a short code, with or without a trailing slash,
     # except reserved words, so that `/admin` still gets its trailing slash from
     # CommonMiddleware.

@@ -271,6 +271,54 @@ def test_every_page_fits_and_passes_axe(
         )
     walk.open("/dashboard/webhooks/")
     walk.check("webhooks")
+    # Workspaces (#16): one the marketer owns with a long name and members, and one where
+    # they only read.
+    from links.tests.factories import UrlLinkFactory, UserFactory
+    from workspaces.services import member_add, workspace_create
+
+    team = workspace_create(user=busy.owner, name="Marketing team " + "Spring campaigns " * 3)
+    for name, role in (("viewer-" + "v" * 40, "viewer"), ("eddie", "editor")):
+        UserFactory(username=name)
+        member_add(by=busy.owner, workspace=team, username=name, role=role)
+    UrlLinkFactory(owner=busy.owner, workspace=team, long_url="https://team.example.com/spring")
+    reader_of = workspace_create(user=staff_user, name="Staff picks")
+    member_add(by=staff_user, workspace=reader_of, username="marketer", role="viewer")
+    walk.open("/workspaces/")
+    walk.check("workspaces")
+    page.get_by_label("Name", exact=True).fill("Another team")
+    page.get_by_label("Slug", exact=True).fill("marketer")  # the marketer's personal one's
+    page.get_by_role("button", name="Make workspace").click()
+    page.wait_for_selector(".errorlist")
+    walk.check("workspaces, a refused name")
+    walk.open(f"/workspaces/{team.slug}/")
+    walk.check("workspace, as its owner")
+    page.get_by_label("Username or email").fill("nobody-here")
+    page.get_by_role("button", name="Add member").click()
+    page.wait_for_selector(".errorlist")
+    walk.check("workspace, an unknown member refused")
+    # The header's switcher: labelled, and it changes what My links lists.
+    switcher = page.get_by_test_id("workspace-switcher")
+    assert switcher.is_visible()
+    page.get_by_label("Workspace", exact=True).select_option(team.slug)
+    switcher.get_by_role("button", name="Switch").click()
+    page.wait_for_url(f"{base}/workspaces/{team.slug}/")
+    walk.open("/dashboard/")
+    assert page.locator("tbody tr").count() == 1
+    walk.check("my links of a team workspace")
+    page.get_by_label("Workspace", exact=True).select_option(reader_of.slug)
+    with page.expect_navigation():
+        page.get_by_test_id("workspace-switcher").get_by_role("button", name="Switch").click()
+    assert page.url == f"{base}/dashboard/"
+    walk.check("my links, as a viewer")
+    walk.open("/")
+    assert page.get_by_test_id("viewer-notice").is_visible()
+    walk.check("new link, as a viewer")
+    walk.open(f"/workspaces/{reader_of.slug}/")
+    walk.check("workspace, as a viewer")
+    page.get_by_label("Workspace", exact=True).select_option("marketer")
+    page.get_by_test_id("workspace-switcher").get_by_role("button", name="Switch").click()
+    page.wait_for_url(f"{base}/workspaces/{reader_of.slug}/")  # back where it was done
+    assert page.get_by_label("Workspace", exact=True).input_value() == "marketer"
     walk.open("/accounts/preferences/")
     walk.check("preferences")
     walk.open("/accounts/password/")
@@ -313,6 +361,10 @@ def test_every_page_fits_and_passes_axe(
     walk.check("admin hourly clicks")
     walk.open("/admin/authtoken/tokenproxy/")
     walk.check("admin API tokens")
+    walk.open("/admin/workspaces/workspace/")
+    walk.check("admin workspaces")
+    walk.open(f"/admin/workspaces/workspace/{team.pk}/change/")
+    walk.check("admin workspace page")
     context.close()
 
     assert not walk.problems, f"{len(walk.problems)} of {len(walk.seen)} page states:\n" + (

@@ -10,6 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from workspaces.current import can_write_current, current_workspace
+
 from . import selectors, services
 from .forms import WebhookCreateForm
 from .models import DeliveryStatus, Webhook
@@ -19,11 +21,16 @@ from .models import DeliveryStatus, Webhook
 @login_required
 @require_http_methods(["GET", "POST"])
 def webhooks_page(request: HttpRequest) -> HttpResponse:
+    workspace = current_workspace(request)
     form = WebhookCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
+            # A viewer's POST: PermissionDenied from the service, the 403 page.
             webhook = services.webhook_create(
-                user=request.user, url=form.cleaned_data["url"], events=form.cleaned_data["events"]
+                user=request.user,
+                url=form.cleaned_data["url"],
+                events=form.cleaned_data["events"],
+                workspace=workspace,
             )
         except ValidationError as error:
             for field, problems in error.message_dict.items():
@@ -33,9 +40,13 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
             return redirect("webhooks")
     webhooks = [
         (webhook, selectors.webhook_deliveries(webhook=webhook))
-        for webhook in selectors.webhook_list(user=request.user)
+        for webhook in selectors.webhook_list(user=request.user, workspace_id=workspace.pk)
     ]
-    return render(request, "webhooks/webhooks.html", {"form": form, "webhooks": webhooks})
+    return render(
+        request,
+        "webhooks/webhooks.html",
+        {"form": form, "webhooks": webhooks, "may_create": can_write_current(request)},
+    )
 
 
 def _owned(request: HttpRequest, webhook_id: int) -> Webhook:

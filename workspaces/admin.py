@@ -2,13 +2,44 @@
 an owner would."""
 
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
 
-from .models import Membership, Workspace
+from .models import Membership, Role, Workspace
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipFormSet(BaseInlineFormSet):
+    """The rules workspaces.services keeps for owners, kept here too: after the save the
+    workspace still has an owner, and a personal workspace's own user stays its owner."""
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        workspace = self.instance
+        owners = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", None) or {}
+            user = data.get("user")
+            if user is not None and not data.get("DELETE") and data.get("role") == Role.OWNER:
+                owners.add(user.pk)
+        if not owners:
+            raise ValidationError(
+                "A workspace keeps at least one owner: make someone else owner first."
+            )
+        if workspace.personal_for_id is not None and workspace.personal_for_id not in owners:
+            raise ValidationError(
+                f"{workspace.personal_for.get_username()} stays the owner of their personal "
+                "workspace."
+            )
+
+
+class MembershipInline(admin.StackedInline):
+    # Stacked: each field has its own <label> (a tabular inline's column headers are not labels)
+    # and a member fits a phone.
     model = Membership
+    formset = MembershipFormSet
     extra = 0
     autocomplete_fields = ["user"]
     fields = ["user", "role", "created_at"]

@@ -35,6 +35,8 @@ RESERVED_ALIASES = frozenset(
         "settings",
         "bulk",  # /api/v1/links/bulk/ would hide a link with this alias from the API
         "rest",  # the Shlink-compatible API lives under /rest/ (compat.shlink)
+        "workspaces",  # the workspace pages (workspaces.urls)
+        "workspace",
     }
 )
 

@@ -133,7 +133,8 @@ def domain_save(
     every node serves the change from its next request. `workspace`: the one workspace whose
     links alone may use it (a Workspace, or None: every workspace's); left out, a new domain is
     every workspace's and a changed one keeps its own. The default domain is every
-    workspace's."""
+    workspace's, and a domain already carrying other workspaces' links cannot be kept for
+    one."""
     values = domain_validate(
         domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
     )
@@ -142,6 +143,17 @@ def domain_save(
             raise ValidationError(
                 {"workspace": ["The default domain takes every workspace's links."]}
             )
+        if workspace is not None and domain is not None and domain.pk:
+            others = domain.links.exclude(workspace_id=workspace.pk).count()
+            if others:
+                raise ValidationError(
+                    {
+                        "workspace": [
+                            f"{others} link{'s' if others != 1 else ''} of other workspaces "
+                            "use this domain; it cannot be kept for one workspace."
+                        ]
+                    }
+                )
         values["workspace"] = workspace
     domain = domain or Domain()
     for field, value in values.items():

@@ -483,6 +483,16 @@ def test_a_domains_workspace_is_kept_until_it_is_named_again(team):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_domain_other_workspaces_links_use_cannot_be_kept_for_one(team, outsider):
+    shared = domain_save(host="shared.example.test")
+    link_create(user=outsider, long_url="https://example.com/o", domain="shared.example.test")
+    with pytest.raises(ValidationError) as refused:
+        domain_save(domain=shared, host=shared.host, workspace=team)
+    assert "1 link of other workspaces" in refused.value.message_dict["workspace"][0]
+    assert Domain.objects.get(pk=shared.pk).workspace_id is None
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_domains_command_keeps_a_domain_for_a_workspace(team, capsys):
     call_command("domains", "add", "cmd.example.test", "--workspace", "Growth")
     assert Domain.objects.get(host="cmd.example.test").workspace_id == team.pk

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("workspaces/", views.workspace_list_page, name="workspaces"),
+    path("workspaces/switch/", views.workspace_switch, name="workspace_switch"),
+    path("workspaces/<slug:slug>/", views.workspace_page, name="workspace"),
+]

@@ -1,0 +1,159 @@
+"""The workspace pages: your workspaces, one workspace's members, and the header's switcher.
+
+Views only translate between HTTP and workspaces.services / selectors: a service's
+ValidationError is shown on the form, its PermissionDenied is the 403 page.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import services
+from .current import current_workspace, my_workspaces, switch_to
+from .forms import MemberAddForm, WorkspaceCreateForm, add_service_errors
+from .models import Role, Workspace
+from .selectors import WorkspaceNotFound, members_of, workspace_get
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workspace_list_page(request: HttpRequest) -> HttpResponse:
+    """Your workspaces with your role in each, and a form to make a team workspace."""
+    form = WorkspaceCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            workspace = services.workspace_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                slug=form.cleaned_data["slug"],
+            )
+        except ValidationError as error:
+            add_service_errors(form, error)
+        else:
+            switch_to(request, workspace)
+            messages.success(
+                request,
+                f"Made the workspace “{workspace.name}”; you are its owner and work in it now.",
+            )
+            return redirect("workspace", slug=workspace.slug)
+    return render(
+        request,
+        "workspaces/list.html",
+        {
+            "form": form,
+            "workspaces": my_workspaces(request),
+            "current": current_workspace(request),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+def _member_workspace_or_404(request: HttpRequest, slug: str) -> Workspace:
+    try:
+        return workspace_get(user=request.user, slug=slug)
+    except WorkspaceNotFound:
+        raise Http404("No such workspace.") from None
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """A workspace's members. Owners add (by username or email), change roles and remove;
+    any member may leave; everyone else who belongs sees the list. Not a member: 404."""
+    workspace = _member_workspace_or_404(request, slug)
+    manages = workspace.role == Role.OWNER or request.user.has_perm("workspaces.change_workspace")
+    add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
+    row_error = None  # (username, messages) for a refused change on one member's row
+    if request.method == "POST":
+        action = request.POST.get("action")
+        username = request.POST.get("username", "")
+        try:
+            if action == "add":
+                if add_form.is_valid():
+                    membership = services.member_add(
+                        by=request.user,
+                        workspace=workspace,
+                        username=add_form.cleaned_data["username"],
+                        role=add_form.cleaned_data["role"],
+                    )
+                    messages.success(
+                        request,
+                        f"{membership.user.get_username()} is now "
+                        f"{membership.get_role_display().lower()} of {workspace.name}.",
+                    )
+                    return redirect("workspace", slug=workspace.slug)
+            elif action == "role":
+                membership = services.member_set_role(
+                    by=request.user,
+                    workspace=workspace,
+                    username=username,
+                    role=request.POST.get("role", ""),
+                )
+                messages.success(
+                    request,
+                    f"{username} is now {membership.get_role_display().lower()}.",
+                )
+                return redirect("workspace", slug=workspace.slug)
+            elif action in ("remove", "leave"):
+                if action == "leave":
+                    username = request.user.get_username()
+                services.member_remove(by=request.user, workspace=workspace, username=username)
+                if username == request.user.get_username():
+                    messages.success(request, f"You left {workspace.name}.")
+                    return redirect("workspaces")
+                messages.success(request, f"Removed {username} from {workspace.name}.")
+                return redirect("workspace", slug=workspace.slug)
+            else:
+                return HttpResponse("Unknown action.", status=400)
+        except ValidationError as error:
+            if action == "add":
+                add_service_errors(add_form, error)
+            else:
+                row_error = (username, error.messages)
+    return render(
+        request,
+        "workspaces/detail.html",
+        {
+            "workspace": workspace,
+            "members": members_of(workspace),
+            "manages": manages,
+            "add_form": add_form,
+            "row_error": row_error,
+            "roles": Role.choices,
+            "is_current": workspace.pk == current_workspace(request).pk,
+        },
+        status=400 if (add_form.errors or row_error) else 200,
+    )
+
+
+@login_required
+@require_POST
+def workspace_switch(request: HttpRequest) -> HttpResponse:
+    """The header's switcher: work in another of your workspaces, then back where you were."""
+    slug = request.POST.get("workspace", "")
+    workspace = next((w for w in my_workspaces(request) if w.slug == slug), None)
+    if workspace is None:
+        raise Http404("No such workspace.")
+    switch_to(request, workspace)
+    messages.info(request, f"You are working in {workspace.name} now.")
+    # Back to the page it was done on (the header's form: its Referer), else My links.
+    back = request.POST.get("next") or request.headers.get("referer", "")
+    if not back or not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("dashboard")
+    path = urlsplit(back).path or reverse("dashboard")
+    # A link's, a tag's or an upload's page, and a filtered list, belong to the workspace left
+    # behind: land on the new workspace's list instead.
+    if path.startswith(reverse("dashboard")):
+        path = reverse("dashboard")
+    return redirect(path)
