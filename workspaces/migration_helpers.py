@@ -29,3 +29,15 @@ def personal_workspace_ids(apps) -> dict[int, int]:
         Membership.objects.create(workspace=workspace, user_id=user.pk, role="owner")
         personal[user.pk] = workspace.pk
     return personal
+
+
+def move_rows_into_personal_workspaces(
+    apps, app_label: str, model_name: str, user_field: str
+) -> None:
+    """Give every row of the model that has no workspace yet its user's personal workspace
+    (`user_field`: the id column naming that user, e.g. "owner_id")."""
+    personal = personal_workspace_ids(apps)
+    model = apps.get_model(app_label, model_name)
+    rows = model.objects.filter(workspace__isnull=True)
+    for user_id in set(rows.values_list(user_field, flat=True)):
+        rows.filter(**{user_field: user_id}).update(workspace_id=personal[user_id])

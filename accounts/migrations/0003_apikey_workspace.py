@@ -4,14 +4,11 @@ workspace, which holds every link they had (links 0010)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
-from workspaces.migration_helpers import personal_workspace_ids
+from workspaces.migration_helpers import move_rows_into_personal_workspaces
 
 
 def into_personal_workspaces(apps, schema_editor):
-    personal = personal_workspace_ids(apps)
-    ApiKey = apps.get_model("accounts", "ApiKey")
-    for user_id in set(ApiKey.objects.values_list("user_id", flat=True)):
-        ApiKey.objects.filter(user_id=user_id).update(workspace_id=personal[user_id])
+    move_rows_into_personal_workspaces(apps, "accounts", "ApiKey", "user_id")
 
 
 class Migration(migrations.Migration):

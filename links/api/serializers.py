@@ -671,6 +671,17 @@ class _BulkItemField(serializers.Field):
         return data
 
 
+def bulk_workspace_field() -> StrictCharField:
+    """A bulk call's one `workspace`, for every item."""
+    return StrictCharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=50,
+        help_text="For every item: " + CREATE_WORKSPACE_HELP,
+    )
+
+
 class BulkRequestSerializer(serializers.Serializer):
     """POST /api/v1/links/bulk/: the items are checked one by one by the view."""
 
@@ -684,13 +695,7 @@ class BulkRequestSerializer(serializers.Serializer):
             "max_length": f"Send at most {BULK_MAX_ITEMS} URLs per call.",
         },
     )
-    workspace = StrictCharField(
-        required=False,
-        allow_blank=True,
-        allow_null=True,
-        max_length=50,
-        help_text="For every item: " + CREATE_WORKSPACE_HELP,
-    )
+    workspace = bulk_workspace_field()
 
 
 class BulkRequestDocSerializer(serializers.Serializer):
@@ -701,13 +706,7 @@ class BulkRequestDocSerializer(serializers.Serializer):
     """
 
     items = LinkCreateSerializer(many=True, allow_empty=False, max_length=BULK_MAX_ITEMS)
-    workspace = StrictCharField(
-        required=False,
-        allow_blank=True,
-        allow_null=True,
-        max_length=50,
-        help_text="For every item: " + CREATE_WORKSPACE_HELP,
-    )
+    workspace = bulk_workspace_field()
 
 
 class BulkItemResultSerializer(serializers.Serializer):

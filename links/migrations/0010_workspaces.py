@@ -5,18 +5,12 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from workspaces.migration_helpers import personal_workspace_ids
+from workspaces.migration_helpers import move_rows_into_personal_workspaces
 
 
 def into_personal_workspaces(apps, schema_editor):
-    personal = personal_workspace_ids(apps)
     for model_name in ("UrlLink", "Tag", "LinkImport"):
-        model = apps.get_model("links", model_name)
-        owners = model.objects.filter(workspace__isnull=True).values_list("owner_id", flat=True)
-        for owner_id in set(owners):
-            model.objects.filter(owner_id=owner_id, workspace__isnull=True).update(
-                workspace_id=personal[owner_id]
-            )
+        move_rows_into_personal_workspaces(apps, "links", model_name, "owner_id")
 
 
 class Migration(migrations.Migration):

@@ -4,14 +4,11 @@ workspace's, which held all of the owner's links (links 0010)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
-from workspaces.migration_helpers import personal_workspace_ids
+from workspaces.migration_helpers import move_rows_into_personal_workspaces
 
 
 def into_personal_workspaces(apps, schema_editor):
-    personal = personal_workspace_ids(apps)
-    Webhook = apps.get_model("webhooks", "Webhook")
-    for owner_id in set(Webhook.objects.values_list("owner_id", flat=True)):
-        Webhook.objects.filter(owner_id=owner_id).update(workspace_id=personal[owner_id])
+    move_rows_into_personal_workspaces(apps, "webhooks", "Webhook", "owner_id")
 
 
 class Migration(migrations.Migration):
