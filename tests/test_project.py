@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,21 @@ def test_unknown_api_paths_answer_json(client):
     response = client.get("/api/v2/links/")
     assert response.status_code == 404
     assert response.json()["detail"]
+
+
+def test_every_folder_with_tests_is_in_the_suite():
+    """`make test` runs pytest's testpaths: a folder of tests left out of them never runs (the
+    workspaces tests were, for an afternoon). e2e/ runs on its own (`make e2e`)."""
+    testpaths = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"][
+            "testpaths"
+        ]
+    )
+    folders = {
+        path.relative_to(ROOT).parts[0]
+        for path in ROOT.glob("*/**/test_*.py")
+        if not path.relative_to(ROOT).parts[0].startswith(".")
+        and "node_modules" not in path.parts
+        and "site-packages" not in path.parts
+    } - {"e2e"}
+    assert folders <= testpaths, f"not in pyproject's testpaths: {sorted(folders - testpaths)}"
