@@ -6,6 +6,8 @@ from django.db.models import IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from workspaces.deletion import hand_over_to_the_team
+
 from .fields import CaseSensitiveCharField
 
 
@@ -192,7 +194,7 @@ class UrlLink(models.Model):
     long_url_hash = models.CharField(max_length=40)
     # Who made it; the workspace is whose it is (who sees and changes it).
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="links"
+        settings.AUTH_USER_MODEL, on_delete=hand_over_to_the_team, related_name="links"
     )
     workspace = models.ForeignKey(
         "workspaces.Workspace", on_delete=models.CASCADE, related_name="links"
@@ -335,7 +337,7 @@ class LinkImport(models.Model):
     been read, so any worker of any node can run it."""
 
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="link_imports"
+        settings.AUTH_USER_MODEL, on_delete=hand_over_to_the_team, related_name="link_imports"
     )
     # Where the imported links go: the uploader's current workspace when they uploaded.
     workspace = models.ForeignKey(

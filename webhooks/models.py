@@ -8,6 +8,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from workspaces.deletion import hand_over_to_the_team
+
 
 class WebhookEvent(models.TextChoices):
     LINK_CREATED = "link.created", "A link is created"
@@ -29,7 +31,7 @@ class Webhook(models.Model):
     webhooks.selectors.webhooks_hearing). `owner` is who made it."""
 
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks"
+        settings.AUTH_USER_MODEL, on_delete=hand_over_to_the_team, related_name="webhooks"
     )
     workspace = models.ForeignKey(
         "workspaces.Workspace", on_delete=models.CASCADE, related_name="webhooks"

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 from django.conf import settings
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_delete
 
 
 def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwargs) -> None:
@@ -8,6 +8,14 @@ def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwa
         from .services import personal_workspace_ensure
 
         personal_workspace_ensure(instance)
+
+
+def _keep_owners_as_a_user_goes(sender, instance, **kwargs) -> None:
+    # pre_delete: sent by the delete itself (inside its transaction), never by the admin's
+    # confirmation page, which only collects.
+    from .services import workspaces_keep_owners
+
+    workspaces_keep_owners(instance)
 
 
 class WorkspacesConfig(AppConfig):
@@ -20,4 +28,9 @@ class WorkspacesConfig(AppConfig):
             _personal_workspace_for_new_user,
             sender=settings.AUTH_USER_MODEL,
             dispatch_uid="workspaces.personal_workspace_for_new_user",
+        )
+        pre_delete.connect(
+            _keep_owners_as_a_user_goes,
+            sender=settings.AUTH_USER_MODEL,
+            dispatch_uid="workspaces.keep_owners_as_a_user_goes",
         )

@@ -213,3 +213,44 @@ def _membership_locked(workspace: Workspace, user: AbstractBaseUser) -> Membersh
             {"user": [f"{user.get_username()} is not a member of {workspace.slug}."]},
             code="invalid",
         ) from None
+
+
+# Who takes over a leaving member's team rows: owners first, then editors, then viewers, the
+# longest-standing first.
+_HEIR_ORDER = {Role.OWNER: 0, Role.EDITOR: 1, Role.VIEWER: 2}
+
+
+def team_heir(*, workspace_id: int, leaving_user_id: int) -> int | None:
+    """The member who takes over what a leaving (deleted) user made in a workspace: another
+    owner, else the longest-standing other member (an editor before a viewer), whom
+    workspaces_keep_owners makes owner as the user is deleted. None for the user's own
+    personal workspace, which goes with them, and for a workspace nobody else is in.
+
+    A read only: Django asks it while it collects what a delete would take, which the admin
+    also does to show its "Are you sure?" page."""
+    others = list(
+        Membership.objects.filter(workspace_id=workspace_id)
+        .exclude(workspace__personal_for_id=leaving_user_id)
+        .exclude(user_id=leaving_user_id)
+        .order_by("created_at", "pk")
+    )
+    if not others:
+        return None
+    return min(others, key=lambda membership: _HEIR_ORDER.get(membership.role, 3)).user_id
+
+
+def workspaces_keep_owners(user: AbstractBaseUser) -> None:
+    """As `user` is deleted: each team workspace they were the only owner of gets its heir
+    (team_heir) as owner, so it keeps one."""
+    sole_owner_of = (
+        Membership.objects.filter(user_id=user.pk, role=Role.OWNER)
+        .exclude(workspace__personal_for_id=user.pk)
+        .values_list("workspace_id", flat=True)
+    )
+    for workspace_id in list(sole_owner_of):
+        others = Membership.objects.filter(workspace_id=workspace_id).exclude(user_id=user.pk)
+        if others.filter(role=Role.OWNER).exists():
+            continue
+        heir = team_heir(workspace_id=workspace_id, leaving_user_id=user.pk)
+        if heir is not None:
+            others.filter(user_id=heir).update(role=Role.OWNER)
