@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from links.forms import add_service_errors
 from workspaces.current import current_workspace
 
 from . import selectors, services
@@ -36,8 +37,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 workspace=current_workspace(request),
             )
         except ValidationError as error:
-            for field, problems in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            add_service_errors(form, error)
         else:
             request.session[NEW_KEY_SESSION] = {"id": api_key.pk, "key": raw_key}
             return redirect("api_keys")

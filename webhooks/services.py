@@ -57,14 +57,6 @@ def validate_events(events: Iterable[str] | None) -> list[str]:
     return [event for event in EVENTS if event in chosen]
 
 
-def _writable(*, user: AbstractBaseUser, webhook_id: int) -> Webhook:
-    """A webhook the user may change: an owner or editor of its workspace. Webhook.DoesNotExist
-    for a workspace they are not in; PermissionDenied for its viewers."""
-    webhook = webhook_get(user=user, webhook_id=webhook_id)
-    workspace_for_writing(user=user, workspace=webhook.workspace)
-    return webhook
-
-
 def webhook_create(
     *,
     user: AbstractBaseUser,
@@ -101,8 +93,9 @@ def webhook_create(
 def webhook_update(
     *, user: AbstractBaseUser, webhook_id: int, url=_UNSET, events=_UNSET, is_active=_UNSET
 ) -> Webhook:
-    """Change a webhook of one of the user's workspaces (see _writable)."""
-    webhook = _writable(user=user, webhook_id=webhook_id)
+    """Change a webhook of a workspace the user is an owner or editor of (webhook_get:
+    Webhook.DoesNotExist for anyone else's, a viewer's included)."""
+    webhook = webhook_get(user=user, webhook_id=webhook_id)
     errors: dict[str, list[str]] = {}
     if url is not _UNSET:
         try:
@@ -123,8 +116,8 @@ def webhook_update(
 
 
 def webhook_delete(*, user: AbstractBaseUser, webhook_id: int) -> None:
-    """Delete a webhook of one of the user's workspaces and its deliveries (see _writable)."""
-    _writable(user=user, webhook_id=webhook_id).delete()
+    """Delete a webhook and its deliveries, as webhook_update may change it."""
+    webhook_get(user=user, webhook_id=webhook_id).delete()
 
 
 # --- Deliveries --------------------------------------------------------------------------------
@@ -210,7 +203,7 @@ def _purge_old(webhook: Webhook) -> None:
 def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDelivery:
     """Send a `ping` now (the person is waiting for its outcome) and return its delivery; a
     failed ping is retried like any delivery."""
-    webhook = _writable(user=user, webhook_id=webhook_id)
+    webhook = webhook_get(user=user, webhook_id=webhook_id)
     now = timezone.now()
     data = {"webhook": {"id": webhook.pk, "url": webhook.url, "events": webhook.events}}
     delivery = _new_delivery(webhook, PING_EVENT, data, now)

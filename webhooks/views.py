@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from links.forms import add_service_errors
 from workspaces.current import can_write_current, current_workspace
 
 from . import selectors, services
@@ -33,8 +34,7 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
                 workspace=workspace,
             )
         except ValidationError as error:
-            for field, problems in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, problems)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Added the webhook to {webhook.url}.")
             return redirect("webhooks")

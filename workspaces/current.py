@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from .models import Workspace
+from .models import WRITER_ROLES, Workspace
 from .selectors import personal_workspace_of, workspaces_of
 
 SESSION_KEY = "workspace"
@@ -48,7 +48,7 @@ def my_workspaces(request: HttpRequest) -> list[Workspace]:
 
 def can_write_current(request: HttpRequest) -> bool:
     """May the person create and change links in their current workspace (owner, editor)?"""
-    return current_workspace(request).role in ("owner", "editor")
+    return current_workspace(request).role in WRITER_ROLES
 
 
 def switch_to(request: HttpRequest, workspace: Workspace) -> None:

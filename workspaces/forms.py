@@ -18,14 +18,3 @@ class WorkspaceCreateForm(forms.Form):
 class MemberAddForm(forms.Form):
     username = forms.CharField(label="Username or email", max_length=254)
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.EDITOR)
-
-
-def add_service_errors(form: forms.Form, error) -> None:
-    """A service's ValidationError beside the field it names (the service's `user` is the
-    form's `username`), else above the form."""
-    if not hasattr(error, "error_dict"):
-        form.add_error(None, error.messages)
-        return
-    for field, problems in error.message_dict.items():
-        field = "username" if field == "user" and "username" in form.fields else field
-        form.add_error(field if field in form.fields else None, problems)

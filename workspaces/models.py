@@ -16,6 +16,9 @@ class Role(models.TextChoices):
 
 # The roles that may create and change links.
 WRITER_ROLES = frozenset({Role.OWNER, Role.EDITOR})
+# Most rights first: how members are listed, and who takes over from a deleted user.
+ROLE_RANK = {Role.OWNER: 0, Role.EDITOR: 1, Role.VIEWER: 2}
+MANAGE_PERMISSION = "workspaces.change_workspace"  # staff who may manage any workspace
 
 
 class Workspace(models.Model):

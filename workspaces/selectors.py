@@ -3,7 +3,7 @@
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 
-from .models import WRITER_ROLES, Membership, Workspace
+from .models import MANAGE_PERMISSION, ROLE_RANK, WRITER_ROLES, Membership, Role, Workspace
 
 
 class WorkspaceNotFound(Exception):
@@ -45,6 +45,12 @@ def role_in(*, user: AbstractBaseUser, workspace_id: int) -> str | None:
     )
 
 
+def may_manage(*, user: AbstractBaseUser, role: str | None) -> bool:
+    """May someone with this role in a workspace rename it and manage its members (its
+    owners, and staff with the workspaces permission)?"""
+    return role == Role.OWNER or user.has_perm(MANAGE_PERMISSION)
+
+
 def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:
     """May `user` create and change links in the workspace (owner or editor)?"""
     return role_in(user=user, workspace_id=workspace_id) in WRITER_ROLES
@@ -73,9 +79,8 @@ def personal_workspace_of(user: AbstractBaseUser) -> Workspace:
 
 def members_of(workspace: Workspace) -> list[Membership]:
     """The workspace's members, owners first, with their users."""
-    order = {"owner": 0, "editor": 1, "viewer": 2}
     members = list(Membership.objects.filter(workspace=workspace).select_related("user"))
-    members.sort(key=lambda m: (order.get(m.role, 3), m.user.get_username().lower()))
+    members.sort(key=lambda m: (ROLE_RANK[m.role], m.user.get_username().lower()))
     return members
 
 

@@ -8,8 +8,8 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from .models import SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
-from .selectors import WorkspaceNotFound, role_in, workspace_get
+from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
+from .selectors import WorkspaceNotFound, may_manage, role_in, workspace_get
 
 
 def _free_slug(base: str) -> str:
@@ -79,9 +79,7 @@ def workspace_for_writing(
 
 
 def _require_owner(*, by: AbstractBaseUser, workspace: Workspace) -> None:
-    if role_in(user=by, workspace_id=workspace.pk) != Role.OWNER and not by.has_perm(
-        "workspaces.change_workspace"
-    ):
+    if not may_manage(user=by, role=role_in(user=by, workspace_id=workspace.pk)):
         raise PermissionDenied("Only the workspace's owners can manage it.")
 
 
@@ -215,11 +213,6 @@ def _membership_locked(workspace: Workspace, user: AbstractBaseUser) -> Membersh
         ) from None
 
 
-# Who takes over a leaving member's team rows: owners first, then editors, then viewers, the
-# longest-standing first.
-_HEIR_ORDER = {Role.OWNER: 0, Role.EDITOR: 1, Role.VIEWER: 2}
-
-
 def team_heir(*, workspace_id: int, leaving_user_id: int) -> int | None:
     """The member who takes over what a leaving (deleted) user made in a workspace: another
     owner, else the longest-standing other member (an editor before a viewer), whom
@@ -236,7 +229,8 @@ def team_heir(*, workspace_id: int, leaving_user_id: int) -> int | None:
     )
     if not others:
         return None
-    return min(others, key=lambda membership: _HEIR_ORDER.get(membership.role, 3)).user_id
+    # Most rights first; min() keeps the longest-standing of equals (`others` is by join date).
+    return min(others, key=lambda membership: ROLE_RANK[membership.role]).user_id
 
 
 def workspaces_keep_owners(user: AbstractBaseUser) -> None:

@@ -17,11 +17,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
+from links.forms import add_service_errors
+
 from . import services
 from .current import current_workspace, my_workspaces, switch_to
-from .forms import MemberAddForm, WorkspaceCreateForm, add_service_errors
+from .forms import MemberAddForm, WorkspaceCreateForm
 from .models import Role, Workspace
-from .selectors import WorkspaceNotFound, members_of, workspace_get
+from .selectors import WorkspaceNotFound, may_manage, members_of, workspace_get
 
 
 @login_required
@@ -70,7 +72,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
     """A workspace's members. Owners add (by username or email), change roles and remove;
     any member may leave; everyone else who belongs sees the list. Not a member: 404."""
     workspace = _member_workspace_or_404(request, slug)
-    manages = workspace.role == Role.OWNER or request.user.has_perm("workspaces.change_workspace")
+    manages = may_manage(user=request.user, role=workspace.role)
     add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
     row_error = None  # (username, messages) for a refused change on one member's row
     if request.method == "POST":
@@ -116,7 +118,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                 return HttpResponse("Unknown action.", status=400)
         except ValidationError as error:
             if action == "add":
-                add_service_errors(add_form, error)
+                add_service_errors(add_form, error, renamed={"user": "username"})
             else:
                 row_error = (username, error.messages)
     return render(

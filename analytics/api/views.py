@@ -126,9 +126,7 @@ class TagStatsView(ApiView):
         responses={200: TagStatsSerializer, **error_responses(400, 401, 404, 429)},
     )
     def get(self, request, tag: str):
-        workspace_id = self.workspace_id_to_read(
-            request.query_params.get("workspace"), default_personal=True
-        )
+        workspace_id = self.workspace_id_to_read(request.query_params.get("workspace"))
         found = tag_get(user=request.user, name=tag, workspace_id=workspace_id)  # 404 if none
         query = StatsQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)

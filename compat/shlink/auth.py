@@ -11,10 +11,6 @@ API_KEY_HEADER = "X-Api-Key"
 _META_KEY = "HTTP_X_API_KEY"
 
 
-class MissingApiKey(exceptions.NotAuthenticated):
-    default_detail = "Expected one of the following authentication headers, but none were provided"
-
-
 class InvalidApiKey(exceptions.AuthenticationFailed):
     default_detail = "Provided API key does not exist or is invalid."
 
@@ -34,7 +30,7 @@ class ShlinkApiKeyAuthentication(authentication.BaseAuthentication):
     def authenticate(self, request):
         raw_key = request.META.get(_META_KEY, "").strip()
         if not raw_key:
-            return None  # the permission check answers 401 (MissingApiKey)
+            return None  # the permission check answers 401 (NotAuthenticated)
         return user_for_api_key(raw_key)
 
     def authenticate_header(self, request) -> str:

@@ -16,7 +16,7 @@ from analytics.selectors import (
     orphan_visits_visible,
     visit_list,
 )
-from links.api.base import ApiView
+from links.api.base import ApiView, validated
 from links.api.throttles import AnonThrottle
 from links.codes.aliases import ALIAS_RE
 from links.models import DEFAULT_DOMAIN_ID, UrlLink
@@ -39,7 +39,7 @@ from shorturl_project.health import check_database
 from workspaces.selectors import personal_workspace_of
 
 from . import shapes
-from .auth import MissingApiKey, ShlinkApiKeyAuthentication
+from .auth import ShlinkApiKeyAuthentication
 from .problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
 
 # What we answer as Shlink's version: the API level this layer follows, which dashboards read to
@@ -140,12 +140,6 @@ class CreateShortUrlSerializer(EditShortUrlSerializer):
     shortCodeLength = serializers.IntegerField(required=False, allow_null=True)  # ignored
 
 
-def _validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 # Shlink names → link_update's keywords
 EDITS = {
     "longUrl": "long_url",
@@ -192,11 +186,6 @@ class ShlinkView(ApiView):
         response = super().finalize_response(request, response, *args, **kwargs)
         response["Access-Control-Allow-Origin"] = "*"
         return response
-
-    def permission_denied(self, request, message=None, code=None):
-        if not request.user.is_authenticated:
-            raise MissingApiKey()
-        super().permission_denied(request, message=message, code=code)
 
     def get_link(self, short_code: str) -> UrlLink:
         """The caller's link (any for staff; an API key's: of its workspace only). A revoked one
@@ -251,7 +240,7 @@ class ShortUrlsView(ShlinkView):
         return Response({"shortUrls": {"data": data, "pagination": pagination}})
 
     def post(self, request):
-        data = _validated(CreateShortUrlSerializer, request.data)
+        data = validated(CreateShortUrlSerializer, request.data)
         options = {
             "alias": data.get("customSlug") or None,
             "title": data.get("title") or None,
@@ -289,7 +278,7 @@ class ShortUrlView(ShlinkView):
 
     def patch(self, request, short_code: str):
         link = self.get_link(short_code)  # 404 before 400: others' codes cannot be probed
-        data = _validated(EditShortUrlSerializer, request.data)
+        data = validated(EditShortUrlSerializer, request.data)
         changes = {EDITS[name]: value for name, value in data.items() if name in EDITS}
         if "title" in changes:
             changes["title"] = changes["title"] or ""
@@ -322,7 +311,7 @@ class ShortUrlVisitsView(ShlinkView):
     def get(self, request, short_code: str):
         link = self.get_link(short_code)
         params = request.query_params
-        dates = _validated(VisitDatesSerializer, params)
+        dates = validated(VisitDatesSerializer, params)
         visits = visit_list(
             link=link,
             include_bots=not _flag(params, "excludeBots"),
@@ -443,7 +432,7 @@ class OrphanVisitsView(ShlinkView):
         asked only (analytics.selectors.orphan_visit_slice). Staff only: others get an empty
         list, as Shlink answers a key without access to them."""
         params = request.query_params
-        dates = _validated(VisitDatesSerializer, params)
+        dates = validated(VisitDatesSerializer, params)
         _flag(params, "excludeBots")  # checked, changes nothing: no orphan visit is a bot here
         kinds = None
         if params.get("type"):

@@ -42,7 +42,6 @@ from shorturl_project.outages import (
 from workspaces.models import Workspace
 from workspaces.selectors import (
     WorkspaceNotFound,
-    personal_workspace_of,
     pinned_workspace_id,
     workspace_get,
 )
@@ -198,6 +197,23 @@ class WrongCredentialsThrottledMixin:
             self.check_throttles(request)
             raise
 
+    def permission_denied(self, request, message=None, code=None):
+        # Callers without credentials are counted per IP before they are refused, so probing
+        # anonymously is rate limited too (DRF throttles only after the permission check). Here
+        # rather than in check_permissions: a view open to anonymous callers is throttled once,
+        # by DRF, not twice.
+        if not request.user.is_authenticated:
+            self.check_throttles(request)
+        super().permission_denied(request, message=message, code=code)
+
+
+def validated(serializer_class, data) -> dict:
+    """`data` checked by the serializer: its validated data, or 400 with every field's
+    problem (DRF's ValidationError)."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
 
 class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
     """Base for the API's views: JSON in, JSON out (the Swagger UI is the browsable version)."""
@@ -211,13 +227,6 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
 
     def required_scope(self, request) -> str:
         return scope_by_method(request, read=self.read_scope)
-
-    def check_permissions(self, request) -> None:
-        # Callers without credentials are counted per IP before they are refused, so probing
-        # the API anonymously is rate limited too (DRF would only throttle after a 401).
-        if not request.user.is_authenticated:
-            self.check_throttles(request)
-        super().check_permissions(request)
 
     @property
     def pinned_workspace_id(self) -> int | None:
@@ -238,18 +247,14 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
             raise WorkspaceNotFound(slug)
         return workspace
 
-    def workspace_id_to_read(self, slug: str | None, *, default_personal: bool = False):
+    def workspace_id_to_read(self, slug: str | None) -> int | None:
         """The workspace a read is restricted to: the one `?workspace=` names, else the key's
-        pinned one, else (`default_personal`) the user's personal workspace, else None (all of
-        the user's workspaces)."""
+        pinned one, else None (the selectors' default: all of the user's workspaces, or for
+        tags their personal one)."""
         workspace = self.workspace_param(slug)
         if workspace is not None:
             return workspace.pk
-        if self.pinned_workspace_id is not None:
-            return self.pinned_workspace_id
-        if default_personal:
-            return personal_workspace_of(self.request.user).pk
-        return None
+        return self.pinned_workspace_id
 
     def get_link(self, code: str) -> UrlLink:
         """A link of a workspace the caller belongs to (any link for staff; only the key's

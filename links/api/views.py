@@ -7,7 +7,6 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
-from rest_framework.serializers import Serializer
 
 from links import qr
 from links.selectors import (
@@ -24,7 +23,7 @@ from links.services.create import link_create
 from links.shortlinks import link_page_url, link_short_url
 from workspaces.services import workspace_for_writing
 
-from .base import ApiView
+from .base import ApiView, validated
 from .docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
 from .serializers import (
     BulkRequestDocSerializer,
@@ -46,12 +45,6 @@ TAGS = ["links"]
 ITEM_WORKSPACE_MESSAGE = (
     "Every item of a call goes to one workspace: name it once, as `workspace` beside `items`."
 )
-
-
-def _validated(serializer_class: type[Serializer], data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class _LinkViewMixin:
@@ -99,7 +92,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         params = request.query_params.dict()
         if "tag" in request.query_params:
             params["tag"] = request.query_params.getlist("tag")  # repeatable
-        query = _validated(LinkListQuerySerializer, params)
+        query = validated(LinkListQuerySerializer, params)
         workspace_id = self.workspace_id_to_read(query.get("workspace"))
         links = link_list(
             user=request.user,
@@ -166,7 +159,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         ],
     )
     def post(self, request):
-        data = _validated(LinkCreateSerializer, request.data)
+        data = validated(LinkCreateSerializer, request.data)
         result = link_create(
             user=request.user,
             request_host=request.get_host(),
@@ -229,7 +222,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
     )
     def patch(self, request, code: str):
         link = self.get_link(code)  # 404 before 400: others' codes cannot be probed
-        data = _validated(LinkUpdateSerializer, request.data)
+        data = validated(LinkUpdateSerializer, request.data)
         link = link_update(
             code=code,
             domain=link.domain_host,
@@ -314,7 +307,7 @@ class LinkBulkView(_LinkViewMixin, ApiView):
         ],
     )
     def post(self, request):
-        call = _validated(BulkRequestSerializer, request.data)
+        call = validated(BulkRequestSerializer, request.data)
         raw_items = call["items"]
         # Refused before any item is looked at: the workspace is the whole call's.
         workspace = workspace_for_writing(
@@ -403,7 +396,7 @@ class LinkQrView(ApiView):
     )
     def get(self, request, code: str):
         link = self.get_link(code)  # 404 first: others' codes cannot be probed
-        query = _validated(QrQuerySerializer, request.query_params.dict())
+        query = validated(QrQuerySerializer, request.query_params.dict())
         return qr.file_response(
             code=link.code,
             short_url=link_short_url(link, request=request),
@@ -436,8 +429,8 @@ class TagListView(ApiView):
         ],
     )
     def get(self, request):
-        query = _validated(WorkspaceQuerySerializer, request.query_params.dict())
-        workspace_id = self.workspace_id_to_read(query.get("workspace"), default_personal=True)
+        query = validated(WorkspaceQuerySerializer, request.query_params.dict())
+        workspace_id = self.workspace_id_to_read(query.get("workspace"))
         tags = tag_list(user=request.user, workspace_id=workspace_id)
         return Response(TagSerializer(tags, many=True).data)
 

@@ -247,12 +247,6 @@ class BitlyView(WrongCredentialsThrottledMixin, APIView):
     def required_scope(self, request) -> str:
         return self.scope
 
-    def check_permissions(self, request) -> None:
-        # As links.api.base.ApiView: callers without credentials are counted before the refusal.
-        if not request.user.is_authenticated:
-            self.check_throttles(request)
-        super().check_permissions(request)
-
     def handle_exception(self, exc: Exception) -> Response:
         """Every refusal in Bitly's shape: 403 FORBIDDEN for credentials and scopes (as Bitly),
         404 NOT_FOUND for links the caller may not see, 400 INVALID_ARG_<FIELD> for values the

@@ -464,12 +464,6 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
         """An API key's scope each action needs (`version` none)."""
         return ACTION_SCOPES.get(yourls_params(request).get("action", ""))
 
-    def check_permissions(self, request) -> None:
-        # As links.api.base.ApiView: callers without credentials are counted before the refusal.
-        if not request.user.is_authenticated:
-            self.check_throttles(request)
-        super().check_permissions(request)
-
     def get(self, request: Request) -> HttpResponse:
         params = yourls_params(request)
         action = ACTIONS.get(params.get("action", ""))

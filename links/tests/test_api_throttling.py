@@ -61,6 +61,14 @@ def test_anonymous_callers_are_limited_per_ip_before_being_refused(rates):
     assert elsewhere.get("/api/v1/links/").status_code == 401
 
 
+def test_a_view_open_to_anonymous_callers_counts_each_request_once(rates):
+    """Shlink's health check needs no key: each anonymous call is one of the IP's allowance
+    (it used to count twice, once before the permission check and once by DRF)."""
+    rates(anon="4/min")
+    caller = APIClient(REMOTE_ADDR="10.0.0.3")
+    assert [caller.get("/rest/health").status_code for _ in range(5)] == [200] * 4 + [429]
+
+
 def test_x_forwarded_for_is_not_trusted_without_proxies(rates, settings):
     """Rotating a forged X-Forwarded-For must not buy a fresh budget."""
     rates(anon="2/min")

@@ -12,7 +12,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from accounts.models import ApiScope
-from links.api.base import ApiView
+from links.api.base import ApiView, validated
 from links.api.docs import error_responses
 
 from .. import selectors, services
@@ -46,11 +46,6 @@ class _WebhookView(ApiView):
     def required_scope(self, request) -> str:
         return ApiScope.WEBHOOKS_WRITE
 
-    def validated(self, serializer_class, data) -> dict:
-        serializer = serializer_class(data=data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
     def get_webhook(self, webhook_id: int) -> Webhook:
         """A webhook of the caller's workspaces (an API key: of its own workspace); 404 for
         unknown ids and for others' (never 403)."""
@@ -74,7 +69,7 @@ class WebhookListCreateView(_WebhookView):
         responses={200: WebhookSerializer(many=True), **_errors(400, 401, 403, 404, 429)},
     )
     def get(self, request):
-        query = self.validated(WebhookListQuerySerializer, request.query_params.dict())
+        query = validated(WebhookListQuerySerializer, request.query_params.dict())
         workspace_id = self.workspace_id_to_read(query.get("workspace"))
         webhooks = selectors.webhook_list(user=request.user, workspace_id=workspace_id)
         return Response(WebhookSerializer(webhooks, many=True).data)
@@ -88,7 +83,7 @@ class WebhookListCreateView(_WebhookView):
         responses={201: WebhookSerializer, **_errors(400, 401, 403, 429)},
     )
     def post(self, request):
-        data = self.validated(WebhookCreateSerializer, request.data)
+        data = validated(WebhookCreateSerializer, request.data)
         data["workspace"] = data.get("workspace") or None
         webhook = services.webhook_create(
             user=request.user, pinned_workspace_id=self.pinned_workspace_id, **data
@@ -115,7 +110,7 @@ class WebhookDetailView(_WebhookView):
     )
     def patch(self, request, webhook_id: int):
         webhook = self.get_webhook(webhook_id)  # 404 before 400
-        data = self.validated(WebhookUpdateSerializer, request.data)
+        data = validated(WebhookUpdateSerializer, request.data)
         webhook = services.webhook_update(user=request.user, webhook_id=webhook.pk, **data)
         return Response(WebhookSerializer(webhook).data)
 

@@ -13,7 +13,7 @@ from rest_framework import status
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from links.api.base import ApiView
+from links.api.base import ApiView, validated
 from links.api.docs import error_responses
 
 from .. import selectors, services
@@ -80,11 +80,6 @@ class _WorkspaceView(ApiView):
     serializer_class = WorkspaceSerializer
     pagination_class = None  # a person's workspaces and a workspace's members: plain lists
 
-    def validated(self, serializer_class, data) -> dict:
-        serializer = serializer_class(data=data)
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
-
     def get_workspace(self, slug: str) -> Workspace:
         """A workspace the caller belongs to (staff: any; an API key: its own only); 404 for
         anything else (WorkspaceNotFound)."""
@@ -124,7 +119,7 @@ class WorkspaceListCreateView(_WorkspaceView):
     def post(self, request):
         if self.pinned_workspace_id is not None:
             raise PermissionDenied(PINNED_KEY_MESSAGE)
-        data = self.validated(WorkspaceCreateSerializer, request.data)
+        data = validated(WorkspaceCreateSerializer, request.data)
         workspace = services.workspace_create(user=request.user, **data)
         return Response(
             WorkspaceSerializer(_shown([workspace])[0]).data, status=status.HTTP_201_CREATED
@@ -154,7 +149,7 @@ class WorkspaceDetailView(_WorkspaceView):
     )
     def patch(self, request, slug: str):
         workspace = self.get_workspace(slug)  # 404 before 400
-        data = self.validated(WorkspaceUpdateSerializer, request.data)
+        data = validated(WorkspaceUpdateSerializer, request.data)
         workspace = services.workspace_rename(by=request.user, workspace=workspace, **data)
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
@@ -188,7 +183,7 @@ class MemberListCreateView(_WorkspaceView):
     )
     def post(self, request, slug: str):
         workspace = self.get_workspace(slug)
-        data = self.validated(MemberAddSerializer, request.data)
+        data = validated(MemberAddSerializer, request.data)
         membership = services.member_add(
             by=request.user, workspace=workspace, username=data["user"], role=data["role"]
         )
@@ -210,7 +205,7 @@ class MemberDetailView(_WorkspaceView):
     )
     def patch(self, request, slug: str, username: str):
         workspace = self.get_workspace(slug)
-        data = self.validated(MemberUpdateSerializer, request.data)
+        data = validated(MemberUpdateSerializer, request.data)
         membership = services.member_set_role(
             by=request.user, workspace=workspace, username=username, role=data["role"]
         )
