@@ -704,10 +704,7 @@ def latest_visits(*, link, limit: int = 50, include_bots: bool = True) -> QueryS
 
     `include_bots=False` keeps people's visits only: on a link shared in chat or crawled, bots
     and link previews otherwise fill the list (the stats page shows them on request)."""
-    visits = VisitRecord.objects.filter(link=link)
-    if not include_bots:
-        visits = visits.filter(is_bot=False)
-    return visits.order_by("-visit_time", "-id")[:limit]
+    return visit_list(link=link, include_bots=include_bots)[:limit]
 
 
 def visit_list(

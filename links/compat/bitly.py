@@ -362,7 +362,6 @@ class BitlinkView(BitlyView):
             workspace_id=pinned_workspace_id(request.auth),
             **changes,
         )
-        link.refresh_from_db()
         return Response(bitlink(request, link))
 
 

@@ -558,33 +558,6 @@ def link_import(
     return importer.report
 
 
-def link_import_file(
-    *,
-    user: AbstractBaseUser,
-    data: bytes,
-    fmt: str | None = None,
-    domain: str | None = None,
-    on_taken_code: str = "new",
-    dry_run: bool = False,
-    request_host: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    workspace: Workspace | str | None = None,
-) -> ImportReport:
-    """link_import of a file's bytes (links.importers.parse_file: the format detected unless
-    `fmt` names it); ImportFileError when the file cannot be read at all."""
-    parsed = parse_file(data, fmt)
-    return link_import(
-        user=user,
-        parsed=parsed,
-        domain=domain,
-        on_taken_code=on_taken_code,
-        dry_run=dry_run,
-        request_host=request_host,
-        progress=progress,
-        workspace=workspace,
-    )
-
-
 # --- Uploads run in the background -------------------------------------------------------------
 
 # Sent by name: the task module imports this one (links.tasks.link_import_task).
