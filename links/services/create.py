@@ -149,6 +149,7 @@ def prepare_link(
     variants: list | None = None,
     domain: str | None = None,
     workspace: Workspace | None = None,
+    password_hashes: dict[str, str] | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -157,6 +158,8 @@ def prepare_link(
     `domain`: the short domain's host (links.services.domains); none: the default one.
     `workspace`: where the link goes, resolved by the caller (workspace_for_writing); none:
     the user's personal workspace.
+    `password_hashes`: a caller preparing many links passes one dict for all of them, so each
+    distinct password is hashed once (links.services.gates.hash_password).
     """
     # The refusals themselves, not only their messages: their codes say what kind each is.
     errors: dict[str, list[ValidationError]] = {}
@@ -196,7 +199,7 @@ def prepare_link(
     if errors:
         raise ValidationError(errors)
     # Hashed only once everything is valid: a hash costs ~0.3 s of CPU.
-    password_hash = hash_password(password)
+    password_hash = hash_password(password, hashed=password_hashes)
     pass_query = True if pass_query is None else bool(pass_query)
     archived = bool(archived)
     # UTM values are part of the URL: a plain request for the same final URL may reuse a link.
