@@ -308,7 +308,15 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return back
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = {**(extra_context or {}), "can_revoke": self.has_revoke_permission(request)}
+        link = self.get_object(request, object_id)
+        extra_context = {
+            **(extra_context or {}),
+            "can_revoke": self.has_revoke_permission(request),
+            # Tags, UTM, rules, variants, archived and the destination are edited where
+            # marketers edit them, the dashboard's form: one form and one service, not a second
+            # editor here. Staff who may change links may open any link's form there.
+            "edit_url": link_page_url("link_edit", link) if link is not None else "",
+        }
         return super().change_view(request, object_id, form_url, extra_context)
 
     @admin.action(

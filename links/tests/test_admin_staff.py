@@ -77,3 +77,49 @@ def test_make_runs_message_names_the_host_and_port_it_serves(monkeypatch, capsys
     out = capsys.readouterr().out
     assert "http://localhost:8123/admin/" in out
     assert "http://localhost:8123/dashboard/" in out
+
+
+def test_staff_edit_another_user_s_tags_rules_and_split_from_the_link_page(admin_client, user):
+    """The admin shows rules, variants and tags; they are changed in the dashboard's form,
+    which the link page's button opens for staff on any user's link."""
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/spring")
+    html = admin_client.get(reverse("admin:links_urllink_change", args=[link.pk])).content.decode()
+    edit_url = reverse("link_edit", args=[link.code])
+    assert f'href="{edit_url}"' in html
+
+    assert admin_client.get(edit_url).status_code == 200
+    response = admin_client.post(
+        edit_url,
+        {
+            "long_url": link.long_url,
+            "redirect_type": "302",
+            "pass_query": "on",
+            "tags": "spring, mail",
+            "rule_0_country": "DE",
+            "rule_0_url": "https://example.com/de",
+            "variant_0_url": "https://example.com/a",
+            "variant_0_weight": "70",
+            "variant_1_url": "https://example.com/b",
+            "variant_1_weight": "30",
+        },
+    )
+
+    assert response.status_code == 302, response.context["form"].errors
+    link.refresh_from_db()
+    assert sorted(tag.name for tag in link.tags.all()) == ["mail", "spring"]
+    assert link.rules == [{"country": "DE", "url": "https://example.com/de"}]
+    assert [variant["weight"] for variant in link.variants] == [70, 30]
+    page = admin_client.get(reverse("admin:links_urllink_change", args=[link.pk])).content
+    assert "70% → https://example.com/a" in page.decode()
+
+
+def test_staff_who_may_only_look_get_no_edit_button(client, user, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    looker = django_user_model.objects.create_user("looker", password="x", is_staff=True)
+    looker.user_permissions.add(Permission.objects.get(codename="view_urllink"))
+    client.force_login(looker)
+    link = UrlLinkFactory(owner=user)
+    html = client.get(reverse("admin:links_urllink_change", args=[link.pk])).content.decode()
+    assert "Revoke this link" not in html
+    assert reverse("link_edit", args=[link.code]) not in html
