@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from links.services.change import link_cache_refresh, link_revoke, link_update
 from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
+from links.services.gates import visits_used
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
@@ -243,7 +244,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def visit_limit(self, link: UrlLink) -> str:
         if link.max_visits is None:
             return "none"
-        return f"{link.visits_used:,} of {link.max_visits:,} used"
+        return f"{visits_used(link):,} of {link.max_visits:,} used"
 
     @admin.display(description="status")
     def status_label(self, link: UrlLink) -> str:

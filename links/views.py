@@ -56,6 +56,7 @@ from .selectors import (
     tag_list,
 )
 from .services import change, create, imports
+from .services.gates import visits_used
 from .services.policy import LinkRevoked, ensure_changeable
 from .services.utm import UTM_FIELDS
 from .shortcuts import changeable_link_or_404, visible_link_or_404
@@ -317,6 +318,7 @@ def link_edit(request: HttpRequest, code: str) -> HttpResponse:
             "link": link,
             "short_url": link_short_url(link, request=request),
             "tag_suggestions": _tag_suggestions(request),
+            "visits_used": visits_used(link),
         },
     )
 

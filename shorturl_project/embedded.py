@@ -31,6 +31,7 @@ from analytics import services as analytics_services
 from analytics.capture import forward_spooled_visits
 from links import cache as link_cache
 from links import selectors as link_selectors
+from links import visit_caps
 from links.codes import pool
 from links.services import imports as link_imports
 from webhooks import services as webhook_services
@@ -82,6 +83,7 @@ def _node_runners() -> dict[str, list[Job]]:
             ],
             RUNNER_LOCK: [
                 Job("forward spooled visits", settings.NODE_SYNC_SECONDS, forward_spooled_visits),
+                Job("save visit caps", VISIT_CAPS_SAVE_SECONDS, visit_caps.save_counts),
                 Job(
                     "complete the code set",
                     CODE_SET_CHECK_SECONDS,
@@ -106,6 +108,7 @@ def _node_runners() -> dict[str, list[Job]]:
                 analytics_services.aggregate_hourly,
             ),
             Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
+            Job("save visit caps", VISIT_CAPS_SAVE_SECONDS, visit_caps.save_counts),
             Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
         ],
         # Its own thread: a receiver that takes its whole timeout to answer must never hold up
@@ -123,6 +126,9 @@ def _node_runners() -> dict[str, list[Job]]:
 # How often a node checks that the set of generated codes is loaded, and (embedded mode) that
 # its code filter is complete (see links.cache).
 CODE_SET_CHECK_SECONDS = 30.0
+# How often a node writes its visit cap counters back to the link rows (links.visit_caps): what
+# a lost counter can cost is the visits taken since.
+VISIT_CAPS_SAVE_SECONDS = 2.0
 # How often the embedded runner looks for files uploaded on the import page (someone is
 # watching the page: seconds, not minutes).
 IMPORT_CHECK_SECONDS = 2.0

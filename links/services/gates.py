@@ -7,6 +7,7 @@ from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 
 from ..models import UrlLink
+from ..visit_caps import live_counts
 
 PASSWORD_MIN_LENGTH = 4
 PASSWORD_MAX_LENGTH = 128
@@ -78,8 +79,16 @@ def validate_max_visits(max_visits: int | None) -> int | None:
     return max_visits
 
 
+def visits_used(link: UrlLink) -> int:
+    """How many of its visits people have taken: the live counter (links.visit_caps), which
+    the link row's `visits_used` follows a few seconds behind."""
+    if link.max_visits is None:
+        return link.visits_used
+    return live_counts({link.pk: link.visits_used})[link.pk]
+
+
 def visits_left(link: UrlLink) -> int | None:
     """How many more people the link lets through; None when it has no cap."""
     if link.max_visits is None:
         return None
-    return max(0, link.max_visits - link.visits_used)
+    return max(0, link.max_visits - visits_used(link))
