@@ -9,13 +9,14 @@ threads) and all on loopback:
   redis-server, with a Celery worker and beat started the way `make worker`/`make beat` do).
 
 Each contender is loaded by wrk in turn, for a few rounds, so machine noise hits all of them;
-the ratios are the figures to quote. Then, in each mode, links with targeting rules (a row beside
-the plain figure of the same run); services mode with its Celery worker paused; in each
-mode, unknown codes of both shapes (made-up codes of the generated shape never repeated); and in
-services mode a cold cache over `--cold-links` links. Afterwards it waits until the visits
-stored equal the redirects wrk saw answered (wrk stops with a request or so in flight per
-connection, so a few more may be stored, never fewer), reports the resident memory of every
-web and Celery worker process, and stops everything it started.
+the ratios are the figures to quote. Then, in each mode, gated links: with targeting rules, and
+with a visit cap never reached (rows beside the plain figure of the same run); services mode
+with its Celery worker paused; in each mode, unknown codes of both shapes (made-up codes of the
+generated shape never repeated); and in services mode a cold cache over `--cold-links` links.
+Afterwards it waits until the visits stored equal the redirects wrk saw answered (wrk stops
+with a request or so in flight per connection, so a few more may be stored, never fewer),
+reports the resident memory of every web and Celery worker process, and stops everything it
+started.
 
     .venv/bin/python bench/serve_bench.py [--seconds 8] [--rounds 3] [--json out.json]
 """
@@ -40,8 +41,9 @@ from pathlib import Path
 from processes import answers_http, free_port, mariadb, start, stop, wait_until
 from workload import (
     DESKTOP_CHROME,
+    GATED_OPTIONS,
+    create_gated_links,
     create_links,
-    create_links_with_rules,
     shell_json,
     wrk_fresh_codes_script,
     wrk_script,
@@ -322,16 +324,18 @@ def main() -> None:
         ]
         for name in contenders:
             wait_for(bench.ports[name], bench.procs[name])
-        scripts, rule_scripts = {}, {}
+        scripts: dict[str, Path] = {}
+        gated_scripts: dict[tuple[str, str], Path] = {}
         for mode in modes:
             codes = create_links(args.links, bench.env[mode])
             scripts[mode] = wrk_script(codes, bench.workdir / f"{mode}-codes.lua")
             # Made now, while nothing writes: after the rounds the embedded runner is still
             # rolling their visits up, and SQLite's one writer lock made this create time out.
-            codes = create_links_with_rules(args.links, bench.env[mode])
-            rule_scripts[mode] = wrk_script(
-                codes, bench.workdir / f"{mode}-rules.lua", DESKTOP_CHROME
-            )
+            for kind in GATED_OPTIONS:
+                codes = create_gated_links(kind, args.links, bench.env[mode])
+                gated_scripts[mode, kind] = wrk_script(
+                    codes, bench.workdir / f"{mode}-{kind}.lua", DESKTOP_CHROME
+                )
             url = f"http://127.0.0.1:{bench.ports[mode]}"
             answered[mode] += wrk(url, 2, 8, scripts[mode])["count"]  # warm every worker
 
@@ -356,21 +360,20 @@ def main() -> None:
         extra["seconds to store each round's visits"] = quiesced
         print(f"seconds until each round's visits were stored: {quiesced}", flush=True)
 
-        # Links with rules (issue #15), right after the plain rounds so both figures come from
-        # one run: decided in links/gates.py (User-Agent parsed, address looked up, visit
-        # recorded with its destination) instead of the fused read-and-count.
-        for mode in modes:
-            script = rule_scripts[mode]
+        # Gated links (issue #15), right after the plain rounds so both figures come from one
+        # run: decided in links/gates.py instead of the fused read-and-count (links with rules:
+        # User-Agent parsed, address looked up, visit recorded with its destination; capped
+        # links: one row UPDATE per person's click).
+        for (mode, kind), script in gated_scripts.items():
             url = f"http://127.0.0.1:{bench.ports[mode]}"
             answered[mode] += wrk(url, 2, 8, script)["count"]  # warm every worker
             wait_stored(bench, mode, answered[mode])
             result = wrk(url, args.seconds, args.connections, script)
             answered[mode] += result["count"]
             wait_stored(bench, mode, answered[mode])
-            extra[f"link with rules ({mode})"] = result
+            extra[f"{kind} link ({mode})"] = result
             print(
-                f"{mode} link with rules: {result['rps']:.0f} req/s "
-                f"(p99 {result['p99_ms']:.1f} ms)",
+                f"{mode} {kind} link: {result['rps']:.0f} req/s (p99 {result['p99_ms']:.1f} ms)",
                 flush=True,
             )
 
@@ -493,6 +496,9 @@ def cold_cache(bench: Bench, args: argparse.Namespace) -> dict:
     return result
 
 
+GATED_LABELS = {"rules": "link with rules", "capped": "capped link (cap never reached)"}
+
+
 def summarise(args, modes, raw, answered, stored, extra, rss) -> list[dict]:
     nginx_rps = median(raw["nginx return 302"]["rps"]) if "nginx return 302" in raw else None
     rows = []
@@ -540,13 +546,15 @@ def summarise(args, modes, raw, answered, stored, extra, rss) -> list[dict]:
             }
         )
     for mode in modes:
-        key = f"link with rules ({mode})"
-        if key in extra:
+        for kind in GATED_OPTIONS:
+            key = f"{kind} link ({mode})"
+            if key not in extra:
+                continue
             hit = median(raw[mode]["rps"])
             value = extra[key]["rps"]
             rows.append(
                 {
-                    "target": f"redirect, link with rules, {mode}",
+                    "target": f"redirect, {GATED_LABELS[kind]}, {mode}",
                     "measured": f"{value:,.0f} req/s = {value / hit:.2f}x plain link, "
                     f"p99 {extra[key]['p99_ms']:.1f} ms",
                     "goal": "reported",

@@ -17,17 +17,29 @@ _CREATE = (
 )
 
 
-# Links with rules (issue #15): a phone-from-China rule and a language rule that a desktop Chrome
-# from the loopback address does not meet, so every request parses its User-Agent (cached per
-# process), looks the address up and falls through to the long URL: the whole rule path.
-_CREATE_WITH_RULES = (
+# Gated links (issue #15), each kind decided by links/gates.py instead of the plain fused
+# read-and-count:
+# - "rules": a phone-from-China rule and a language rule that a desktop Chrome from the loopback
+#   address does not meet, so every request parses its User-Agent (cached per process), looks
+#   the address up and falls through to the long URL: the whole rule path;
+# - "capped": a visit cap never reached, so every person's click takes one of its visits (the
+#   conditional UPDATE of the link row) and goes through.
+GATED_OPTIONS = {
+    "rules": {
+        "rules": [
+            {"device": "mobile", "country": "CN", "url": "https://example.com/cn"},
+            {"language": "zh", "url": "https://example.com/zh"},
+        ]
+    },
+    "capped": {"max_visits": 2_000_000_000},
+}
+_CREATE_GATED = (
     "from django.contrib.auth.models import User\n"
     "from links.services.create import link_create\n"
-    "u, _ = User.objects.get_or_create(username='bench-rules')\n"
-    "rules = [{{'device': 'mobile', 'country': 'CN', 'url': 'https://example.com/cn'}},\n"
-    "         {{'language': 'zh', 'url': 'https://example.com/zh'}}]\n"
-    "codes = [link_create(user=u, long_url=f'https://example.com/r/{{i}}', rules=rules).link.code\n"
-    "         for i in range({count})]\n"
+    "u, _ = User.objects.get_or_create(username='bench-{kind}')\n"
+    "options = {options}\n"
+    "codes = [link_create(user=u, long_url=f'https://example.com/{kind}/{{i}}', **options)\n"
+    "         .link.code for i in range({count})]\n"
     "import json; print(json.dumps(codes))\n"
 )
 DESKTOP_CHROME = (
@@ -57,9 +69,10 @@ def create_links(count: int, env: dict, python: str = sys.executable) -> list[st
     return shell_json(_CREATE.format(count=count), env, python)
 
 
-def create_links_with_rules(count: int, env: dict, python: str = sys.executable) -> list[str]:
-    """Shorten `count` URLs with targeting rules (_CREATE_WITH_RULES); returns their codes."""
-    return shell_json(_CREATE_WITH_RULES.format(count=count), env, python)
+def create_gated_links(kind: str, count: int, env: dict, python: str = sys.executable) -> list[str]:
+    """Shorten `count` URLs with GATED_OPTIONS[kind] (rules, or a cap); returns their codes."""
+    script = _CREATE_GATED.format(kind=kind, options=repr(GATED_OPTIONS[kind]), count=count)
+    return shell_json(script, env, python)
 
 
 def wrk_script(codes: list[str], path: Path, user_agent: str = "") -> Path:
