@@ -7,7 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from workspaces.models import WRITER_ROLES
+from workspaces.models import WRITER_ROLES, Workspace
 from workspaces.selectors import personal_workspace_of, role_in
 
 from ..models import TAG_MAX_LENGTH, Tag, UrlLink
@@ -112,27 +112,51 @@ def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[st
 # thousands of deliveries per webhook.
 
 
-def _tag_to_change(
-    *, user: AbstractBaseUser, workspace_id: int | None, tag: str, lock: bool = False
-) -> Tag:
-    """The workspace's tag named `tag` (any case; default workspace: the user's personal one) if
-    `user` may change it: an owner or editor. Not a member, or no such tag: TagNotFound (told
-    apart to nobody); a viewer: PermissionDenied."""
+class TagNameTaken(Exception):
+    """A rename that may not merge (tag_rename's `merge=False`) met a name another tag of the
+    workspace already has."""
+
+    def __init__(self, old_name: str, new_name: str):
+        super().__init__(f"The tag “{new_name}” already exists.")
+        self.old_name, self.new_name = old_name, new_name
+
+
+def _writable_workspace(
+    *, user: AbstractBaseUser, workspace_id: int | None, tag: str = ""
+) -> tuple[int, str]:
+    """(workspace id, `user`'s role there): the given workspace, else the user's personal one.
+    Not a member: TagNotFound (the workspace's tags are not theirs to see)."""
     if workspace_id is None:
         workspace_id = personal_workspace_of(user).pk
     role = role_in(user=user, workspace_id=workspace_id)
-    if role is None or not isinstance(tag, str):
+    if role is None:
         raise TagNotFound(tag)
-    tags = Tag.objects.select_related("workspace")
-    if lock:
-        tags = tags.select_for_update()
-    found = tags.filter(workspace_id=workspace_id, key=tag_key(tag)).first()
-    if found is None:
-        raise TagNotFound(tag)
+    return workspace_id, role
+
+
+def _refuse_viewers(role: str, workspace) -> None:
     if role not in WRITER_ROLES:
         raise PermissionDenied(
-            f"Viewers of the workspace {found.workspace.slug!r} cannot change its tags."
+            f"Viewers of the workspace {workspace.slug!r} cannot change its tags."
         )
+
+
+def _tag_to_change(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) -> Tag:
+    """The workspace's tag named `tag` (any case; default workspace: the user's personal one),
+    locked, if `user` may change it: an owner or editor. Not a member, or no such tag:
+    TagNotFound (told apart to nobody); a viewer: PermissionDenied."""
+    workspace_id, role = _writable_workspace(user=user, workspace_id=workspace_id, tag=tag)
+    if not isinstance(tag, str):
+        raise TagNotFound(tag)
+    found = (
+        Tag.objects.select_related("workspace")
+        .select_for_update()
+        .filter(workspace_id=workspace_id, key=tag_key(tag))
+        .first()
+    )
+    if found is None:
+        raise TagNotFound(tag)
+    _refuse_viewers(role, found.workspace)
     return found
 
 
@@ -156,21 +180,29 @@ def _merge(*, source: Tag, target: Tag) -> None:
     source.delete()  # its link rows go with it
 
 
-def tag_rename(*, user: AbstractBaseUser, workspace_id: int | None, tag: str, new_name) -> Tag:
+def tag_rename(
+    *,
+    user: AbstractBaseUser,
+    workspace_id: int | None,
+    tag: str,
+    new_name,
+    merge: bool = True,
+) -> Tag:
     """Rename the workspace's tag `tag` (any case; workspace_id None: the user's personal
     workspace) to `new_name`, for its owners and editors.
 
     A new spelling of the same name (`spring` → `Spring`) just changes the spelling. A name
     another tag of the workspace already has (any case) merges the two: this tag's links get
     that tag, which keeps its own spelling, and this tag goes. Returns the tag its links now
-    carry, with `merged` (whether it was such a merge) and `link_count` set.
+    carry, with `merged` (whether it was such a merge) and `link_count` set. `merge=False`
+    refuses such a rename with TagNameTaken instead (Shlink's API calls it a conflict).
 
     TagNotFound: no such tag, or not a member; PermissionDenied: a viewer; ValidationError
     ({"name": [...]}) for a name clean_tags refuses.
     """
     with transaction.atomic():
         # Not found and forbidden before invalid: others' tags cannot be probed by name.
-        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag, lock=True)
+        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
         name = clean_tag_name(new_name)
         key = tag_key(name)
         merged = False
@@ -191,6 +223,8 @@ def tag_rename(*, user: AbstractBaseUser, workspace_id: int | None, tag: str, ne
                     other = Tag.objects.get(workspace_id=found.workspace_id, key=key)
             if other is not None:
                 found.refresh_from_db(fields=["name", "key"])
+                if not merge:
+                    raise TagNameTaken(found.name, name)
                 _merge(source=found, target=other)
                 result, merged = other, True
             else:
@@ -206,7 +240,25 @@ def tag_delete(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) ->
     stay). Returns how many links it was taken from. TagNotFound: no such tag, or not a member;
     PermissionDenied: a viewer."""
     with transaction.atomic():
-        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag, lock=True)
+        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
         untagged = found.links.count()
         found.delete()
     return untagged
+
+
+def tag_delete_many(*, user: AbstractBaseUser, workspace_id: int | None, tags: list[str]) -> int:
+    """tag_delete for each of `tags` the workspace has, together; names it does not have are
+    skipped (Shlink's delete). Returns how many tags went. TagNotFound: not a member;
+    PermissionDenied: a viewer, whatever the names."""
+    with transaction.atomic():
+        workspace_id, role = _writable_workspace(user=user, workspace_id=workspace_id)
+        if role not in WRITER_ROLES:
+            _refuse_viewers(role, Workspace.objects.get(pk=workspace_id))
+        keys = {tag_key(name) for name in tags if isinstance(name, str)}
+        ids = list(
+            Tag.objects.select_for_update()
+            .filter(workspace_id=workspace_id, key__in=keys)
+            .values_list("pk", flat=True)
+        )
+        Tag.objects.filter(pk__in=ids).delete()  # their link rows go with them
+    return len(ids)
