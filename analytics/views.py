@@ -27,8 +27,7 @@ from links.services.tags import tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
-from workspaces.current import current_workspace
-from workspaces.selectors import can_write
+from workspaces.current import can_write_current, current_workspace
 
 from . import geodata, selectors
 from .charts import breakdown_cards, breakdown_tables, chart_data
@@ -230,7 +229,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
             "tag": found,
             "rows": rows,
             "my_links_query": urlencode(my_links),
-            "may_change_tag": can_write(user=request.user, workspace_id=workspace.pk),
+            "may_change_tag": can_write_current(request),
             "rename_form": rename_form,
         },
         status=400 if rename_form.errors else 200,
