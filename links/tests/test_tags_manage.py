@@ -288,3 +288,13 @@ def test_api_keys_need_links_write_and_act_in_their_own_workspace_only(acme):
     }
     assert _tags(acme.workspace.pk) == {"go": "Go"}
     assert _tags(personal_workspace_of(acme.owner).pk) == {"launch": "launch"}
+
+
+def test_api_a_tag_ending_in_stats_meets_the_stats_path(user):
+    """The documented limit: `x/stats` sent as `x%2Fstats` is the path of x's stats."""
+    _link(user, 1, ["x/stats"])
+
+    response = client_for(user).delete("/api/v1/tags/x%2Fstats/")
+
+    assert response.status_code == 405
+    assert _tags(personal_workspace_of(user).pk) == {"x/stats": "x/stats"}
