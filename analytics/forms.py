@@ -120,3 +120,15 @@ class StatsRangeForm(forms.Form):
             start = utc_hour(max(first or end, ranges.EARLIEST))
             return TimeRange(key, min(start, end - dt.timedelta(hours=1)), end)
         return TimeRange(key, end - PRESETS[key], end)
+
+
+class TagRenameForm(forms.Form):
+    """The tag stats page's rename form: shape only; links.services.tags has the rules (an
+    empty name is its refusal, said in its words)."""
+
+    name = forms.CharField(
+        label="New name",
+        required=False,
+        strip=False,
+        help_text="The name of another of your tags merges the two.",
+    )

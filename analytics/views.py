@@ -11,24 +11,28 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_http_methods
 
 from links.cache import redirect_location
 from links.codes import pool
+from links.forms import add_service_errors
 from links.selectors import TagNotFound, link_list, tag_get
+from links.services.tags import tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
-from workspaces.current import current_workspace
+from workspaces.current import can_write_current, current_workspace
 
 from . import geodata, selectors
 from .charts import breakdown_cards, breakdown_tables, chart_data
 from .enrich import asn_reader, city_db_path
-from .forms import StatsRangeForm, TimeRange
+from .forms import StatsRangeForm, TagRenameForm, TimeRange
 
 
 def _range_form(
@@ -128,16 +132,68 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     )
 
 
+def _links(count: int) -> str:
+    return f"{count} link" if count == 1 else f"{count} links"
+
+
+def _tag_change(request: HttpRequest, *, workspace_id: int, tag, form: TagRenameForm):
+    """The tag page's POST (`action` rename or delete) through the tag services: a redirect
+    with a message once done, None when the rename form has errors to show. A viewer meets
+    the services' PermissionDenied (403)."""
+    action = request.POST.get("action")
+    if action == "delete":
+        untagged = tag_delete(user=request.user, workspace_id=workspace_id, tag=tag.name)
+        messages.success(
+            request,
+            f"Deleted the tag “{tag.name}”. It came off {_links(untagged)}; the links stay as "
+            "they were.",
+        )
+        return redirect("dashboard")
+    if action != "rename":
+        return HttpResponse("Unknown action.", status=400)
+    form.is_valid()
+    try:
+        renamed = tag_rename(
+            user=request.user,
+            workspace_id=workspace_id,
+            tag=tag.name,
+            new_name=form.cleaned_data.get("name", ""),
+        )
+    except ValidationError as error:
+        add_service_errors(form, error)
+        return None
+    if renamed.merged:
+        messages.success(
+            request,
+            f"Merged “{tag.name}” into your existing tag “{renamed.name}”: its links carry "
+            f"“{renamed.name}” now ({_links(renamed.link_count)} in all).",
+        )
+    elif renamed.name != tag.name:
+        messages.success(request, f"Renamed the tag “{tag.name}” to “{renamed.name}”.")
+    else:
+        messages.info(request, f"The tag is already called “{renamed.name}”.")
+    return redirect("tag_stats", renamed.name)
+
+
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     """One of the current workspace's tags: the link stats page's cards summed over the links
     carrying it (a person who visited several counts once), and each link's own clicks. Tags
-    belong to a workspace: staff too see only their current workspace's."""
+    belong to a workspace: staff too see only their current workspace's. Its owners and
+    editors rename or delete the tag here (POST)."""
     workspace = current_workspace(request)
     try:
         found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
     except TagNotFound:
         raise Http404("No such tag") from None
+    rename_form = TagRenameForm(
+        request.POST if request.method == "POST" else None, initial={"name": found.name}
+    )
+    if request.method == "POST":
+        done = _tag_change(request, workspace_id=workspace.pk, tag=found, form=rename_form)
+        if done is not None:
+            return done
     # Archived and stopped links included, as in the API's tag stats.
     links = list(
         link_list(user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk)
@@ -173,7 +229,10 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
             "tag": found,
             "rows": rows,
             "my_links_query": urlencode(my_links),
+            "may_change_tag": can_write_current(request),
+            "rename_form": rename_form,
         },
+        status=400 if rename_form.errors else 200,
     )
 
 

@@ -12,8 +12,9 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from links.api.base import api_exception_handler
-from links.selectors import AmbiguousCode, LinkNotFound
+from links.selectors import AmbiguousCode, LinkNotFound, TagNotFound
 from links.services.policy import ALIAS_TAKEN, LinkRevoked
+from links.services.tags import TagNameTaken
 
 from .auth import InvalidApiKey
 
@@ -27,6 +28,8 @@ INVALID_API_KEY = _ERROR + "invalid-api-key"
 NOT_FOUND = _ERROR + "not-found"
 DOMAIN_NOT_FOUND = _ERROR + "domain-not-found"
 MERCURE_NOT_CONFIGURED = _ERROR + "mercure-not-configured"
+TAG_NOT_FOUND = _ERROR + "tag-not-found"
+TAG_CONFLICT = _ERROR + "tag-conflict"
 # Errors Shlink has no type for (rate limits, outages, methods): RFC 7807's default, whose title
 # is the status's phrase.
 ABOUT_BLANK = "about:blank"
@@ -41,6 +44,7 @@ SHLINK_FIELDS = {
     "title": "title",
     "tags": "tags",
     "domain": "domain",
+    "name": "newName",  # a tag's new name (PUT /rest/v3/tags)
 }
 
 
@@ -141,6 +145,24 @@ def to_problem(exc: Exception, context: dict) -> dict | None:
             f'No URL found with short code "{code}"{where}',
             shortCode=code,
             domain=domain or None,
+        )
+    if isinstance(exc, TagNotFound):
+        tag = str(exc.args[0]) if exc.args else ""
+        return problem(
+            404,
+            TAG_NOT_FOUND,
+            "Tag not found",
+            f'Tag with name "{tag}" could not be found',
+            tag=tag,
+        )
+    if isinstance(exc, TagNameTaken):
+        return problem(
+            409,
+            TAG_CONFLICT,
+            "Tag conflict",
+            f"You cannot rename tag {exc.old_name} to {exc.new_name}, because it already exists",
+            oldName=exc.old_name,
+            newName=exc.new_name,
         )
     if isinstance(exc, DjangoValidationError):
         if _taken_alias(exc):

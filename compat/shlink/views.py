@@ -34,6 +34,7 @@ from links.selectors import (
 )
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
+from links.services.tags import tag_delete_many, tag_rename
 from links.shortlinks import link_short_url
 from shorturl_project.health import check_database
 from workspaces.selectors import personal_workspace_of
@@ -343,6 +344,34 @@ class TagsView(ShlinkView):
             names = [name for name in names if search in name.lower()]
         rows, pagination = shapes.page(names, page_number=1, per_page=None)
         return Response({"tags": {"data": rows, "pagination": pagination}})
+
+    def put(self, request):
+        """Rename a tag of the key's workspace (else the personal one). Onto another tag's name
+        is Shlink's conflict (409), not the native API's merge."""
+        data = validated(RenameTagSerializer, request.data)
+        tag_rename(
+            user=request.user,
+            workspace_id=self.pinned_workspace_id,
+            tag=data["oldName"],
+            new_name=data["newName"],
+            merge=False,
+        )
+        return Response(status=204)
+
+    def delete(self, request):
+        """Delete the `tags[]` named (unknown names skipped, as Shlink does); links stay."""
+        params = request.query_params
+        tag_delete_many(
+            user=request.user,
+            workspace_id=self.pinned_workspace_id,
+            tags=params.getlist("tags[]") or params.getlist("tags"),
+        )
+        return Response(status=204)
+
+
+class RenameTagSerializer(serializers.Serializer):
+    oldName = serializers.CharField()
+    newName = serializers.CharField(allow_blank=True, trim_whitespace=False)
 
 
 class TagsStatsView(ShlinkView):

@@ -751,6 +751,26 @@ class TagSerializer(serializers.Serializer):
     )
 
 
+class TagRenameSerializer(serializers.Serializer):
+    """The body of PATCH /api/v1/tags/{tag}/ (the tag rules are the service's: clean_tags)."""
+
+    name = serializers.CharField(
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="The new name (trimmed; at most 50 characters, no commas). The name of another "
+        "tag of the workspace, any case, merges this one into it.",
+    )
+
+
+class TagRenamedSerializer(TagSerializer):
+    """A renamed tag: a tag of GET /api/v1/tags/, and whether it was merged into another."""
+
+    merged = serializers.BooleanField(
+        help_text="True when the workspace already had a tag of that name: this tag's links now "
+        "carry that one (which kept its spelling), and this tag is gone."
+    )
+
+
 class DomainSerializer(serializers.Serializer):
     """A short domain of GET /api/v1/domains/."""
 

@@ -7,6 +7,7 @@ from .views import (
     LinkDetailView,
     LinkListCreateView,
     LinkQrView,
+    TagDetailView,
     TagListView,
 )
 
@@ -16,6 +17,9 @@ urlpatterns = [
     path("links/<str:code>/", LinkDetailView.as_view(), name="api-link-detail"),
     path("links/<str:code>/qr/", LinkQrView.as_view(), name="api-link-qr"),
     path("tags/", TagListView.as_view(), name="api-tag-list"),
+    # <path:>: a tag may hold a slash (`spring/summer`), sent as %2F. After the tag stats'
+    # pattern (analytics.api.urls is included first).
+    path("tags/<path:tag>/", TagDetailView.as_view(), name="api-tag-detail"),
     path("domains/", DomainListView.as_view(), name="api-domain-list"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),

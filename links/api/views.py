@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
@@ -20,6 +20,7 @@ from links.selectors import (
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
+from links.services.tags import tag_delete, tag_rename
 from links.shortlinks import link_page_url, link_short_url
 from workspaces.services import workspace_for_writing
 
@@ -36,6 +37,8 @@ from .serializers import (
     LinkSerializer,
     LinkUpdateSerializer,
     QrQuerySerializer,
+    TagRenamedSerializer,
+    TagRenameSerializer,
     TagSerializer,
     WorkspaceQuerySerializer,
     validate_create_items,
@@ -433,6 +436,85 @@ class TagListView(ApiView):
         workspace_id = self.workspace_id_to_read(query.get("workspace"))
         tags = tag_list(user=request.user, workspace_id=workspace_id)
         return Response(TagSerializer(tags, many=True).data)
+
+
+TAG_PARAMETER = OpenApiParameter(
+    "tag",
+    str,
+    OpenApiParameter.PATH,
+    description="A tag's name, any case (a `/` in it is sent as `%2F`).",
+)
+TAG_WRITE_DESCRIPTION = (
+    "The tag is a workspace's: `workspace=<slug>`, else an API key's own workspace, else your "
+    "personal one. Its owners and editors may do this; a viewer is refused (403), an unknown "
+    "tag or workspace is a 404. An API key needs `links:write`."
+)
+
+
+class TagDetailView(ApiView):
+    serializer_class = TagRenamedSerializer
+    pagination_class = None
+
+    def _workspace_id(self) -> int | None:
+        query = validated(WorkspaceQuerySerializer, self.request.query_params.dict())
+        return self.workspace_id_to_read(query.get("workspace"))
+
+    @extend_schema(
+        tags=["tags"],
+        operation_id="tags_rename",
+        summary="Rename a tag",
+        description=(
+            "Renames the tag on every link carrying it. A new spelling of the same name "
+            "(`spring` → `Spring`) only changes the spelling. The name of another tag of the "
+            "workspace (any case) **merges** the two: this tag's links get the existing tag, "
+            "which keeps its spelling, this tag goes, and the answer says `merged: true`. The "
+            "new name follows the rules of `tags` on links (400 under `name`). "
+            + TAG_WRITE_DESCRIPTION
+        ),
+        request=TagRenameSerializer,
+        parameters=[TAG_PARAMETER, WorkspaceQuerySerializer, RETRY_AFTER],
+        responses={200: TagRenamedSerializer, **error_responses(400, 401, 403, 404, 429)},
+        examples=[
+            OpenApiExample("A new name", value={"name": "Summer sale"}, request_only=True),
+            OpenApiExample(
+                "Renamed",
+                value={"name": "Summer sale", "links": 3, "merged": False},
+                response_only=True,
+                status_codes=["200"],
+            ),
+            OpenApiExample(
+                "Merged into an existing tag",
+                value={"name": "newsletter", "links": 5, "merged": True},
+                response_only=True,
+                status_codes=["200"],
+            ),
+        ],
+    )
+    def patch(self, request, tag: str):
+        workspace_id = self._workspace_id()
+        data = validated(TagRenameSerializer, request.data)
+        renamed = tag_rename(
+            user=request.user, workspace_id=workspace_id, tag=tag, new_name=data["name"]
+        )
+        return Response(TagRenamedSerializer(renamed).data)
+
+    @extend_schema(
+        tags=["tags"],
+        operation_id="tags_delete",
+        summary="Delete a tag",
+        description=(
+            "Takes the tag off every link carrying it and deletes it; the links themselves stay "
+            "as they are. " + TAG_WRITE_DESCRIPTION
+        ),
+        parameters=[TAG_PARAMETER, WorkspaceQuerySerializer, RETRY_AFTER],
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            **error_responses(400, 401, 403, 404, 429),
+        },
+    )
+    def delete(self, request, tag: str):
+        tag_delete(user=request.user, workspace_id=self._workspace_id(), tag=tag)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class DomainListView(ApiView):

@@ -1,11 +1,17 @@
-"""Tags on links: what a tag may be, and giving a link its tags (creating its workspace's new
-ones)."""
+"""Tags on links: what a tag may be, giving a link its tags (creating its workspace's new ones),
+and renaming or deleting a workspace's tag."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+
+from workspaces.models import WRITER_ROLES, Workspace
+from workspaces.selectors import personal_workspace_of, role_in
 
 from ..models import TAG_MAX_LENGTH, Tag, UrlLink
+from ..selectors import TagNotFound
 from .policy import is_storable_text
 
 MAX_TAGS_PER_LINK = 20
@@ -96,3 +102,163 @@ def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[st
         [through(urllink_id=link_id, tag_id=tag_id) for link_id, tag_id in sorted(rows)],
         ignore_conflicts=True,
     )
+
+
+# --- Renaming and deleting a workspace's tag ---------------------------------------------------
+#
+# Tags are not in the redirect's cached entry (links.cache.LinkEntry), so no entry is dropped.
+# No link.updated event is announced either: the webhooks' link data carries no tags (it would
+# tell listeners nothing new), and one rename of a tag on thousands of links would make
+# thousands of deliveries per webhook.
+
+
+class TagNameTaken(Exception):
+    """A rename that may not merge (tag_rename's `merge=False`) met a name another tag of the
+    workspace already has."""
+
+    def __init__(self, old_name: str, new_name: str):
+        super().__init__(f"The tag “{new_name}” already exists.")
+        self.old_name, self.new_name = old_name, new_name
+
+
+def _writable_workspace(
+    *, user: AbstractBaseUser, workspace_id: int | None, tag: str = ""
+) -> tuple[int, str]:
+    """(workspace id, `user`'s role there): the given workspace, else the user's personal one.
+    Not a member: TagNotFound (the workspace's tags are not theirs to see)."""
+    if workspace_id is None:
+        workspace_id = personal_workspace_of(user).pk
+    role = role_in(user=user, workspace_id=workspace_id)
+    if role is None:
+        raise TagNotFound(tag)
+    return workspace_id, role
+
+
+def _refuse_viewers(role: str, workspace) -> None:
+    if role not in WRITER_ROLES:
+        raise PermissionDenied(
+            f"Viewers of the workspace {workspace.slug!r} cannot change its tags."
+        )
+
+
+def _tag_to_change(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) -> Tag:
+    """The workspace's tag named `tag` (any case; default workspace: the user's personal one),
+    locked, if `user` may change it: an owner or editor. Not a member, or no such tag:
+    TagNotFound (told apart to nobody); a viewer: PermissionDenied."""
+    workspace_id, role = _writable_workspace(user=user, workspace_id=workspace_id, tag=tag)
+    if not isinstance(tag, str):
+        raise TagNotFound(tag)
+    found = (
+        Tag.objects.select_related("workspace")
+        .select_for_update()
+        .filter(workspace_id=workspace_id, key=tag_key(tag))
+        .first()
+    )
+    if found is None:
+        raise TagNotFound(tag)
+    _refuse_viewers(role, found.workspace)
+    return found
+
+
+def clean_tag_name(name) -> str:
+    """One tag's new name by clean_tags' rules: ValidationError({"name": [reasons]})."""
+    try:
+        return clean_tags([name])[0]
+    except ValidationError as exc:
+        raise ValidationError({"name": exc.message_dict["tags"]}) from None
+
+
+def _merge(*, source: Tag, target: Tag) -> None:
+    """Give `source`'s links `target` (those that have both keep one) and remove `source`."""
+    through = UrlLink.tags.through
+    link_ids = through.objects.filter(tag_id=source.pk).values_list("urllink_id", flat=True)
+    through.objects.bulk_create(
+        [through(urllink_id=link_id, tag_id=target.pk) for link_id in link_ids],
+        ignore_conflicts=True,
+        batch_size=500,
+    )
+    source.delete()  # its link rows go with it
+
+
+def tag_rename(
+    *,
+    user: AbstractBaseUser,
+    workspace_id: int | None,
+    tag: str,
+    new_name,
+    merge: bool = True,
+) -> Tag:
+    """Rename the workspace's tag `tag` (any case; workspace_id None: the user's personal
+    workspace) to `new_name`, for its owners and editors.
+
+    A new spelling of the same name (`spring` → `Spring`) just changes the spelling. A name
+    another tag of the workspace already has (any case) merges the two: this tag's links get
+    that tag, which keeps its own spelling, and this tag goes. Returns the tag its links now
+    carry, with `merged` (whether it was such a merge) and `link_count` set. `merge=False`
+    refuses such a rename with TagNameTaken instead (Shlink's API calls it a conflict).
+
+    TagNotFound: no such tag, or not a member; PermissionDenied: a viewer; ValidationError
+    ({"name": [...]}) for a name clean_tags refuses.
+    """
+    with transaction.atomic():
+        # Not found and forbidden before invalid: others' tags cannot be probed by name.
+        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
+        name = clean_tag_name(new_name)
+        key = tag_key(name)
+        merged = False
+        if key == found.key:
+            if name != found.name:
+                found.name = name
+                found.save(update_fields=["name"])
+            result = found
+        else:
+            other = Tag.objects.filter(workspace_id=found.workspace_id, key=key).first()
+            if other is None:
+                found.name, found.key = name, key
+                try:
+                    with transaction.atomic():  # a savepoint: the race below is recoverable
+                        found.save(update_fields=["name", "key"])
+                except IntegrityError:
+                    # Someone gave a link a new tag of that name meanwhile: merged into it.
+                    other = Tag.objects.get(workspace_id=found.workspace_id, key=key)
+            if other is not None:
+                found.refresh_from_db(fields=["name", "key"])
+                if not merge:
+                    raise TagNameTaken(found.name, name)
+                _merge(source=found, target=other)
+                result, merged = other, True
+            else:
+                result = found
+    result.merged = merged
+    result.link_count = result.links.count()
+    return result
+
+
+def tag_delete(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) -> int:
+    """Delete the workspace's tag `tag` (any case; workspace_id None: the user's personal
+    workspace), for its owners and editors: it leaves every link that carried it (the links
+    stay). Returns how many links it was taken from. TagNotFound: no such tag, or not a member;
+    PermissionDenied: a viewer."""
+    with transaction.atomic():
+        found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
+        untagged = found.links.count()
+        found.delete()
+    return untagged
+
+
+def tag_delete_many(*, user: AbstractBaseUser, workspace_id: int | None, tags: list[str]) -> int:
+    """tag_delete for each of `tags` the workspace has, together; names it does not have are
+    skipped (Shlink's delete). Returns how many tags went. TagNotFound: not a member;
+    PermissionDenied: a viewer, whatever the names."""
+    with transaction.atomic():
+        workspace_id, role = _writable_workspace(user=user, workspace_id=workspace_id)
+        if role not in WRITER_ROLES:
+            _refuse_viewers(role, Workspace.objects.get(pk=workspace_id))
+        keys = {tag_key(name) for name in tags if isinstance(name, str)}
+        ids = list(
+            Tag.objects.select_for_update()
+            .filter(workspace_id=workspace_id, key__in=keys)
+            .values_list("pk", flat=True)
+        )
+        Tag.objects.filter(pk__in=ids).delete()  # their link rows go with them
+    return len(ids)

@@ -677,6 +677,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/{code}/qr/",
         "/api/v1/links/{code}/stats/",
         "/api/v1/tags/",
+        "/api/v1/tags/{tag}/",
         "/api/v1/domains/",
         "/api/v1/tags/{tag}/stats/",
         "/api/v1/webhooks/",
@@ -689,7 +690,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/workspaces/{slug}/members/{username}/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 26
+    assert len(operations) == 28
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
