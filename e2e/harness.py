@@ -824,6 +824,22 @@ def create_link(dep: Deployment, long_url: str, **extra: Any) -> dict:
     return response.json()
 
 
+def api_get(dep: Deployment, path: str, **params: Any) -> Any:
+    """GET an API path with the deployment's key; its JSON, asserting a 200."""
+    with dep.api() as api:
+        response = api.get(dep.url(path), params=params, timeout=HTTP_TIMEOUT)
+    assert response.status_code == 200, (
+        f"GET {path} {params} → {response.status_code}: {response.text[:500]}"
+    )
+    return response.json()
+
+
+def listed_codes(dep: Deployment, **params: Any) -> set[str]:
+    """The codes GET /api/v1/links/ lists (one page of up to 500) for `params`."""
+    page = api_get(dep, "/api/v1/links/", page_size=500, **params)
+    return {item["code"] for item in page["results"]}
+
+
 def stats(dep: Deployment, code: str) -> dict:
     with dep.api() as api:
         response = api.get(dep.url(f"/api/v1/links/{code}/stats/"), timeout=HTTP_TIMEOUT)

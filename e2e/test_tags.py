@@ -10,21 +10,6 @@ import harness
 from harness import HTTP_TIMEOUT, get_fresh
 
 
-def _get(dep: harness.Deployment, path: str, **params) -> dict:
-    with dep.api() as api:
-        response = api.get(dep.url(path), params=params, timeout=HTTP_TIMEOUT)
-    assert response.status_code == 200, (
-        f"GET {path} {params} → {response.status_code}: {response.text[:500]}"
-    )
-    return response.json()
-
-
-def _codes(dep: harness.Deployment, **params) -> set[str]:
-    return {
-        item["code"] for item in _get(dep, "/api/v1/links/", page_size=500, **params)["results"]
-    }
-
-
 def test_tags_and_utm_on_create_and_the_list_filtered_by_tag(deployment):
     tag = f"E2E-{secrets.token_hex(4)}"
     long_url = harness.unique_url("utm")  # …?run=<hex>
@@ -37,10 +22,10 @@ def test_tags_and_utm_on_create_and_the_list_filtered_by_tag(deployment):
     assert (answer.status, answer.location) == (302, link["long_url"])
 
     untagged = harness.create_link(deployment, harness.unique_url("untagged"), title="x")
-    assert _codes(deployment, tag=tag.lower()) == {link["code"]}
-    assert _codes(deployment, tag=[tag, "E2E-OTHER"]) == {link["code"]}
-    assert untagged["code"] not in _codes(deployment, tag=tag)
-    tags = {entry["name"]: entry["links"] for entry in _get(deployment, "/api/v1/tags/")}
+    assert harness.listed_codes(deployment, tag=tag.lower()) == {link["code"]}
+    assert harness.listed_codes(deployment, tag=[tag, "E2E-OTHER"]) == {link["code"]}
+    assert untagged["code"] not in harness.listed_codes(deployment, tag=tag)
+    tags = {entry["name"]: entry["links"] for entry in harness.api_get(deployment, "/api/v1/tags/")}
     assert tags[tag] == 1, tags
 
     bad = None
@@ -66,7 +51,7 @@ def test_tag_stats_sum_two_links_and_count_a_shared_visitor_once(deployment):
     assert harness.wait_for_visits(deployment, first, 2, timeout=40).reached
     assert harness.wait_for_visits(deployment, second, 1, timeout=40).reached
 
-    stats = _get(deployment, f"/api/v1/tags/{tag.upper()}/stats/")
+    stats = harness.api_get(deployment, f"/api/v1/tags/{tag.upper()}/stats/")
 
     assert (stats["tag"], stats["links"]) == (tag, 2), stats
     assert stats["total_clicks"] == 3, stats
@@ -85,8 +70,8 @@ def test_an_archived_link_leaves_the_list_and_still_redirects(deployment):
         )
     assert changed.status_code == 200 and changed.json()["archived"] is True, changed.text
 
-    assert code not in _codes(deployment)
-    assert code in _codes(deployment, archived="true")
+    assert code not in harness.listed_codes(deployment)
+    assert code in harness.listed_codes(deployment, archived="true")
     for _ in range(6):  # any worker
         answer = get_fresh(deployment.port, f"/{code}")
         assert (answer.status, answer.location) == (302, long_url)
@@ -108,6 +93,6 @@ def test_the_create_form_takes_tags_and_utm_values(deployment):
         deployment, sess, home, long_url, tags=f"{tag}, second", utm_medium="email"
     )
     assert response.status_code == 302, response.text[:500]
-    links = _get(deployment, "/api/v1/links/", tag=tag)["results"]
+    links = harness.api_get(deployment, "/api/v1/links/", tag=tag)["results"]
     assert len(links) == 1 and links[0]["long_url"] == long_url + "&utm_medium=email", links
     assert sorted(links[0]["tags"]) == sorted([tag, "second"])

@@ -11,23 +11,8 @@ import harness
 from harness import HTTP_TIMEOUT, get_fresh
 
 
-def _get(dep: harness.Deployment, path: str, **params) -> dict | list:
-    with dep.api() as api:
-        response = api.get(dep.url(path), params=params, timeout=HTTP_TIMEOUT)
-    assert response.status_code == 200, (
-        f"GET {path} {params} → {response.status_code}: {response.text[:500]}"
-    )
-    return response.json()
-
-
-def _codes(dep: harness.Deployment, **params) -> set[str]:
-    return {
-        item["code"] for item in _get(dep, "/api/v1/links/", page_size=500, **params)["results"]
-    }
-
-
 def _tags(dep: harness.Deployment) -> dict[str, int]:
-    return {entry["name"]: entry["links"] for entry in _get(dep, "/api/v1/tags/")}
+    return {entry["name"]: entry["links"] for entry in harness.api_get(dep, "/api/v1/tags/")}
 
 
 def test_rename_then_delete_a_tag_and_its_links_keep_redirecting(deployment):
@@ -51,11 +36,11 @@ def test_rename_then_delete_a_tag_and_its_links_keep_redirecting(deployment):
     assert renamed.json() == {"name": new, "links": 2, "merged": False}
     tags = _tags(deployment)
     assert tags.get(new) == 2 and old not in tags, tags
-    assert _codes(deployment, tag=new.lower()) == codes
-    assert _codes(deployment, tag=old) == set()
+    assert harness.listed_codes(deployment, tag=new.lower()) == codes
+    assert harness.listed_codes(deployment, tag=old) == set()
     assert {
         tuple(sorted(link["tags"]))
-        for link in _get(deployment, "/api/v1/links/", tag=new)["results"]
+        for link in harness.api_get(deployment, "/api/v1/links/", tag=new)["results"]
     } == {tuple(sorted([new, "keep"]))}
 
     with deployment.api() as api:
@@ -68,10 +53,10 @@ def test_rename_then_delete_a_tag_and_its_links_keep_redirecting(deployment):
     assert deleted.status_code == 204, deleted.text
     assert again.status_code == 404, again.text
     assert new not in _tags(deployment)
-    assert _codes(deployment, tag=new) == set()
-    assert codes <= _codes(deployment, tag="keep")
+    assert harness.listed_codes(deployment, tag=new) == set()
+    assert codes <= harness.listed_codes(deployment, tag="keep")
     for link in links:
-        fetched = _get(deployment, f"/api/v1/links/{link['code']}/")
+        fetched = harness.api_get(deployment, f"/api/v1/links/{link['code']}/")
         assert fetched["tags"] == ["keep"] and fetched["is_active"] is True, fetched
         for _ in range(4):  # any worker
             answer = get_fresh(deployment.port, f"/{link['code']}")

@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
 from links.models import Tag, UrlLink
-from links.services.create import link_create
 from links.tests.factories import UserFactory
+from links.tests.helpers import tag_names, tagged_link
 from workspaces.models import Role
 from workspaces.selectors import personal_workspace_of
 from workspaces.services import member_add, workspace_create
@@ -37,53 +37,43 @@ def _problem(response, status: int, type_suffix: str | None) -> dict:
     return body
 
 
-def _link(user, n: int, tags: list[str], workspace=None) -> UrlLink:
-    return link_create(
-        user=user, long_url=f"https://example.com/{n}", tags=tags, workspace=workspace
-    ).link
-
-
-def _names(link: UrlLink) -> list[str]:
-    return sorted(link.tags.values_list("name", flat=True))
-
-
 def _rename(client: APIClient, old, new):
     return client.put(TAGS, {"oldName": old, "newName": new}, format="json")
 
 
 def test_put_renames_the_tag_and_answers_204(user):
-    one, two = _link(user, 1, ["promo", "mail"]), _link(user, 2, ["Promo"])
+    one, two = tagged_link(user, 1, ["promo", "mail"]), tagged_link(user, 2, ["Promo"])
     client = shlink(user)
 
     response = _rename(client, "promo", "Summer")
 
     assert response.status_code == 204 and response.content == b""
-    assert _names(one) == ["Summer", "mail"] and _names(two) == ["Summer"]
+    assert tag_names(one) == ["Summer", "mail"] and tag_names(two) == ["Summer"]
     assert client.get(TAGS).json()["tags"]["data"] == ["mail", "Summer"]
     listed = client.get("/rest/v3/short-urls", {"tags[]": "summer"}).json()["shortUrls"]
     assert listed["pagination"]["totalItems"] == 2
 
 
 def test_put_case_only_changes_the_spelling(user):
-    link = _link(user, 1, ["promo"])
+    link = tagged_link(user, 1, ["promo"])
 
     assert _rename(shlink(user), "promo", "PROMO").status_code == 204
-    assert _names(link) == ["PROMO"]
+    assert tag_names(link) == ["PROMO"]
 
 
 def test_put_onto_an_existing_tag_is_a_409_conflict_and_changes_nothing(user):
-    old, new = _link(user, 1, ["promo"]), _link(user, 2, ["Sale"])
+    old, new = tagged_link(user, 1, ["promo"]), tagged_link(user, 2, ["Sale"])
 
     body = _problem(_rename(shlink(user), "promo", "sale"), 409, "tag-conflict")
 
     assert body["title"] == "Tag conflict"
     assert body["detail"] == "You cannot rename tag promo to sale, because it already exists"
     assert (body["oldName"], body["newName"]) == ("promo", "sale")
-    assert _names(old) == ["promo"] and _names(new) == ["Sale"]
+    assert tag_names(old) == ["promo"] and tag_names(new) == ["Sale"]
 
 
 def test_put_unknown_tag_is_tag_not_found(user, other_user):
-    _link(other_user, 1, ["theirs"])  # another user's tag is not ours to find
+    tagged_link(other_user, 1, ["theirs"])  # another user's tag is not ours to find
 
     for name in ("nope", "theirs"):
         body = _problem(_rename(shlink(user), name, "x"), 404, "tag-not-found")
@@ -93,7 +83,7 @@ def test_put_unknown_tag_is_tag_not_found(user, other_user):
 
 
 def test_put_invalid_input_is_invalid_data_with_shlinks_names(user):
-    _link(user, 1, ["promo"])
+    tagged_link(user, 1, ["promo"])
     client = shlink(user)
 
     missing = _problem(client.put(TAGS, {"oldName": "promo"}, format="json"), 400, "invalid-data")
@@ -104,13 +94,13 @@ def test_put_invalid_input_is_invalid_data_with_shlinks_names(user):
 
 
 def test_delete_removes_the_named_tags_and_skips_unknown_ones(user):
-    one, two = _link(user, 1, ["promo", "mail", "keep"]), _link(user, 2, ["Promo"])
+    one, two = tagged_link(user, 1, ["promo", "mail", "keep"]), tagged_link(user, 2, ["Promo"])
     client = shlink(user)
 
     response = client.delete(f"{TAGS}?tags[]=PROMO&tags[]=mail&tags[]=unknown")
 
     assert response.status_code == 204
-    assert _names(one) == ["keep"] and _names(two) == []
+    assert tag_names(one) == ["keep"] and tag_names(two) == []
     assert UrlLink.objects.filter(pk__in=[one.pk, two.pk], revoked_at__isnull=True).count() == 2
     assert client.get(TAGS).json()["tags"]["data"] == ["keep"]
     assert client.delete(TAGS).status_code == 204  # nothing named: nothing done
@@ -120,15 +110,15 @@ def test_a_key_acts_in_its_own_workspace_and_a_viewers_key_is_refused(user):
     acme = workspace_create(user=user, name="Acme", slug="acme")
     viewer_user = UserFactory(username="vi")
     member_add(by=user, workspace=acme, username="vi", role=Role.VIEWER)
-    team_link = _link(user, 1, ["launch"], workspace=acme)
-    own_link = _link(user, 2, ["launch"])
+    team_link = tagged_link(user, 1, ["launch"], workspace=acme)
+    own_link = tagged_link(user, 2, ["launch"])
 
     assert _rename(shlink(user, workspace="acme"), "launch", "Go").status_code == 204
-    assert _names(team_link) == ["Go"] and _names(own_link) == ["launch"]
+    assert tag_names(team_link) == ["Go"] and tag_names(own_link) == ["launch"]
 
     viewer = shlink(viewer_user, workspace="acme")
     for response in (_rename(viewer, "go", "x"), viewer.delete(f"{TAGS}?tags[]=go")):
         body = _problem(response, 403, None)
         assert "Viewers of the workspace 'acme'" in body["detail"]
-    assert _names(team_link) == ["Go"]
+    assert tag_names(team_link) == ["Go"]
     assert personal_workspace_of(user).tags.get().name == "launch"

@@ -5,8 +5,8 @@ import pytest
 from django.urls import reverse
 
 from links.models import Tag, UrlLink
-from links.services.create import link_create
 from links.tests.factories import UserFactory
+from links.tests.helpers import tag_names, tagged_link
 from workspaces.models import Role
 from workspaces.services import member_add, workspace_create
 
@@ -19,16 +19,6 @@ def logged_in(client, user):
     return client
 
 
-def _link(user, n: int, tags: list[str], workspace=None) -> UrlLink:
-    return link_create(
-        user=user, long_url=f"https://ex.com/{n}", tags=tags, workspace=workspace
-    ).link
-
-
-def _names(link: UrlLink) -> list[str]:
-    return sorted(link.tags.values_list("name", flat=True))
-
-
 def _url(tag: str) -> str:
     return reverse("tag_stats", args=[tag])
 
@@ -38,7 +28,7 @@ def _messages(response) -> list[str]:
 
 
 def test_owners_see_the_rename_and_delete_forms(logged_in, user):
-    _link(user, 1, ["spring"])
+    tagged_link(user, 1, ["spring"])
 
     html = logged_in.get(_url("spring")).content.decode()
 
@@ -49,7 +39,7 @@ def test_owners_see_the_rename_and_delete_forms(logged_in, user):
 
 
 def test_rename_goes_to_the_new_names_page_with_a_message(logged_in, user):
-    one, two = _link(user, 1, ["spring"]), _link(user, 2, ["Spring", "mail"])
+    one, two = tagged_link(user, 1, ["spring"]), tagged_link(user, 2, ["Spring", "mail"])
 
     response = logged_in.post(
         _url("spring"), {"action": "rename", "name": "Summer sale"}, follow=True
@@ -58,12 +48,12 @@ def test_rename_goes_to_the_new_names_page_with_a_message(logged_in, user):
     assert response.redirect_chain == [(_url("Summer sale"), 302)]
     assert _messages(response) == ["Renamed the tag “spring” to “Summer sale”."]
     assert "Stats for the tag “Summer sale”" in response.content.decode()
-    assert _names(one) == ["Summer sale"] and _names(two) == ["Summer sale", "mail"]
+    assert tag_names(one) == ["Summer sale"] and tag_names(two) == ["Summer sale", "mail"]
 
 
 def test_rename_onto_another_tag_says_it_merged(logged_in, user):
-    _link(user, 1, ["spring"])
-    _link(user, 2, ["Sale"])
+    tagged_link(user, 1, ["spring"])
+    tagged_link(user, 2, ["Sale"])
 
     response = logged_in.post(_url("spring"), {"action": "rename", "name": "sale"}, follow=True)
 
@@ -76,7 +66,7 @@ def test_rename_onto_another_tag_says_it_merged(logged_in, user):
 
 
 def test_a_refused_name_is_shown_beside_the_field(logged_in, user):
-    _link(user, 1, ["spring"])
+    tagged_link(user, 1, ["spring"])
 
     response = logged_in.post(_url("spring"), {"action": "rename", "name": "a,b"})
 
@@ -87,7 +77,7 @@ def test_a_refused_name_is_shown_beside_the_field(logged_in, user):
 
 
 def test_delete_goes_to_my_links_and_the_links_stay(logged_in, user):
-    one, two = _link(user, 1, ["spring", "mail"]), _link(user, 2, ["spring"])
+    one, two = tagged_link(user, 1, ["spring", "mail"]), tagged_link(user, 2, ["spring"])
 
     response = logged_in.post(_url("SPRING"), {"action": "delete"}, follow=True)
 
@@ -95,7 +85,7 @@ def test_delete_goes_to_my_links_and_the_links_stay(logged_in, user):
     assert _messages(response) == [
         "Deleted the tag “spring”. It came off 2 links; the links stay as they were."
     ]
-    assert _names(one) == ["mail"] and _names(two) == []
+    assert tag_names(one) == ["mail"] and tag_names(two) == []
     assert UrlLink.objects.filter(revoked_at__isnull=True).count() == 2
     assert logged_in.get(_url("spring")).status_code == 404
 
@@ -104,7 +94,7 @@ def test_viewers_see_no_forms_and_a_hand_made_post_is_403(client, user):
     acme = workspace_create(user=user, name="Acme", slug="acme")
     viewer = UserFactory(username="vi")
     member_add(by=user, workspace=acme, username="vi", role=Role.VIEWER)
-    link = _link(user, 1, ["launch"], workspace=acme)
+    link = tagged_link(user, 1, ["launch"], workspace=acme)
     client.force_login(viewer)
     client.post(reverse("workspace_switch"), {"workspace": "acme", "next": "/dashboard/"})
 
@@ -115,24 +105,24 @@ def test_viewers_see_no_forms_and_a_hand_made_post_is_403(client, user):
 
     for data in ({"action": "rename", "name": "x"}, {"action": "delete"}):
         assert client.post(_url("launch"), data).status_code == 403
-    assert _names(link) == ["launch"]
+    assert tag_names(link) == ["launch"]
 
 
 def test_an_editor_of_the_team_workspace_may(client, user):
     acme = workspace_create(user=user, name="Acme", slug="acme")
     editor = UserFactory(username="ed")
     member_add(by=user, workspace=acme, username="ed", role=Role.EDITOR)
-    link = _link(user, 1, ["launch"], workspace=acme)
-    own = _link(user, 2, ["launch"])
+    link = tagged_link(user, 1, ["launch"], workspace=acme)
+    own = tagged_link(user, 2, ["launch"])
     client.force_login(editor)
     client.post(reverse("workspace_switch"), {"workspace": "acme", "next": "/dashboard/"})
 
     assert client.post(_url("launch"), {"action": "delete"}).status_code == 302
-    assert _names(link) == [] and _names(own) == ["launch"]
+    assert tag_names(link) == [] and tag_names(own) == ["launch"]
 
 
 def test_an_unknown_action_or_tag(logged_in, user):
-    _link(user, 1, ["spring"])
+    tagged_link(user, 1, ["spring"])
 
     assert logged_in.post(_url("spring"), {"action": "explode"}).status_code == 400
     assert logged_in.post(_url("nope"), {"action": "delete"}).status_code == 404

@@ -70,3 +70,17 @@ def read_png(data: bytes) -> dict:
                 [(line[1 + x // 8] >> (7 - x % 8)) & 1 for x in range(width)] for line in lines
             ]
     return info
+
+
+def tagged_link(user, n: int, tags: list[str], workspace=None):
+    """A new link of `user`'s (the n-th: its own URL) carrying `tags`."""
+    from links.services.create import link_create
+
+    return link_create(
+        user=user, long_url=f"https://example.com/{n}", tags=tags, workspace=workspace
+    ).link
+
+
+def tag_names(link) -> list[str]:
+    """The names of a link's tags, sorted."""
+    return sorted(link.tags.values_list("name", flat=True))

@@ -13,10 +13,9 @@ from accounts.services import api_key_create
 from links import events
 from links.models import Tag, UrlLink
 from links.selectors import TagNotFound, link_list
-from links.services.create import link_create
 from links.services.tags import tag_delete, tag_rename
 from links.tests.factories import UserFactory
-from links.tests.helpers import client_for
+from links.tests.helpers import client_for, tag_names, tagged_link
 from workspaces.models import Role, Workspace
 from workspaces.selectors import personal_workspace_of
 from workspaces.services import member_add, workspace_create
@@ -42,16 +41,6 @@ def acme(user, other_user) -> Acme:
     return Acme(workspace, user, editor, viewer, other_user)
 
 
-def _link(user, n: int, tags: list[str], workspace=None) -> UrlLink:
-    return link_create(
-        user=user, long_url=f"https://example.com/{n}", tags=tags, workspace=workspace
-    ).link
-
-
-def _names(link: UrlLink) -> list[str]:
-    return sorted(link.tags.values_list("name", flat=True))
-
-
 def _tags(workspace_id: int) -> dict[str, str]:
     return dict(Tag.objects.filter(workspace_id=workspace_id).values_list("key", "name"))
 
@@ -60,7 +49,7 @@ def _tags(workspace_id: int) -> dict[str, str]:
 
 
 def test_rename_renames_the_tag_on_every_link(user):
-    one, two = _link(user, 1, ["spring", "mail"]), _link(user, 2, ["Spring"])
+    one, two = tagged_link(user, 1, ["spring", "mail"]), tagged_link(user, 2, ["Spring"])
     personal = personal_workspace_of(user).pk
 
     renamed = tag_rename(user=user, workspace_id=None, tag="SPRING ", new_name="  Summer sale ")
@@ -71,14 +60,14 @@ def test_rename_renames_the_tag_on_every_link(user):
         False,
         2,
     )
-    assert _names(one) == ["Summer sale", "mail"] and _names(two) == ["Summer sale"]
+    assert tag_names(one) == ["Summer sale", "mail"] and tag_names(two) == ["Summer sale"]
     assert _tags(personal) == {"summer sale": "Summer sale", "mail": "mail"}
     assert [link.pk for link in link_list(user=user, tags=["summer SALE"])] == [two.pk, one.pk]
     assert not link_list(user=user, tags=["spring"]).exists()
 
 
 def test_a_case_only_rename_changes_the_spelling(user):
-    link = _link(user, 1, ["spring"])
+    link = tagged_link(user, 1, ["spring"])
     tag_id = Tag.objects.get(key="spring").pk
 
     renamed = tag_rename(user=user, workspace_id=None, tag="spring", new_name="Spring")
@@ -89,13 +78,13 @@ def test_a_case_only_rename_changes_the_spelling(user):
         "spring",
         False,
     )
-    assert _names(link) == ["Spring"]
+    assert tag_names(link) == ["Spring"]
 
 
 def test_renaming_onto_an_existing_name_merges_the_two(user):
-    only_old = _link(user, 1, ["promo"])
-    both = _link(user, 2, ["promo", "Sale"])
-    only_new = _link(user, 3, ["Sale"])
+    only_old = tagged_link(user, 1, ["promo"])
+    both = tagged_link(user, 2, ["promo", "Sale"])
+    only_new = tagged_link(user, 3, ["Sale"])
     sale_id = Tag.objects.get(key="sale").pk
 
     merged = tag_rename(user=user, workspace_id=None, tag="promo", new_name="SALE")
@@ -104,11 +93,11 @@ def test_renaming_onto_an_existing_name_merges_the_two(user):
     assert (merged.pk, merged.name, merged.merged, merged.link_count) == (sale_id, "Sale", True, 3)
     assert _tags(personal_workspace_of(user).pk) == {"sale": "Sale"}
     for link in (only_old, both, only_new):
-        assert _names(link) == ["Sale"]
+        assert tag_names(link) == ["Sale"]
 
 
 def test_a_refused_name_is_reported_under_name_and_changes_nothing(user):
-    _link(user, 1, ["spring"])
+    tagged_link(user, 1, ["spring"])
     for bad, reason in (
         ("a,b", "cannot contain a comma"),
         ("   ", "cannot be empty"),
@@ -123,11 +112,11 @@ def test_a_refused_name_is_reported_under_name_and_changes_nothing(user):
 
 
 def test_delete_takes_the_tag_off_its_links_and_keeps_the_links(user):
-    one, two = _link(user, 1, ["spring", "mail"]), _link(user, 2, ["spring"])
+    one, two = tagged_link(user, 1, ["spring", "mail"]), tagged_link(user, 2, ["spring"])
 
     assert tag_delete(user=user, workspace_id=None, tag="Spring") == 2
 
-    assert _names(one) == ["mail"] and _names(two) == []
+    assert tag_names(one) == ["mail"] and tag_names(two) == []
     assert UrlLink.objects.filter(pk__in=[one.pk, two.pk], revoked_at__isnull=True).count() == 2
     assert _tags(personal_workspace_of(user).pk) == {"mail": "mail"}
 
@@ -140,7 +129,7 @@ def test_unknown_tags_are_not_found(user):
 
 
 def test_editors_may_viewers_are_refused_outsiders_find_nothing(acme):
-    link = _link(acme.owner, 1, ["launch"], workspace=acme.workspace)
+    link = tagged_link(acme.owner, 1, ["launch"], workspace=acme.workspace)
     ws = acme.workspace.pk
 
     with pytest.raises(PermissionDenied, match="Viewers of the workspace 'acme'"):
@@ -153,28 +142,28 @@ def test_editors_may_viewers_are_refused_outsiders_find_nothing(acme):
     ):
         with pytest.raises(TagNotFound):
             call()
-    assert _names(link) == ["launch"]
+    assert tag_names(link) == ["launch"]
 
     assert tag_rename(user=acme.editor, workspace_id=ws, tag="launch", new_name="Go").name == "Go"
     assert tag_delete(user=acme.editor, workspace_id=ws, tag="go") == 1
-    assert _names(link) == []
+    assert tag_names(link) == []
 
 
 def test_another_workspaces_tag_of_the_same_name_is_untouched(acme):
-    team_link = _link(acme.owner, 1, ["launch"], workspace=acme.workspace)
-    own_link = _link(acme.owner, 2, ["launch"])  # the owner's personal workspace
+    team_link = tagged_link(acme.owner, 1, ["launch"], workspace=acme.workspace)
+    own_link = tagged_link(acme.owner, 2, ["launch"])  # the owner's personal workspace
 
     tag_rename(user=acme.owner, workspace_id=acme.workspace.pk, tag="launch", new_name="Liftoff")
-    assert _names(team_link) == ["Liftoff"] and _names(own_link) == ["launch"]
+    assert tag_names(team_link) == ["Liftoff"] and tag_names(own_link) == ["launch"]
 
     tag_delete(user=acme.owner, workspace_id=None, tag="launch")
-    assert _names(team_link) == ["Liftoff"] and _names(own_link) == []
+    assert tag_names(team_link) == ["Liftoff"] and tag_names(own_link) == []
 
 
 def test_renames_and_deletes_leave_the_redirect_entry_and_webhooks_alone(user, monkeypatch):
     """Tags are not in the cached entry, and link.updated is not announced for them (the
     webhook's link data carries no tags)."""
-    _link(user, 1, ["spring"])
+    tagged_link(user, 1, ["spring"])
     dropped, announced = [], []
     monkeypatch.setattr("links.cache.drop", lambda key: dropped.append(key))
     monkeypatch.setattr(events, "announce_after_commit", lambda *a: announced.append(a))
@@ -189,8 +178,8 @@ def test_renames_and_deletes_leave_the_redirect_entry_and_webhooks_alone(user, m
 
 
 def test_api_patch_renames_and_answers_the_tag(user):
-    _link(user, 1, ["spring"])
-    _link(user, 2, ["spring"])
+    tagged_link(user, 1, ["spring"])
+    tagged_link(user, 2, ["spring"])
     api = client_for(user)
 
     response = api.patch("/api/v1/tags/Spring/", {"name": "Summer"}, format="json")
@@ -202,8 +191,8 @@ def test_api_patch_renames_and_answers_the_tag(user):
 
 
 def test_api_patch_onto_an_existing_name_says_merged(user):
-    _link(user, 1, ["spring"])
-    _link(user, 2, ["Sale"])
+    tagged_link(user, 1, ["spring"])
+    tagged_link(user, 2, ["Sale"])
 
     response = client_for(user).patch("/api/v1/tags/spring/", {"name": "sale"}, format="json")
 
@@ -212,7 +201,7 @@ def test_api_patch_onto_an_existing_name_says_merged(user):
 
 
 def test_api_tag_with_a_slash_and_spaces(user):
-    _link(user, 1, ["spring/summer sale"])
+    tagged_link(user, 1, ["spring/summer sale"])
 
     response = client_for(user).patch(
         "/api/v1/tags/spring%2Fsummer%20sale/", {"name": "Autumn"}, format="json"
@@ -222,7 +211,7 @@ def test_api_tag_with_a_slash_and_spaces(user):
 
 
 def test_api_errors(acme):
-    _link(acme.owner, 1, ["launch"], workspace=acme.workspace)
+    tagged_link(acme.owner, 1, ["launch"], workspace=acme.workspace)
     owner, viewer = client_for(acme.owner), client_for(acme.viewer)
 
     bad = owner.patch("/api/v1/tags/launch/?workspace=acme", {"name": "a,b"}, format="json")
@@ -249,20 +238,20 @@ def test_api_errors(acme):
 
 
 def test_api_delete_answers_204_and_the_links_stay(acme):
-    link = _link(acme.owner, 1, ["launch", "b"], workspace=acme.workspace)
+    link = tagged_link(acme.owner, 1, ["launch", "b"], workspace=acme.workspace)
     api = client_for(acme.editor)
 
     response = api.delete("/api/v1/tags/LAUNCH/?workspace=acme")
 
     assert response.status_code == 204 and response.content == b""
-    assert _names(link) == ["b"]
+    assert tag_names(link) == ["b"]
     assert api.get(f"/api/v1/links/{link.code}/").status_code == 200
     assert api.get("/api/v1/tags/?workspace=acme").json() == [{"name": "b", "links": 1}]
 
 
 def test_api_keys_need_links_write_and_act_in_their_own_workspace_only(acme):
-    _link(acme.owner, 1, ["launch"], workspace=acme.workspace)
-    _link(acme.owner, 2, ["launch"])  # personal
+    tagged_link(acme.owner, 1, ["launch"], workspace=acme.workspace)
+    tagged_link(acme.owner, 2, ["launch"])  # personal
 
     def key(**kwargs):
         return api_key_create(user=acme.owner, name="k", **kwargs)[1]
@@ -292,7 +281,7 @@ def test_api_keys_need_links_write_and_act_in_their_own_workspace_only(acme):
 
 def test_api_a_tag_ending_in_stats_meets_the_stats_path(user):
     """The documented limit: `x/stats` sent as `x%2Fstats` is the path of x's stats."""
-    _link(user, 1, ["x/stats"])
+    tagged_link(user, 1, ["x/stats"])
 
     response = client_for(user).delete("/api/v1/tags/x%2Fstats/")
 
