@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 
 from links.cache import redirect_location
 from links.codes import pool
+from links.exports import LineEcho, spreadsheet_safe
 from links.forms import add_service_errors
 from links.selectors import TagNotFound, link_list, tag_get
 from links.services.tags import tag_delete, tag_rename
@@ -236,24 +237,8 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     )
 
 
-class _Echo:
-    """A file-like object whose write() returns the line, so csv.writer can feed a stream."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value) -> str:
-    # A referrer or User-Agent starting with "=" would run as a formula in a spreadsheet.
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_PREFIXES) else text
-
-
 def _csv_lines(rows: Iterable[tuple], zone: dt.tzinfo, zone_name: str) -> Iterator[str]:
-    writer = csv.writer(_Echo())
+    writer = csv.writer(LineEcho())
     # EXPORT_FIELDS order, the time twice: in the person's zone, then in UTC (for joining with
     # other data). Each header names its zone and each value carries its offset, so neither a
     # person nor a spreadsheet can take one for the other.
@@ -262,7 +247,8 @@ def _csv_lines(rows: Iterable[tuple], zone: dt.tzinfo, zone_name: str) -> Iterat
         visit_time, *rest = row
         local = visit_time.astimezone(zone).isoformat(timespec="seconds")
         utc = visit_time.astimezone(dt.UTC).isoformat(timespec="seconds")
-        yield writer.writerow([local, utc, *(_cell(value) for value in rest)])
+        # A referrer or User-Agent starting with "=" would run as a formula in a spreadsheet.
+        yield writer.writerow([local, utc, *(spreadsheet_safe(value) for value in rest)])
 
 
 @login_required

@@ -38,16 +38,17 @@ EXPORT_FIELDS = [
 ]
 
 
-class _Echo:
+class LineEcho:
     """A file-like object whose write() returns the line, so csv.writer can feed a stream."""
 
     def write(self, value: str) -> str:
         return value
 
 
-def spreadsheet_safe(text: str) -> str:
-    """Text a spreadsheet shows as text: one starting like a formula (`=`, `+`, `-`, `@`…) gets
-    an apostrophe in front."""
+def spreadsheet_safe(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text ("" for None): one starting like a formula (`=`,
+    `+`, `-`, `@`…) gets an apostrophe in front."""
+    text = "" if value is None else str(value)
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
@@ -70,7 +71,7 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
     for record in records:
         if writer is None:
             fields = EXPORT_FIELDS + (["owner"] if "owner" in record else [])
-            writer = csv.DictWriter(_Echo(), fieldnames=fields, lineterminator="\n")
+            writer = csv.DictWriter(LineEcho(), fieldnames=fields, lineterminator="\n")
             yield writer.writeheader()
         row = _plain(record)
         row["title"] = spreadsheet_safe(record["title"])
@@ -79,7 +80,7 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
         row["expires_at"] = row["expires_at"] or ""
         yield writer.writerow(row)
     if writer is None:
-        yield csv.writer(_Echo(), lineterminator="\n").writerow(EXPORT_FIELDS)
+        yield csv.writer(LineEcho(), lineterminator="\n").writerow(EXPORT_FIELDS)
 
 
 def links_json_chunks(records: Iterable[dict]) -> Iterator[str]:
@@ -121,7 +122,7 @@ def import_report_csv_chunks(report) -> Iterator[str]:
     """An import's report (links.services.imports.ImportReport), one row per row of the file:
     where it was (`line` or `item`), outcome (`imported`, `new code`, `skipped`), old code, code
     and short URL here, long URL, and why."""
-    writer = csv.writer(_Echo(), lineterminator="\n")
+    writer = csv.writer(LineEcho(), lineterminator="\n")
     yield writer.writerow(
         [report.unit, "outcome", "old_code", "code", "short_url", "long_url", "reason"]
     )
