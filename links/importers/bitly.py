@@ -18,6 +18,7 @@ from .rows import (
     ImportFileError,
     ParsedFile,
     SourceRow,
+    first_given,
     header_key,
     parse_bool,
     parse_datetime,
@@ -48,15 +49,8 @@ def _custom_links(value) -> list[str]:
 def _row(number: int, fields: dict) -> SourceRow:
     """A SourceRow from one link's fields, {header_key(name): value} (CSV cells or JSON)."""
 
-    def first(names: tuple[str, ...]):
-        for name in names:
-            value = fields.get(name)
-            if value not in (None, "", []):
-                return value
-        return None
-
-    bitlink = text_of(first(LINK_COLUMNS))
-    customs = _custom_links(first(CUSTOM_COLUMNS))
+    bitlink = text_of(first_given(fields, LINK_COLUMNS))
+    customs = _custom_links(first_given(fields, CUSTOM_COLUMNS))
     chosen = customs[0] if customs else bitlink
     host, code = split_short_link(chosen)
     notes = []
@@ -70,11 +64,11 @@ def _row(number: int, fields: dict) -> SourceRow:
             )
     return SourceRow(
         row=number,
-        long_url=text_of(first(LONG_URL_COLUMNS)),
+        long_url=text_of(first_given(fields, LONG_URL_COLUMNS)),
         code=code,
         title=text_of(fields.get("title")),
         tags=split_tags(fields.get("tags")),
-        created_at=parse_datetime(first(CREATED_COLUMNS)),
+        created_at=parse_datetime(first_given(fields, CREATED_COLUMNS)),
         archived=bool(parse_bool(fields.get("archived"))),
         domain=None if host is None or host in BITLY_HOSTS else host,
         notes=notes,

@@ -8,7 +8,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .rows import ImportFileError, header_key
+from .rows import ImportFileError, first_given, header_key
 
 
 @dataclass
@@ -69,8 +69,4 @@ def read_records(text: str, *, header: list[str] | None = None) -> Iterator[CsvR
 
 def pick(cells: dict[str, str], *names: str) -> str:
     """The first non-empty cell among these columns (header_key spellings), else ""."""
-    for name in names:
-        value = cells.get(name, "")
-        if value:
-            return value
-    return ""
+    return first_given(cells, names) or ""

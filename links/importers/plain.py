@@ -15,6 +15,7 @@ from .rows import (
     ImportFileError,
     ParsedFile,
     SourceRow,
+    first_given,
     header_key,
     parse_bool,
     parse_datetime,
@@ -38,17 +39,10 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
         text = text_of(value)
         return without_formula_guard(text) if csv_cells else text
 
-    def first(names: tuple[str, ...]):
-        for name in names:
-            value = fields.get(name)
-            if value not in (None, ""):
-                return value
-        return None
-
     row = SourceRow(
         row=number,
-        long_url=text_of(first(LONG_URL_COLUMNS)),
-        code=text_of(first(CODE_COLUMNS)) or None,
+        long_url=text_of(first_given(fields, LONG_URL_COLUMNS)),
+        code=text_of(first_given(fields, CODE_COLUMNS)) or None,
         title=free_text(fields.get("title")),
         tags=split_tags(
             free_text(fields.get("tags")) if csv_cells else fields.get("tags"),

@@ -165,6 +165,16 @@ def without_formula_guard(text: str) -> str:
     return text
 
 
+def first_given(fields: dict, names: tuple[str, ...] | list[str]):
+    """The first of these fields (header_key spellings) that holds something: not missing,
+    None, "" or an empty list. None when none does."""
+    for name in names:
+        value = fields.get(name)
+        if value not in (None, "", []):
+            return value
+    return None
+
+
 def text_of(value) -> str:
     """A cell or JSON value as text ("" for None)."""
     if value is None:
