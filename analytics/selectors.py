@@ -19,7 +19,7 @@ import hashlib
 import hmac
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from datetime import datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -163,16 +163,21 @@ def series_bucket(start: datetime, end: datetime) -> str:
     return "day" if end - start <= DAILY_SERIES_MAX else "week"
 
 
+def bucket_first_day(day: date, bucket: str) -> date:
+    """The first day of the day, week (from Monday) or month `day` is in."""
+    if bucket == "week":
+        return day - timedelta(days=day.weekday())
+    if bucket == "month":  # Bitly's API asks for months (analytics.api.bitly)
+        return day.replace(day=1)
+    return day
+
+
 def _bucket_start(hour: datetime, bucket: str, zone: tzinfo) -> datetime:
     """The local midnight starting the day (or the week, from Monday, or the month) `hour`
     begins in; for "hour", the hour itself."""
     if bucket == "hour":
         return hour
-    day = hour.astimezone(zone).date()
-    if bucket == "week":
-        day -= timedelta(days=day.weekday())
-    elif bucket == "month":  # Bitly's API asks for months (links.compat.bitly)
-        day = day.replace(day=1)
+    day = bucket_first_day(hour.astimezone(zone).date(), bucket)
     return datetime.combine(day, time.min, tzinfo=zone)
 
 

@@ -19,7 +19,7 @@ from links.compat.bitly import BITLINK, BitlyView, bitly_date, invalid_arg, visi
 from links.models import UrlLink
 
 from ..models import utc_hour
-from ..selectors import links_totals, series
+from ..selectors import bucket_first_day, links_totals, series
 
 # Bitly's units of time; ours are counted by the hour, so `minute` is refused.
 UNITS = ("hour", "day", "week", "month")
@@ -27,14 +27,6 @@ UNITS = ("hour", "day", "week", "month")
 MAX_UNITS = 10_000
 
 Reply = dict[str, object]
-
-
-def _first_day(day: date, unit: str) -> date:
-    if unit == "week":
-        return day - timedelta(days=day.weekday())
-    if unit == "month":
-        return day.replace(day=1)
-    return day
 
 
 def _days_shifted(day: date, unit: str, count: int) -> date:
@@ -60,11 +52,11 @@ def unit_span(
             start = max(start, utc_hour(since))
         return start, end
     zone = timezone.get_current_timezone()
-    first = _first_day(reference.astimezone(zone).date(), unit)
+    first = bucket_first_day(reference.astimezone(zone).date(), unit)
     end_day = _days_shifted(first, unit, 1)
     start_day = _days_shifted(first, unit, 1 - count)
     if since is not None:
-        start_day = max(start_day, _first_day(since.astimezone(zone).date(), unit))
+        start_day = max(start_day, bucket_first_day(since.astimezone(zone).date(), unit))
     return (
         datetime.combine(start_day, time.min, tzinfo=zone),
         datetime.combine(end_day, time.min, tzinfo=zone),
