@@ -579,12 +579,13 @@ def links_stats(
 
 
 def links_totals(
-    *, link_ids: list[int], start: datetime, end: datetime
+    *, link_ids: list[int], start: datetime, end: datetime, people: bool = True
 ) -> dict[int, dict[str, int]]:
     """{link id: {"clicks", "unique_visitors", "bot_clicks"}} over [start, end) for each of the
     links apart (a tag's links, listed side by side), zeros for a link without clicks: the same
     numbers each link's own stats page shows for the range. One grouped query on HourlyClick,
-    plus _unique_visitors' (distinct people per link, exact)."""
+    plus _unique_visitors' (distinct people per link, exact), which `people=False` skips for a
+    caller that needs only the clicks ("unique_visitors" stays 0)."""
     totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in link_ids}
     if not link_ids:
         return totals
@@ -596,8 +597,9 @@ def links_totals(
     )
     for row in sums:
         totals[row["link_id"]].update(clicks=row["c"] or 0, bot_clicks=row["b"] or 0)
-    for link_id, people in _unique_visitors(link_ids, start, end).items():
-        totals[link_id]["unique_visitors"] = people
+    if people:
+        for link_id, visitors in _unique_visitors(link_ids, start, end).items():
+            totals[link_id]["unique_visitors"] = visitors
     return totals
 
 

@@ -127,7 +127,8 @@ class ClicksSummaryView(BitlyView):
         echo, start, end = clicks_query(request, link)
         total = 0
         if start < end:
-            total = links_totals(link_ids=[link.pk], start=start, end=end)[link.pk]["clicks"]
+            totals = links_totals(link_ids=[link.pk], start=start, end=end, people=False)
+            total = totals[link.pk]["clicks"]
         return Response({"total_clicks": total, **echo})
 
 

@@ -160,6 +160,18 @@ def test_links_totals_give_each_link_what_its_own_stats_give(clicked_link, make_
 
 
 @pytest.mark.django_db
+def test_links_totals_without_people_skip_the_visitor_count(
+    clicked_link, django_assert_num_queries
+):
+    """Bitly's clicks summary wants clicks only: the distinct-people scan over the visits is
+    not run for it (one grouped query on the hourly rows)."""
+    day = {"start": T0, "end": T0 + dt.timedelta(days=1)}
+    with django_assert_num_queries(1):
+        totals = selectors.links_totals(link_ids=[clicked_link.pk], people=False, **day)
+    assert totals == {clicked_link.pk: {"clicks": 5, "unique_visitors": 0, "bot_clicks": 2}}
+
+
+@pytest.mark.django_db
 def test_top_links_rank_by_people_and_can_be_limited_to_some_links(clicked_link, make_link):
     other = make_link("https://example.org/b")
     services.store_visits(messages=[visit_message(other, at=T0 + dt.timedelta(minutes=30))])
