@@ -579,6 +579,24 @@ def _wait_healthy(dep: Deployment) -> dict:
     return {"status": status, "body": body}
 
 
+def start_web(dep: Deployment) -> None:
+    """`make serve` for `dep` (its log appended to web.log), waiting until it answers."""
+    dep.procs["web"] = start_process(
+        "web",
+        [*make_command("serve"), f"HOST={HOST}", f"PORT={dep.port}"],
+        env=dep.env,
+        log_path=dep.log_dir / "web.log",
+    )
+    dep.health = _wait_healthy(dep)
+
+
+def restart_web(dep: Deployment) -> None:
+    """Stop the web server (SIGTERM, as a deploy or a reboot would) and start it again; the
+    database, Redis, the worker and the node's state dir stay as they were."""
+    dep.procs.pop("web").stop()
+    start_web(dep)
+
+
 def _wait_log(proc: Proc, pattern: str, *, timeout: float, dep: Deployment) -> None:
     regex = re.compile(pattern)
 
@@ -639,13 +657,7 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
         else:
             raise HarnessError(f"unknown mode {mode!r}")
 
-        dep.procs["web"] = start_process(
-            "web",
-            [*make_command("serve"), f"HOST={HOST}", f"PORT={port}"],
-            env=dep.env,
-            log_path=log_dir / "web.log",
-        )
-        dep.health = _wait_healthy(dep)  # migrated and serving from here on
+        start_web(dep)  # migrated and serving from here on
 
         if mode == "services":
             with contextlib.suppress(FileNotFoundError):

@@ -6,10 +6,14 @@ and a separate Celery worker), with bots passing without using a visit up."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import harness
+import redis
 from harness import HTTP_TIMEOUT
 
 PASSWORD = "open sesame"  # noqa: S105 - the test link's password
@@ -134,3 +138,49 @@ def test_bots_pass_a_capped_link_without_using_a_visit_until_people_use_them_up(
     assert seen.reached, f"stored {seen.stored} of 3: {seen.history}"
     stats = harness.stats(deployment, code)
     assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 1), stats
+
+
+# links/visit_caps.py: how often each node saves its counters to the link rows.
+VISIT_CAPS_SAVE_SECONDS = 2.0
+
+
+def _lose_visit_cap_counters(dep: harness.Deployment) -> int:
+    """What a Redis restart without persistence, or a node's lost state dir, does to the caps'
+    counters (every counter of the deployment goes). Returns how many went."""
+    if dep.mode == "services":
+        client = redis.Redis(host=harness.HOST, port=urlsplit(dep.env["REDIS_URL"]).port)
+        with client:
+            keys = list(client.scan_iter("shorturl:{caps}:*"))
+            return client.delete(*keys) if keys else 0
+    state_dir = Path(dep.env["DATABASE_URL"].removeprefix("sqlite:///") + "-state")
+    counters = list((state_dir / "visit-caps").glob("*"))
+    for counter in counters:
+        counter.unlink()
+    return len(counters)
+
+
+def test_a_cap_s_used_visits_outlive_a_restart_that_loses_its_counters(deployment):
+    """Three people use three of five visits; every counter is lost and the web server
+    restarts: the link row holds the count the node's runner saved meanwhile, so exactly two
+    more people get in."""
+    code = harness.create_link(deployment, harness.unique_url("gates-cap-restart"), max_visits=5)[
+        "code"
+    ]
+    used = [
+        harness.get_fresh(deployment.port, f"/{code}", harness.visitor_headers(i)).status
+        for i in range(3)
+    ]
+    assert used == [302, 302, 302]
+    time.sleep(VISIT_CAPS_SAVE_SECONDS * 2 + 1)  # the node's runner saves its counters meanwhile
+
+    lost = _lose_visit_cap_counters(deployment)
+    assert lost >= 1, "no counter was found to lose: the cap was not counted where it should be"
+    harness.restart_web(deployment)
+    assert _link(deployment, code)["visits_left"] == 2
+
+    after = [
+        harness.get_fresh(deployment.port, f"/{code}", harness.visitor_headers(i)).status
+        for i in range(3, 8)
+    ]
+    assert after == [302, 302, 410, 410, 410], after
+    harness.note(deployment, "cap of 5 across a restart that lost its counters", f"{used + after}")

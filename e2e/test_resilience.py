@@ -93,13 +93,7 @@ def lone_server(production_venv):
         STATIC_ROOT=str(workdir / "static"),
     )
     try:
-        dep.procs["web"] = harness.start_process(
-            "web",
-            [*harness.make_command("serve"), f"HOST={harness.HOST}", f"PORT={port}"],
-            env=dep.env,
-            log_path=log_dir / "web.log",
-        )
-        dep.health = harness._wait_healthy(dep)
+        harness.start_web(dep)
         dep.manage("ensure_demo_users")
         out = dep.manage("drf_create_token", "demo")
         dep.token = re.search(r"\b([0-9a-f]{40})\b", out).group(1)
