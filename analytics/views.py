@@ -278,7 +278,8 @@ def _runway(hours: float) -> str:
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    """Staff only: clicks across all links, the busiest and newest links, the code pool."""
+    """Staff only: clicks across all links, the busiest links and tags, the newest links, the
+    code pool."""
     if not request.user.is_staff:
         raise PermissionDenied("The overview is for staff.")
     form, time_range = _range_form(request, default="24h", first=selectors.first_moment())
@@ -286,6 +287,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     series = selectors.series(start=time_range.start, end=time_range.end, bucket=bucket)
     chart = chart_data(series, bucket)
     top = selectors.top_links(start=time_range.start, end=time_range.end, limit=10)
+    tags = selectors.top_tags(start=time_range.start, end=time_range.end, limit=10)
     newest = list(link_list(user=request.user, owned_only=False, archived=True)[:10])
     pool_report = pool.pool_report()
     runway_hours = pool_report["pool_runway_hours"]
@@ -300,6 +302,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "total_clicks": sum(chart["clicks"]),
             "total_bots": sum(chart["bot_clicks"]),
             "top_links": top,
+            "top_tags": tags,
             "newest_links": [
                 {"link": link, "short_url": link_short_url(link, request=request)}
                 for link in newest

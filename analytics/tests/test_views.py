@@ -254,6 +254,32 @@ def test_overview_shows_clicks_top_and_newest_links_and_pool(staff_client, link,
     assert 'data-testid="pool-unused"' in html
 
 
+def test_overview_ranks_tags_by_their_links_clicks_across_workspaces(
+    staff_client, user, other_user
+):
+    spring = link_create(user=user, long_url="https://example.com/s1", tags=["Spring", "mail"])
+    spring_too = link_create(user=user, long_url="https://example.com/s2", tags=["spring"])
+    theirs = link_create(user=other_user, long_url="https://example.com/o", tags=["Spring"])
+    link_create(user=user, long_url="https://example.com/quiet", tags=["quiet"])
+    add_visits(spring.link, 2)
+    add_visits(spring_too.link, 3)
+    add_visits(spring_too.link, 4, bot=True)
+    add_visits(theirs.link, 1)
+
+    response = staff_client.get(reverse("overview"))
+
+    rows = [
+        (row["name"], row["workspace"], row["links"], row["clicks"], row["bot_clicks"])
+        for row in response.context["top_tags"]
+    ]
+    assert rows == [
+        ("Spring", user.username, 2, 5, 4),  # one tag per workspace, whatever the case
+        ("mail", user.username, 1, 2, 0),
+        ("Spring", other_user.username, 1, 1, 0),
+    ]
+    assert 'data-testid="top-tags"' in response.content.decode()
+
+
 def test_overview_bad_range_falls_back_with_a_message(staff_client):
     response = staff_client.get(reverse("overview"), {"range": "custom", "start": "x"})
     assert response.status_code == 200
