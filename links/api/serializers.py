@@ -148,7 +148,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "archived": link.archived,
             "password_protected": bool(link.password_hash),
             "max_visits": link.max_visits,
-            "visits_left": visits_left(link),
+            "visits_left": self.get_visits_left(link),
         }
 
     def _created_at(self, value):
@@ -182,7 +182,8 @@ class LinkSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "integer", "nullable": True})
     def get_visits_left(self, link: UrlLink) -> int | None:
-        return visits_left(link)
+        # The view reads the live counts of every capped link it shows at once ("visits_used").
+        return visits_left(link, used=(self.context.get("visits_used") or {}).get(link.pk))
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_clicks(self, link: UrlLink) -> int:

@@ -20,6 +20,7 @@ from links.selectors import (
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
+from links.services.gates import capped_visits_used
 from links.services.tags import tag_delete, tag_rename
 from links.shortlinks import link_page_url, link_short_url
 from workspaces.services import workspace_for_writing
@@ -61,7 +62,12 @@ class _LinkViewMixin:
             counted = [link.pk for link in items]
         totals = link_click_totals(link_ids=counted)
         tags = link_tag_names(link_ids=[link.pk for link in items])
-        context = {"request": self.request, "totals": totals, "tags": tags}
+        context = {
+            "request": self.request,
+            "totals": totals,
+            "tags": tags,
+            "visits_used": capped_visits_used(items),  # one read for the capped ones
+        }
         return LinkSerializer(links, many=many, context=context).data
 
 

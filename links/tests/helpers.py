@@ -84,3 +84,14 @@ def tagged_link(user, n: int, tags: list[str], workspace=None):
 def tag_names(link) -> list[str]:
     """The names of a link's tags, sorted."""
     return sorted(link.tags.values_list("name", flat=True))
+
+
+def redis_calls(command: str) -> int:
+    """How many times the Redis server has run `command` (INFO commandstats; 0 without Redis):
+    a test reads it before and after to count a step's round trips."""
+    from shorturl_project.redis_conn import redis_client, uses_redis
+
+    if not uses_redis():
+        return 0
+    stats = redis_client().info("commandstats").get(f"cmdstat_{command}", {})
+    return int(stats.get("calls", 0))

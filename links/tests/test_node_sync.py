@@ -23,6 +23,8 @@ from links.services.create import link_create
 from shorturl_project.node_state import generations
 from shorturl_project.redis_conn import redis_client, reset_redis_state
 
+from .helpers import redis_calls
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,11 +38,6 @@ def _local_redirects(requires_redis, settings):
     link_cache.apply_remote_changes()
     yield
     link_cache.forget_sync_position()
-
-
-def _redis_calls(command: str) -> int:
-    stats = redis_client().info("commandstats").get(f"cmdstat_{command}", {})
-    return int(stats.get("calls", 0))
 
 
 def _database_url() -> str:
@@ -85,12 +82,12 @@ def test_a_cached_redirect_asks_redis_nothing_and_its_visit_is_forwarded_then_st
     link = link_create(user=user, long_url="https://example.com/local").link
     browser = Client()
     assert browser.get(f"/{link.code}").status_code == 302  # fills this process's entry
-    calls_before = _redis_calls("evalsha") + _redis_calls("rpush")
+    calls_before = redis_calls("evalsha") + redis_calls("rpush")
     for _ in range(5):
         response = browser.get(f"/{link.code}")
         assert response.status_code == 302
         assert response["Location"] == "https://example.com/local"
-    assert _redis_calls("evalsha") + _redis_calls("rpush") == calls_before
+    assert redis_calls("evalsha") + redis_calls("rpush") == calls_before
     # The first click read the link from the database (nothing was cached), so its visit was
     # spooled like the others rather than pushed by the Lua call.
     assert spool.pending_visits() == 6
@@ -155,11 +152,11 @@ def test_unknown_aliases_are_answered_from_memory(user, django_assert_num_querie
     browser = Client()
     assert browser.get("/spring-sale").status_code == 302
     assert browser.get("/not-an-alias-0").status_code == 404  # loads this process's alias set
-    calls_before = _redis_calls("evalsha") + _redis_calls("sismember")
+    calls_before = redis_calls("evalsha") + redis_calls("sismember")
     with django_assert_num_queries(0):
         for n in range(1, 20):
             assert browser.get(f"/not-an-alias-{n}").status_code == 404
-    assert _redis_calls("evalsha") + _redis_calls("sismember") == calls_before
+    assert redis_calls("evalsha") + redis_calls("sismember") == calls_before
     # An alias created afterwards is found (its creation bumps this node's alias counter).
     link_create(user=user, long_url="https://example.com/b", alias="not-an-alias-7")
     assert browser.get("/not-an-alias-7").status_code == 302

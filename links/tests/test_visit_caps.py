@@ -12,7 +12,7 @@ from links.services.create import link_create
 from links.services.gates import visits_left
 from shorturl_project.redis_conn import redis_client, redis_failed, uses_redis
 
-from .helpers import call_wsgi
+from .helpers import call_wsgi, redis_calls
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +118,22 @@ def test_while_redis_is_unreachable_the_row_counts_and_redis_catches_up(
     visit_caps.save_counts()  # raises the Redis counter to the row's 2
     assert click(client, capped) == 302
     assert click(client, capped) == 410
+
+
+def test_a_page_of_capped_links_shows_each_live_count_read_together(client, user):
+    from .helpers import client_for
+
+    links = [
+        link_create(user=user, long_url=f"https://example.com/c{i}", max_visits=5).link
+        for i in range(12)
+    ]
+    for link in links[:6]:
+        click(client, link)
+    mgets_before = redis_calls("mget")
+
+    page = client_for(user).get("/api/v1/links/", {"page_size": 50}).json()["results"]
+
+    left = {item["code"]: item["visits_left"] for item in page}
+    assert left == {link.code: 4 if index < 6 else 5 for index, link in enumerate(links)}
+    if uses_redis():  # one MGET for the page, not a round trip per link
+        assert redis_calls("mget") - mgets_before == 1
