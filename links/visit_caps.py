@@ -27,7 +27,9 @@ import fcntl
 import logging
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
+from django.conf import settings
 from django.db.models import F, Q
 from redis.exceptions import RedisError
 
@@ -116,14 +118,22 @@ def _take_in_redis(client, link_id: int, max_visits: int, *, counted: bool) -> b
     return answer == 1
 
 
-def _counter_path(link_id: int):
-    folder = state_dir() / "visit-caps"
-    folder.mkdir(exist_ok=True)
-    return folder / str(link_id)
+def _counter_path(link_id: int) -> Path:
+    # No mkdir here: this runs on every capped click; the folder is made when an open misses it.
+    return Path(settings.NODE_STATE_DIR) / "visit-caps" / str(link_id)
+
+
+def _open_counter(link_id: int) -> int:
+    path = _counter_path(link_id)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:  # the node's first capped click (or its state dir was wiped)
+        (state_dir() / "visit-caps").mkdir(exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
 
 def _take_in_file(link_id: int, max_visits: int, *, counted: bool) -> bool:
-    fd = os.open(_counter_path(link_id), os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_counter(link_id)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # the node's processes take one at a time
         raw = os.pread(fd, 8, 0)

@@ -46,6 +46,7 @@ from workspaces.selectors import (
     workspace_get,
 )
 
+from .serializers import WorkspaceQuerySerializer
 from .throttles import API_THROTTLES, AnonThrottle
 
 logger = logging.getLogger("links.api")
@@ -255,6 +256,12 @@ class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
         if workspace is not None:
             return workspace.pk
         return self.pinned_workspace_id
+
+    def tag_workspace_id(self) -> int | None:
+        """The workspace whose tags a call reads or changes: `?workspace=`, else the key's
+        pinned one, else None (the tag selectors and services: the personal one)."""
+        query = validated(WorkspaceQuerySerializer, self.request.query_params.dict())
+        return self.workspace_id_to_read(query.get("workspace"))
 
     def get_link(self, code: str) -> UrlLink:
         """A link of a workspace the caller belongs to (any link for staff; only the key's

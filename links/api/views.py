@@ -438,9 +438,7 @@ class TagListView(ApiView):
         ],
     )
     def get(self, request):
-        query = validated(WorkspaceQuerySerializer, request.query_params.dict())
-        workspace_id = self.workspace_id_to_read(query.get("workspace"))
-        tags = tag_list(user=request.user, workspace_id=workspace_id)
+        tags = tag_list(user=request.user, workspace_id=self.tag_workspace_id())
         return Response(TagSerializer(tags, many=True).data)
 
 
@@ -460,10 +458,6 @@ TAG_WRITE_DESCRIPTION = (
 class TagDetailView(ApiView):
     serializer_class = TagRenamedSerializer
     pagination_class = None
-
-    def _workspace_id(self) -> int | None:
-        query = validated(WorkspaceQuerySerializer, self.request.query_params.dict())
-        return self.workspace_id_to_read(query.get("workspace"))
 
     @extend_schema(
         tags=["tags"],
@@ -497,7 +491,7 @@ class TagDetailView(ApiView):
         ],
     )
     def patch(self, request, tag: str):
-        workspace_id = self._workspace_id()
+        workspace_id = self.tag_workspace_id()
         data = validated(TagRenameSerializer, request.data)
         renamed = tag_rename(
             user=request.user, workspace_id=workspace_id, tag=tag, new_name=data["name"]
@@ -519,7 +513,7 @@ class TagDetailView(ApiView):
         },
     )
     def delete(self, request, tag: str):
-        tag_delete(user=request.user, workspace_id=self._workspace_id(), tag=tag)
+        tag_delete(user=request.user, workspace_id=self.tag_workspace_id(), tag=tag)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
