@@ -31,7 +31,8 @@ def _free_personal_slug(username: str) -> str:
     slug, n = base, 1
     while Workspace.objects.filter(slug=slug).exists():
         n += 1
-        slug = f"{base}{PERSONAL_SUFFIX}{n}"
+        suffix = f"{PERSONAL_SUFFIX}{n}"
+        slug = base[: SLUG_MAX_LENGTH - len(suffix)] + suffix
     return slug
 
 
