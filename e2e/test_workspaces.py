@@ -61,6 +61,16 @@ def _as(dep: harness.Deployment, team: Team, who: str, method: str, path: str, *
     return _call(dep, team.token(who), method, path, **kwargs)
 
 
+def _accept(dep: harness.Deployment, team: Team, who: str) -> None:
+    """`who` accepts their invitation to the team workspace: adding someone invites them
+    (e2e/test_invitations.py)."""
+    waiting = _as(dep, team, who, "GET", "/api/v1/invitations/")
+    assert waiting.status_code == 200, waiting.text[:500]
+    [invitation] = [i for i in waiting.json() if i["workspace"]["slug"] == team.slug]
+    accepted = _as(dep, team, who, "POST", f"/api/v1/invitations/{invitation['id']}/accept/")
+    assert accepted.status_code == 200, accepted.text[:500]
+
+
 @pytest.fixture(scope="module")
 def team(deployment) -> Team:
     """Four people (owner, editor, viewer, outsider) and a team workspace the owner made with
@@ -95,8 +105,9 @@ def team(deployment) -> Team:
             f"/api/v1/workspaces/{team.slug}/members/",
             json={"user": users[who], "role": role},
         )
-        assert added.status_code == 201, f"adding the {who} → {added.status_code}: {added.text}"
+        assert added.status_code == 202, f"inviting the {who} → {added.status_code}: {added.text}"
         assert added.json()["role"] == role
+        _accept(deployment, team, who)
     return team
 
 
@@ -146,7 +157,8 @@ def test_an_owner_makes_a_team_workspace_and_manages_its_members(deployment, tea
         f"/api/v1/workspaces/{team.slug}/members/",
         json={"user": f"{outsider}@example.com", "role": "viewer"},
     )
-    assert added.status_code == 201, added.text[:500]
+    assert added.status_code == 202, added.text[:500]
+    _accept(deployment, team, "outsider")
     changed = _as(deployment, team, "owner", "PATCH", member_path, json={"role": "editor"})
     assert (changed.status_code, changed.json().get("role")) == (200, "editor"), changed.text
     removed = _as(deployment, team, "owner", "DELETE", member_path)

@@ -401,6 +401,10 @@ SHORTURL_IMPORT_MAX_BYTES = env.int("SHORTURL_IMPORT_MAX_BYTES", default=5 * 102
 # this machine or network that you trust; the tests turn it on to reach their own receiver.
 SHORTURL_WEBHOOK_ALLOW_PRIVATE = env.bool("SHORTURL_WEBHOOK_ALLOW_PRIVATE", default=False)
 
+# Workspace invitations: how long one waits for its invitee, and how many may wait in one
+# workspace at once (so an owner cannot fill everyone's dashboard with offers).
+WORKSPACE_INVITATION_DAYS = env.int("WORKSPACE_INVITATION_DAYS", default=14)
+WORKSPACE_INVITATIONS_OPEN_MAX = env.int("WORKSPACE_INVITATIONS_OPEN_MAX", default=100)
 GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
 GEOIP_LANGUAGE = env.str("GEOIP_LANGUAGE", default="en")

@@ -1,9 +1,11 @@
 """Every page's header shows the current workspace and a switcher between the person's
-workspaces (read lazily: a page that never shows them costs no query)."""
+workspaces, and My links how many invitations wait for their answer (each read lazily: a page
+that never shows it costs no query)."""
 
 from django.utils.functional import SimpleLazyObject
 
 from .current import current_workspace, my_workspaces
+from .selectors import invitations_count_waiting_for
 
 
 def workspaces(request):
@@ -13,4 +15,5 @@ def workspaces(request):
     return {
         "current_workspace": SimpleLazyObject(lambda: current_workspace(request)),
         "my_workspaces": SimpleLazyObject(lambda: my_workspaces(request)),
+        "invitations_waiting": SimpleLazyObject(lambda: invitations_count_waiting_for(user)),
     }

@@ -63,3 +63,41 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class Invitation(models.Model):
+    """An owner's offer of a role in a workspace. Only the invitee's acceptance makes a
+    Membership; until then nothing is shared with them."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    # What the inviter typed (a username or an email), the only name of the invitee they see.
+    address = models.CharField(max_length=254)
+    # The account `address` named when the invitation was made; null when it named none (the
+    # inviter is not told: the invitation looks the same to them either way).
+    invitee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="workspace_invitations",
+    )
+    role = models.CharField(max_length=8, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    # Kept from the inviter, who sees a declined invitation as waiting until it expires.
+    declined_at = models.DateTimeField(null=True, blank=True)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # "What am I invited to" (the dashboard, the invitee's API) and the owners' list.
+            models.Index(fields=["invitee", "expires_at"], name="invitation_invitee"),
+            models.Index(fields=["workspace", "expires_at"], name="invitation_workspace"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.address} to {self.workspace} ({self.role})"

@@ -1,9 +1,28 @@
 """Reads of workspaces and who may do what in them."""
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import QuerySet
+import re
 
-from .models import MANAGE_PERMISSION, ROLE_RANK, WRITER_ROLES, Membership, Role, Workspace
+from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from django.utils.text import slugify
+
+from .models import (
+    MANAGE_PERMISSION,
+    ROLE_RANK,
+    SLUG_MAX_LENGTH,
+    WRITER_ROLES,
+    Invitation,
+    Membership,
+    Role,
+    Workspace,
+)
+
+# What a personal workspace's slug adds to its username's slug when another workspace holds
+# that: "sam--2". slugify() folds runs of "-" into one, so no username's slug has "--" and a
+# personal workspace made this way never takes the slug a future user's name gives.
+PERSONAL_SUFFIX = "--"
 
 
 class WorkspaceNotFound(Exception):
@@ -56,11 +75,46 @@ def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:
     return role_in(user=user, workspace_id=workspace_id) in WRITER_ROLES
 
 
-def workspace_get(*, user: AbstractBaseUser, slug: str) -> Workspace:
+def username_slug(username: str) -> str:
+    """The slug a username gives its user's personal workspace (when no other workspace holds
+    it): "Ada.Lovelace" → "adalovelace"."""
+    return (slugify(username) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+
+
+def slug_is_a_users(slug: str) -> bool:
+    """Is `slug` the slug of some user's name (their personal workspace's, or the one it would
+    have had but for a clash)? A team workspace may not take it (workspaces.services)."""
+    User = get_user_model()
+    if User._default_manager.filter(**{f"{User.USERNAME_FIELD}__iexact": slug}).exists():
+        return True
+    # Whose name could give it and yet not be the slug of their workspace: users whose personal
+    # workspace was pushed aside ("sam--2", or "sam-3" from before PERSONAL_SUFFIX), and users
+    # with none yet. Few rows; slugify() has no SQL twin, so their names are compared here.
+    aside = re.escape(slug) + r"-+[0-9]+$"
+    names = User._default_manager.filter(
+        Q(personal_workspace__isnull=True)
+        | Q(personal_workspace__slug=slug)
+        | Q(personal_workspace__slug__regex="^" + aside)
+    ).values_list(User.USERNAME_FIELD, flat=True)
+    return any(username_slug(str(name)) == slug for name in names)
+
+
+def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> Workspace:
     """The workspace with this slug if `user` is a member (staff: any), with `.role` set to
-    theirs (None for staff who are not members); else WorkspaceNotFound."""
+    theirs (None for staff who are not members); else WorkspaceNotFound.
+
+    The slug of the caller's own username always names their personal workspace, whatever its
+    slug ("newuser" for newuser, even when a team workspace made before their account holds
+    "newuser" and theirs is "newuser--2"): a `workspace` a person writes as their own name
+    never lands in someone else's workspace. `exact`: the slug only (the pages, whose links
+    carry each workspace's own slug)."""
+    slug = (slug or "").strip().lower()
+    if not exact and slug and slug == username_slug(user.get_username()):
+        workspace = personal_workspace_of(user)
+        workspace.role = role_in(user=user, workspace_id=workspace.pk)
+        return workspace
     try:
-        workspace = Workspace.objects.get(slug=(slug or "").strip().lower())
+        workspace = Workspace.objects.get(slug=slug)
     except Workspace.DoesNotExist:
         raise WorkspaceNotFound(slug) from None
     workspace.role = role_in(user=user, workspace_id=workspace.pk)
@@ -88,3 +142,42 @@ def pinned_workspace_id(auth) -> int | None:
     """The workspace an API credential acts for (`request.auth`): an API key's own; None for a
     DRF token or a session, which act in every workspace of their user."""
     return getattr(auth, "workspace_id", None)
+
+
+# --- invitations ------------------------------------------------------------------------------
+
+
+class InvitationNotFound(Exception):
+    """No such invitation waiting for the caller (or for the workspace's owners to withdraw):
+    unknown, someone else's, expired, answered or withdrawn alike."""
+
+
+def invitations_waiting_for(user: AbstractBaseUser) -> list[Invitation]:
+    """The invitations `user` may accept or decline, newest first, with their workspace and
+    inviter."""
+    return list(
+        Invitation.objects.filter(
+            invitee_id=user.pk,
+            accepted_at__isnull=True,
+            declined_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        ).select_related("workspace", "invited_by")
+    )
+
+
+def invitations_count_waiting_for(user: AbstractBaseUser) -> int:
+    return Invitation.objects.filter(
+        invitee_id=user.pk,
+        accepted_at__isnull=True,
+        declined_at__isnull=True,
+        expires_at__gt=timezone.now(),
+    ).count()
+
+
+def invitations_open_in(workspace: Workspace) -> QuerySet:
+    """A workspace's invitations as its owners see them: each until it is accepted, withdrawn
+    or expires. A declined one stays in the list until then, so that what the list shows never
+    tells an owner whether an address is someone's account."""
+    return Invitation.objects.filter(
+        workspace=workspace, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    ).select_related("invited_by")

@@ -9,13 +9,49 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
-from .selectors import WorkspaceNotFound, may_manage, role_in, workspace_get
+from .selectors import (
+    PERSONAL_SUFFIX,
+    WorkspaceNotFound,
+    may_manage,
+    role_in,
+    slug_is_a_users,
+    username_slug,
+    workspace_get,
+)
+
+# Slugs a team workspace may not take: the workspace pages' own paths (/workspaces/switch/).
+RESERVED_TEAM_SLUGS = frozenset({"switch"})
 
 
-def _free_slug(base: str) -> str:
-    base = (slugify(base) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+def _free_personal_slug(username: str) -> str:
+    """The username's slug, else (another workspace holds it) that slug with "--2", "--3"…,
+    which no username gives (PERSONAL_SUFFIX), so a personal workspace never takes the slug of
+    another user's name."""
+    base = username_slug(username)
     slug, n = base, 1
     while Workspace.objects.filter(slug=slug).exists():
+        n += 1
+        suffix = f"{PERSONAL_SUFFIX}{n}"
+        slug = base[: SLUG_MAX_LENGTH - len(suffix)] + suffix
+    return slug
+
+
+def _team_slug_refusal(slug: str) -> str | None:
+    """Why a team workspace may not take `slug`, or None. A slug of a user's name stays theirs:
+    a team holding it could pass for that user's own workspace ("newuser" made by someone else,
+    the user's own then "newuser--2"). A name's slug for an account made later is kept for
+    that account's owner by workspace_get instead."""
+    if slug in RESERVED_TEAM_SLUGS or PERSONAL_SUFFIX in slug:
+        return f"The slug {slug!r} is reserved."
+    if Workspace.objects.filter(slug=slug).exists() or slug_is_a_users(slug):
+        return f"The slug {slug!r} is taken."
+    return None
+
+
+def _free_team_slug(name: str) -> str:
+    base = (slugify(name) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+    slug, n = base, 1
+    while _team_slug_refusal(slug) is not None:
         n += 1
         slug = f"{base}-{n}"
     return slug
@@ -31,7 +67,7 @@ def personal_workspace_ensure(user: AbstractBaseUser) -> Workspace:
         try:
             with transaction.atomic():
                 workspace = Workspace.objects.create(
-                    slug=_free_slug(user.get_username()),
+                    slug=_free_personal_slug(user.get_username()),
                     name=user.get_username(),
                     personal_for_id=user.pk,
                 )
@@ -100,13 +136,13 @@ def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Wo
         else:
             if len(slug) > SLUG_MAX_LENGTH:
                 errors["slug"] = [f"At most {SLUG_MAX_LENGTH} characters."]
-            elif Workspace.objects.filter(slug=slug).exists():
-                errors["slug"] = [f"The slug {slug!r} is taken."]
+            elif refusal := _team_slug_refusal(slug):
+                errors["slug"] = [refusal]
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
         try:
-            workspace = Workspace.objects.create(slug=slug or _free_slug(name), name=name)
+            workspace = Workspace.objects.create(slug=slug or _free_team_slug(name), name=name)
         except IntegrityError:
             raise ValidationError({"slug": [f"The slug {slug!r} is taken."]}) from None
         Membership.objects.create(workspace=workspace, user_id=user.pk, role=Role.OWNER)
@@ -144,7 +180,9 @@ def _user_named(username: str) -> AbstractBaseUser:
 def member_add(
     *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
 ) -> Membership:
-    """Add a user (by username or email) with a role; an existing member gets the new role."""
+    """Add a user (by username or email) with a role at once; an existing member gets the new
+    role. No consent asked: for trusted code only (manage.py commands, fixtures). People add
+    someone by invitation (workspaces.invitations), which the invitee accepts."""
     _require_owner(by=by, workspace=workspace)
     role = _check_role(role)
     user = _user_named(username)

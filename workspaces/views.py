@@ -19,17 +19,56 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from links.forms import add_service_errors
 
-from . import services
+from . import invitations, services
 from .current import current_workspace, my_workspaces, switch_to
 from .forms import MemberAddForm, WorkspaceCreateForm
 from .models import Role, Workspace
-from .selectors import WorkspaceNotFound, may_manage, members_of, workspace_get
+from .selectors import (
+    InvitationNotFound,
+    WorkspaceNotFound,
+    invitations_open_in,
+    invitations_waiting_for,
+    may_manage,
+    members_of,
+    workspace_get,
+)
+
+
+def _answer_invitation(request: HttpRequest) -> HttpResponse:
+    """Accept or decline one of the person's invitations (the Workspaces page's buttons)."""
+    action = request.POST.get("action")
+    try:
+        invitation_id = int(request.POST.get("invitation", ""))
+    except ValueError:
+        raise Http404("No such invitation.") from None
+    try:
+        if action == "accept":
+            membership = invitations.invitation_accept(
+                user=request.user, invitation_id=invitation_id
+            )
+        else:
+            invitations.invitation_decline(user=request.user, invitation_id=invitation_id)
+    except InvitationNotFound:
+        messages.error(request, "That invitation no longer waits for you.")
+        return redirect("workspaces")
+    if action == "decline":
+        messages.success(request, "Invitation declined.")
+        return redirect("workspaces")
+    workspace = membership.workspace
+    messages.success(
+        request,
+        f"You joined {workspace.name} as {membership.get_role_display().lower()}.",
+    )
+    return redirect("workspace", slug=workspace.slug)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def workspace_list_page(request: HttpRequest) -> HttpResponse:
-    """Your workspaces with your role in each, and a form to make a team workspace."""
+    """Your workspaces with your role in each, the invitations waiting for your answer, and a
+    form to make a team workspace."""
+    if request.method == "POST" and request.POST.get("action") in ("accept", "decline"):
+        return _answer_invitation(request)
     form = WorkspaceCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -54,6 +93,7 @@ def workspace_list_page(request: HttpRequest) -> HttpResponse:
             "form": form,
             "workspaces": my_workspaces(request),
             "current": current_workspace(request),
+            "invitations": invitations_waiting_for(request.user),
         },
         status=400 if form.errors else 200,
     )
@@ -61,7 +101,9 @@ def workspace_list_page(request: HttpRequest) -> HttpResponse:
 
 def _member_workspace_or_404(request: HttpRequest, slug: str) -> Workspace:
     try:
-        return workspace_get(user=request.user, slug=slug)
+        # The slug as linked (exact): the page of a team whose slug is the person's own name
+        # stays reachable from their list.
+        return workspace_get(user=request.user, slug=slug, exact=True)
     except WorkspaceNotFound:
         raise Http404("No such workspace.") from None
 
@@ -69,8 +111,9 @@ def _member_workspace_or_404(request: HttpRequest, slug: str) -> Workspace:
 @login_required
 @require_http_methods(["GET", "POST"])
 def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """A workspace's members. Owners add (by username or email), change roles and remove;
-    any member may leave; everyone else who belongs sees the list. Not a member: 404."""
+    """A workspace's members. Owners invite (by username or email) and withdraw invitations,
+    change roles and remove; any member may leave; everyone else who belongs sees the list.
+    Not a member: 404."""
     workspace = _member_workspace_or_404(request, slug)
     manages = may_manage(user=request.user, role=workspace.role)
     add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
@@ -81,18 +124,32 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             if action == "add":
                 if add_form.is_valid():
-                    membership = services.member_add(
+                    invitation = invitations.invitation_create(
                         by=request.user,
                         workspace=workspace,
-                        username=add_form.cleaned_data["username"],
+                        address=add_form.cleaned_data["username"],
                         role=add_form.cleaned_data["role"],
                     )
+                    # The address as typed: never the username of an account an email named.
                     messages.success(
                         request,
-                        f"{membership.user.get_username()} is now "
-                        f"{membership.get_role_display().lower()} of {workspace.name}.",
+                        f"Invited {invitation.address} as {invitation.get_role_display().lower()}"
+                        f". They become a member when they accept, until "
+                        f"{invitation.expires_at:%Y-%m-%d}.",
                     )
                     return redirect("workspace", slug=workspace.slug)
+            elif action == "withdraw":
+                try:
+                    invitations.invitation_withdraw(
+                        by=request.user,
+                        workspace=workspace,
+                        invitation_id=int(request.POST.get("invitation", "")),
+                    )
+                except (InvitationNotFound, ValueError):
+                    messages.error(request, "That invitation no longer waits.")
+                else:
+                    messages.success(request, "Invitation withdrawn.")
+                return redirect("workspace", slug=workspace.slug)
             elif action == "role":
                 membership = services.member_set_role(
                     by=request.user,
@@ -127,6 +184,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "workspace": workspace,
             "members": members_of(workspace),
+            "invitations": list(invitations_open_in(workspace)) if manages else [],
             "manages": manages,
             "add_form": add_form,
             "row_error": row_error,

@@ -688,9 +688,14 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/workspaces/{slug}/",
         "/api/v1/workspaces/{slug}/members/",
         "/api/v1/workspaces/{slug}/members/{username}/",
+        "/api/v1/workspaces/{slug}/invitations/",
+        "/api/v1/workspaces/{slug}/invitations/{invitation_id}/",
+        "/api/v1/invitations/",
+        "/api/v1/invitations/{invitation_id}/accept/",
+        "/api/v1/invitations/{invitation_id}/decline/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 28
+    assert len(operations) == 34
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

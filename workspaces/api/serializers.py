@@ -51,3 +51,41 @@ class MemberAddSerializer(serializers.Serializer):
 
 class MemberUpdateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
+
+
+class InvitationSerializer(serializers.Serializer):
+    """An invitation as the workspace's owners see it."""
+
+    id = serializers.IntegerField()
+    user = serializers.CharField(help_text="The username or email it was sent to, as typed.")
+    role = serializers.ChoiceField(choices=Role.choices)
+    status = serializers.CharField(
+        help_text="Always `pending`: it waits until accepted (the invitee is then a member), "
+        "withdrawn or expired. A decline is not shown."
+    )
+    invited_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+
+class InvitedWorkspaceSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    personal = serializers.BooleanField()
+
+
+class MyInvitationSerializer(serializers.Serializer):
+    """An invitation as its invitee sees it."""
+
+    id = serializers.IntegerField()
+    workspace = InvitedWorkspaceSerializer()
+    role = serializers.ChoiceField(choices=Role.choices)
+    invited_by = serializers.CharField(allow_null=True, help_text="The inviter's username.")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+
+class AcceptedSerializer(serializers.Serializer):
+    workspace = serializers.CharField(help_text="The slug of the workspace you are in now.")
+    role = serializers.ChoiceField(choices=Role.choices)
+    joined_at = serializers.DateTimeField()

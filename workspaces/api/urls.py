@@ -1,8 +1,13 @@
 from django.urls import path
 
 from .views import (
+    InvitationDetailView,
+    InvitationListCreateView,
     MemberDetailView,
     MemberListCreateView,
+    MyInvitationAcceptView,
+    MyInvitationDeclineView,
+    MyInvitationListView,
     WorkspaceDetailView,
     WorkspaceListCreateView,
 )
@@ -20,5 +25,26 @@ urlpatterns = [
         "workspaces/<str:slug>/members/<str:username>/",
         MemberDetailView.as_view(),
         name="api-workspace-member",
+    ),
+    path(
+        "workspaces/<str:slug>/invitations/",
+        InvitationListCreateView.as_view(),
+        name="api-workspace-invitations",
+    ),
+    path(
+        "workspaces/<str:slug>/invitations/<int:invitation_id>/",
+        InvitationDetailView.as_view(),
+        name="api-workspace-invitation",
+    ),
+    path("invitations/", MyInvitationListView.as_view(), name="api-invitations"),
+    path(
+        "invitations/<int:invitation_id>/accept/",
+        MyInvitationAcceptView.as_view(),
+        name="api-invitation-accept",
+    ),
+    path(
+        "invitations/<int:invitation_id>/decline/",
+        MyInvitationDeclineView.as_view(),
+        name="api-invitation-decline",
     ),
 ]

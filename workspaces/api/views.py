@@ -10,18 +10,21 @@ from __future__ import annotations
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
 from links.api.base import ApiView, validated
 from links.api.docs import error_responses
 
-from .. import selectors, services
-from ..models import Membership, Workspace
+from .. import invitations, selectors, services
+from ..models import Invitation, Membership, Workspace
 from .serializers import (
+    AcceptedSerializer,
+    InvitationSerializer,
     MemberAddSerializer,
     MemberSerializer,
     MemberUpdateSerializer,
+    MyInvitationSerializer,
     WorkspaceCreateSerializer,
     WorkspaceSerializer,
     WorkspaceUpdateSerializer,
@@ -44,6 +47,13 @@ WORKSPACE_EXAMPLE = {
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
+)
+PINNED_KEY_INVITATIONS_MESSAGE = (
+    "This API key acts for one workspace only: answer invitations with a token or on the site."
+)
+INVITATION_NOT_FOUND_MESSAGE = "No such invitation waiting for you."
+INVITATION_PARAMETER = OpenApiParameter(
+    "invitation_id", int, OpenApiParameter.PATH, description="The invitation's id."
 )
 
 
@@ -74,6 +84,44 @@ def _member(membership: Membership) -> dict:
         "role": membership.role,
         "joined_at": membership.created_at,
     }
+
+
+def _invitation(invitation: Invitation) -> dict:
+    return {
+        "id": invitation.pk,
+        "user": invitation.address,
+        "role": invitation.role,
+        "status": "pending",
+        "invited_by": invitation.invited_by.get_username() if invitation.invited_by else None,
+        "created_at": invitation.created_at,
+        "expires_at": invitation.expires_at,
+    }
+
+
+def _my_invitation(invitation: Invitation) -> dict:
+    workspace = invitation.workspace
+    return {
+        "id": invitation.pk,
+        "workspace": {
+            "slug": workspace.slug,
+            "name": workspace.name,
+            "personal": workspace.is_personal,
+        },
+        "role": invitation.role,
+        "invited_by": invitation.invited_by.get_username() if invitation.invited_by else None,
+        "created_at": invitation.created_at,
+        "expires_at": invitation.expires_at,
+    }
+
+
+INVITE_DESCRIPTION = (
+    "`user` is a username or an account's email. Nobody becomes a member here: this makes an "
+    "invitation (with the role, which you must be allowed to grant) that the invitee sees on "
+    "their Workspaces page and at `GET /api/v1/invitations/`, and accepts or declines; it "
+    "expires after `WORKSPACE_INVITATION_DAYS` days. The answer is the same whether or not "
+    "the address is someone's account (staff who may read accounts excepted); inviting an "
+    "address again renews its invitation."
+)
 
 
 class _WorkspaceView(ApiView):
@@ -172,22 +220,163 @@ class MemberListCreateView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_members_add",
-        summary="Add a member (owners)",
-        description=(
-            "`user` is a username or an account's email. A member already in the workspace gets "
-            "the new role."
-        ),
+        summary="Invite a member (owners)",
+        description=INVITE_DESCRIPTION,
         parameters=[SLUG_PARAMETER],
         request=MemberAddSerializer,
-        responses={201: MemberSerializer, **error_responses(400, 401, 403, 404, 429)},
+        responses={202: InvitationSerializer, **error_responses(400, 401, 403, 404, 429)},
     )
     def post(self, request, slug: str):
+        return _invite(self, request, slug)
+
+
+def _invite(view: _WorkspaceView, request, slug: str) -> Response:
+    workspace = view.get_workspace(slug)
+    data = validated(MemberAddSerializer, request.data)
+    invitation = invitations.invitation_create(
+        by=request.user, workspace=workspace, address=data["user"], role=data["role"]
+    )
+    return Response(
+        InvitationSerializer(_invitation(invitation)).data, status=status.HTTP_202_ACCEPTED
+    )
+
+
+class InvitationListCreateView(_WorkspaceView):
+    serializer_class = InvitationSerializer
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_invitations_list",
+        summary="A workspace's waiting invitations (owners)",
+        description="Each until it is accepted, withdrawn or expires, newest first. A declined "
+        "invitation is listed until it expires, as one sent to an address that is nobody's.",
+        parameters=[SLUG_PARAMETER],
+        responses={200: InvitationSerializer(many=True), **error_responses(401, 403, 404, 429)},
+    )
+    def get(self, request, slug: str):
         workspace = self.get_workspace(slug)
-        data = validated(MemberAddSerializer, request.data)
-        membership = services.member_add(
-            by=request.user, workspace=workspace, username=data["user"], role=data["role"]
+        if not selectors.may_manage(user=request.user, role=workspace.role):
+            raise PermissionDenied("Only the workspace's owners can manage it.")
+        waiting = selectors.invitations_open_in(workspace)
+        return Response(InvitationSerializer([_invitation(i) for i in waiting], many=True).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_invitations_create",
+        summary="Invite a member (owners)",
+        description=INVITE_DESCRIPTION + " The same as `POST …/members/`.",
+        parameters=[SLUG_PARAMETER],
+        request=MemberAddSerializer,
+        responses={202: InvitationSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def post(self, request, slug: str):
+        return _invite(self, request, slug)
+
+
+class InvitationDetailView(_WorkspaceView):
+    serializer_class = InvitationSerializer
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="workspaces_invitations_withdraw",
+        summary="Withdraw an invitation (owners)",
+        parameters=[SLUG_PARAMETER, INVITATION_PARAMETER],
+        responses={
+            204: OpenApiResponse(description="Withdrawn: it can no longer be accepted."),
+            **error_responses(401, 403, 404, 429),
+        },
+    )
+    def delete(self, request, slug: str, invitation_id: int):
+        workspace = self.get_workspace(slug)
+        try:
+            invitations.invitation_withdraw(
+                by=request.user, workspace=workspace, invitation_id=invitation_id
+            )
+        except selectors.InvitationNotFound:
+            raise NotFound("No such invitation waiting in this workspace.") from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class _MyInvitationsView(ApiView):
+    """The caller's own invitations: a DRF token or a session, never an API key, which acts
+    for one workspace and so joins none."""
+
+    serializer_class = MyInvitationSerializer
+    pagination_class = None
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if self.pinned_workspace_id is not None:
+            raise PermissionDenied(PINNED_KEY_INVITATIONS_MESSAGE)
+
+
+class MyInvitationListView(_MyInvitationsView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="invitations_list",
+        summary="Your invitations",
+        description="The invitations to workspaces waiting for your answer, newest first "
+        "(not with an API key: 403).",
+        responses={200: MyInvitationSerializer(many=True), **error_responses(401, 403, 429)},
+    )
+    def get(self, request):
+        waiting = selectors.invitations_waiting_for(request.user)
+        return Response(
+            MyInvitationSerializer([_my_invitation(i) for i in waiting], many=True).data
         )
-        return Response(MemberSerializer(_member(membership)).data, status=status.HTTP_201_CREATED)
+
+
+class MyInvitationAcceptView(_MyInvitationsView):
+    serializer_class = AcceptedSerializer
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="invitations_accept",
+        summary="Accept an invitation",
+        description="You become a member of its workspace with its role (a member already "
+        "keeps their role). 404 for an invitation that is not yours or no longer waits "
+        "(expired, withdrawn, answered, or its inviter is no longer an owner there).",
+        parameters=[INVITATION_PARAMETER],
+        request=None,
+        responses={200: AcceptedSerializer, **error_responses(401, 403, 404, 429)},
+    )
+    def post(self, request, invitation_id: int):
+        try:
+            membership = invitations.invitation_accept(
+                user=request.user, invitation_id=invitation_id
+            )
+        except selectors.InvitationNotFound:
+            raise NotFound(INVITATION_NOT_FOUND_MESSAGE) from None
+        return Response(
+            AcceptedSerializer(
+                {
+                    "workspace": membership.workspace.slug,
+                    "role": membership.role,
+                    "joined_at": membership.created_at,
+                }
+            ).data
+        )
+
+
+class MyInvitationDeclineView(_MyInvitationsView):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="invitations_decline",
+        summary="Decline an invitation",
+        description="It leaves your list; its inviter is not told.",
+        parameters=[INVITATION_PARAMETER],
+        request=None,
+        responses={
+            204: OpenApiResponse(description="Declined."),
+            **error_responses(401, 403, 404, 429),
+        },
+    )
+    def post(self, request, invitation_id: int):
+        try:
+            invitations.invitation_decline(user=request.user, invitation_id=invitation_id)
+        except selectors.InvitationNotFound:
+            raise NotFound(INVITATION_NOT_FOUND_MESSAGE) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class MemberDetailView(_WorkspaceView):

@@ -389,17 +389,18 @@ def test_members_are_listed_to_members_and_managed_by_owners(team, django_user_m
         )
         assert refused.status_code == 403
     owner = _as(team.owner)
-    added = owner.post(
+    # Adding someone invites them (workspaces/tests/test_invitations.py): a member once they
+    # accept.
+    invited = owner.post(
         "/api/v1/workspaces/acme/members/",
         {"user": "newbie@example.com", "role": "editor"},
         format="json",
     )
-    assert added.status_code == 201, added.content
-    assert added.json()["user"] == "newbie" and added.json()["role"] == "editor"
-    unknown = owner.post(
-        "/api/v1/workspaces/acme/members/", {"user": "nobody", "role": "viewer"}, format="json"
-    )
-    assert unknown.status_code == 400 and "user" in unknown.json()
+    assert invited.status_code == 202, invited.content
+    assert invited.json()["user"] == "newbie@example.com" and invited.json()["role"] == "editor"
+    newbie = _as(django_user_model.objects.get(username="newbie"))
+    [invitation] = newbie.get("/api/v1/invitations/").json()
+    assert newbie.post(f"/api/v1/invitations/{invitation['id']}/accept/").status_code == 200
     bad_role = owner.post(
         "/api/v1/workspaces/acme/members/", {"user": "newbie", "role": "boss"}, format="json"
     )
