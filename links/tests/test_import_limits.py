@@ -27,6 +27,7 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.utils import timezone
 
 from links import importers
@@ -248,8 +249,12 @@ def test_a_lone_surrogate_in_a_row_never_breaks_the_report_page_or_its_csv(signe
     assert list(UrlLink.objects.filter(owner=user).values_list("code", flat=True)) == ["fine"]
 
 
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="MariaDB's JSON check never stored such a report"
+)
 def test_a_report_stored_with_a_lone_surrogate_still_shows(signed_in, user):
-    # Reports saved before the rule: the page and the CSV clean them when read.
+    # Reports saved before the rule (SQLite stored them): the page and the CSV clean them when
+    # read.
     job = LinkImport.objects.create(
         owner=user,
         workspace=personal_workspace_of(user),
