@@ -21,13 +21,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
+import time
 import tracemalloc
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
+from django.db import connection, connections
 from django.utils import timezone
 
 from links import importers
@@ -334,3 +336,34 @@ def test_reading_a_file_holds_one_row_at_a_time():
 
     # Rows taken and dropped: memory does not grow with them.
     assert peak_bytes(take_a_hundred_thousand) < 2 * 2**20
+
+
+@pytest.mark.skipif(
+    connection.vendor == "sqlite",
+    reason="the in-memory test database locks whole tables across threads (shared cache, no "
+    "busy wait), unlike the embedded mode's file database (WAL, busy timeout); MariaDB runs it",
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_running_import_ended_from_elsewhere_stops_at_its_next_batch(user):
+    # The run in one thread, as a worker or the node runner has it; the job ended from another
+    # (what stopping a departed member's imports does) while it runs.
+    rows = "\n".join(f"https://example.com/stop/{n}" for n in range(20_000))
+    job = imports.link_import_queue(
+        user=user, file_name="many.csv", data=f"long_url\n{rows}\n".encode()
+    )
+    runner = threading.Thread(target=imports.link_import_run, kwargs={"import_id": job.pk})
+    runner.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not LinkImport.objects.filter(pk=job.pk, rows_done__gt=0).exists():
+            assert time.monotonic() < deadline, "the import never started"
+            time.sleep(0.05)
+        assert imports.link_import_fail(job=job, reason="Stopped: its owner left.")
+    finally:
+        runner.join(timeout=300)
+        connections.close_all()
+    job.refresh_from_db()
+    assert (job.status, job.error) == (ImportStatus.FAILED, "Stopped: its owner left.")
+    assert job.report == {}
+    made = UrlLink.objects.filter(owner=user).count()
+    assert 0 < made < 20_000 and made <= job.rows_done + 1000  # at most the batch under way
