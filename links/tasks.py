@@ -15,3 +15,10 @@ def link_import_task(import_id: int) -> None:
     """Import a file uploaded on the import page (services mode; the embedded mode's node runner
     runs them itself)."""
     imports.link_import_run(import_id=import_id)
+
+
+@shared_task(ignore_result=True, soft_time_limit=60, time_limit=90)
+def sweep_imports_task() -> int:
+    """End the imports whose worker died mid-run, and send again those still waiting (beat, every
+    IMPORT_SWEEP_SECONDS)."""
+    return imports.link_import_sweep()

@@ -450,9 +450,7 @@ def link_import_status(request: HttpRequest, import_id: int) -> HttpResponse:
             new_code=by_outcome[imports.Outcome.NEW_CODE][:IMPORT_ROWS_SHOWN],
             skipped=by_outcome[imports.Outcome.SKIPPED][:IMPORT_ROWS_SHOWN],
             imported=by_outcome[imports.Outcome.IMPORTED][:IMPORT_ROWS_SHOWN],
-            counts={
-                outcome.replace(" ", "_"): len(entries) for outcome, entries in by_outcome.items()
-            },
+            counts={outcome.replace(" ", "_"): report.count(outcome) for outcome in by_outcome},
         )
     return render(request, "links/import_status.html", context)
 

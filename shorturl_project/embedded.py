@@ -110,6 +110,12 @@ def _node_runners() -> dict[str, list[Job]]:
             Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
             Job("save visit caps", VISIT_CAPS_SAVE_SECONDS, visit_caps.save_counts),
             Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
+            # Imports whose process died (this node's web processes run them).
+            Job(
+                "end interrupted imports",
+                settings.IMPORT_SWEEP_SECONDS,
+                link_imports.link_import_sweep,
+            ),
         ],
         # Its own thread: a receiver that takes its whole timeout to answer must never hold up
         # storing visits.

@@ -207,6 +207,9 @@ CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+# How often imports whose process died are ended (beat in services mode, the node runner in
+# the embedded mode); one is taken for dead when its row has not moved for 10 minutes.
+IMPORT_SWEEP_SECONDS = env.float("IMPORT_SWEEP_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "flush-visits": {
         "task": "analytics.tasks.flush_visits_task",
@@ -227,6 +230,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "links.tasks.refill_code_pool_task",
         "schedule": SHORTURL_POOL_CHECK_SECONDS,
         "options": {"expires": 120},
+    },
+    "sweep-imports": {
+        "task": "links.tasks.sweep_imports_task",
+        "schedule": IMPORT_SWEEP_SECONDS,
+        "options": {"expires": 60},
     },
 }
 
@@ -395,6 +403,13 @@ SHORTURL_UNLOCK_WINDOW_SECONDS = env.int("SHORTURL_UNLOCK_WINDOW_SECONDS", defau
 # The largest file the import page takes (about 50,000 links of CSV per 5 MiB); the command
 # reads files of any size.
 SHORTURL_IMPORT_MAX_BYTES = env.int("SHORTURL_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
+# The most links one upload may hold: a file with more fails before anything is imported (a 5 MB
+# dump of `(1),(1),…` is 1.3 million rows). Rows are read one batch at a time, so this bounds
+# the run's time and what it remembers of the file (the codes and URLs it has seen).
+SHORTURL_IMPORT_MAX_ROWS = env.int("SHORTURL_IMPORT_MAX_ROWS", default=100_000)
+# How many rows of each outcome (imported, new code, skipped) an upload's report lists; every
+# row is counted. Bounds the stored report (about 1 KB a row at most, ~3 MB).
+SHORTURL_IMPORT_REPORT_ROWS = env.int("SHORTURL_IMPORT_REPORT_ROWS", default=1000)
 
 # Webhooks may be sent to loopback and private addresses (webhooks/targets.py): off, a webhook
 # to 127.0.0.1, 10.x, 169.254.x or a name resolving to one is refused (SSRF). For a receiver on

@@ -12,10 +12,11 @@ kept, so its links land on that domain here when it is one of ours.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from .csvfiles import read_records
+from .jsonstream import item_rows
 from .rows import (
-    ImportFileError,
     ParsedFile,
     SourceRow,
     first_given,
@@ -76,8 +77,12 @@ def _row(number: int, fields: dict) -> SourceRow:
 
 
 def parse_bitly_csv(text: str) -> ParsedFile:
-    rows = [_row(record.line, record.cells) for record in read_records(text)]
+    rows = (_row(record.line, record.cells) for record in read_records(text))
     return ParsedFile(format="bitly", unit="line", rows=rows)
+
+
+# Where the list of links is (links.importers.jsonstream): the API's answer or the bare list.
+JSON_PATHS = frozenset({(), ("links",)})
 
 
 def looks_like_bitly_json(data) -> bool:
@@ -88,14 +93,10 @@ def looks_like_bitly_json(data) -> bool:
     return "longurl" in keys and bool(keys & {"link", "id"}) and "code" not in keys
 
 
-def parse_bitly_json(data) -> ParsedFile:
-    items = data.get("links") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise ImportFileError("This is not Bitly's JSON: it has no list of links.")
-    rows = []
-    for number, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            continue
-        fields = {header_key(key): value for key, value in item.items()}
-        rows.append(_row(number, fields))
-    return ParsedFile(format="bitly-json", unit="item", rows=rows)
+def parse_bitly_json(items: Iterable[object]) -> ParsedFile:
+    """The items of the list at one of JSON_PATHS (links.importers.jsonstream)."""
+    return item_rows(
+        "bitly-json",
+        items,
+        lambda number, item: _row(number, {header_key(key): value for key, value in item.items()}),
+    )

@@ -11,9 +11,14 @@ self-hosted Kutt's extra domains); none, or kutt.it, is this service's default d
 
 from __future__ import annotations
 
-from .rows import ImportFileError, ParsedFile, SourceRow, parse_bool, parse_datetime, text_of
+from collections.abc import Iterable
+
+from .jsonstream import item_rows
+from .rows import ParsedFile, SourceRow, parse_bool, parse_datetime, text_of
 
 KUTT_HOSTS = frozenset({"kutt.it"})
+# Where the list of links is (links.importers.jsonstream): the API's answer or the bare list.
+JSON_PATHS = frozenset({(), ("data",)})
 
 
 def _items(data) -> list | None:
@@ -33,29 +38,26 @@ def _domain(value) -> str | None:
     return host if host and host not in KUTT_HOSTS else None
 
 
-def parse_kutt(data) -> ParsedFile:
-    items = _items(data)
-    if items is None:
-        raise ImportFileError("This is not Kutt's JSON: it has no “data” list of links.")
-    rows = []
-    for number, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            continue
-        row = SourceRow(
-            row=number,
-            long_url=text_of(item.get("target")),
-            code=text_of(item.get("address")) or None,
-            title=text_of(item.get("description")),
-            created_at=parse_datetime(item.get("created_at")),
-            expires_at=parse_datetime(item.get("expire_in")),
-            domain=_domain(item.get("domain")),
+def _kutt_row(number: int, item: dict) -> SourceRow:
+    row = SourceRow(
+        row=number,
+        long_url=text_of(item.get("target")),
+        code=text_of(item.get("address")) or None,
+        title=text_of(item.get("description")),
+        created_at=parse_datetime(item.get("created_at")),
+        expires_at=parse_datetime(item.get("expire_in")),
+        domain=_domain(item.get("domain")),
+    )
+    if parse_bool(item.get("banned")):
+        row.skip_reason = "banned in Kutt"
+    elif item.get("password") and parse_bool(item.get("password")) is not False:
+        row.skip_reason = (
+            "protected by a password in Kutt, which its export does not carry: imported "
+            "without it, the link would be open to everyone"
         )
-        if parse_bool(item.get("banned")):
-            row.skip_reason = "banned in Kutt"
-        elif item.get("password") and parse_bool(item.get("password")) is not False:
-            row.skip_reason = (
-                "protected by a password in Kutt, which its export does not carry: imported "
-                "without it, the link would be open to everyone"
-            )
-        rows.append(row)
-    return ParsedFile(format="kutt", unit="item", rows=rows)
+    return row
+
+
+def parse_kutt(items: Iterable[object]) -> ParsedFile:
+    """The items of the list at one of JSON_PATHS (links.importers.jsonstream)."""
+    return item_rows("kutt", items, _kutt_row)

@@ -10,9 +10,11 @@ columns (`short_url`, `clicks`…) are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .csvfiles import read_records
+from .jsonstream import item_rows
 from .rows import (
-    ImportFileError,
     ParsedFile,
     SourceRow,
     first_given,
@@ -58,8 +60,12 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
 
 
 def parse_plain_csv(text: str) -> ParsedFile:
-    rows = [_row(record.line, record.cells, csv_cells=True) for record in read_records(text)]
+    rows = (_row(record.line, record.cells, csv_cells=True) for record in read_records(text))
     return ParsedFile(format="plain", unit="line", rows=rows)
+
+
+# Where the list of links is (links.importers.jsonstream).
+JSON_PATHS = frozenset({("links",)})
 
 
 def _items(data) -> list | None:
@@ -72,12 +78,10 @@ def looks_like_shorturl_json(data) -> bool:
     return bool(items) and isinstance(items[0], dict) and {"code", "long_url"} <= set(items[0])
 
 
-def parse_shorturl_json(data) -> ParsedFile:
-    items = _items(data)
-    if items is None:
-        raise ImportFileError("This is not this service's JSON export: it has no “links” list.")
-    rows = []
-    for number, item in enumerate(items, start=1):
-        if isinstance(item, dict):
-            rows.append(_row(number, {header_key(key): value for key, value in item.items()}))
-    return ParsedFile(format="shorturl-json", unit="item", rows=rows)
+def parse_shorturl_json(items: Iterable[object]) -> ParsedFile:
+    """The items of the list at JSON_PATHS (links.importers.jsonstream)."""
+    return item_rows(
+        "shorturl-json",
+        items,
+        lambda number, item: _row(number, {header_key(key): value for key, value in item.items()}),
+    )

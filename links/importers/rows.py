@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -37,10 +38,13 @@ class SourceRow:
 
 @dataclass
 class ParsedFile:
+    """A file's links. From the format parsers, `rows` is read lazily (a generator: the file is
+    read as the rows are taken, and `problems` grows as they are met); parse_file gives a list."""
+
     format: str  # a key of links.importers.FORMATS
     unit: str  # "line" or "item": what SourceRow.row counts
-    rows: list[SourceRow]
-    # Parts of the file that could not be read (a malformed CSV record, a dump cut short):
+    rows: Iterable[SourceRow]
+    # Parts of the file that could not be read (a dump cut short, an item nested too deeply):
     # (row, reason), reported as skipped rows.
     problems: list[tuple[int, str]] = field(default_factory=list)
 
@@ -67,7 +71,7 @@ def parse_datetime(value) -> dt.datetime | None:
     """An aware datetime from the spellings exports use: ISO 8601 (`2020-01-01T10:00:00+0000`,
     `…Z`, `….000Z`), MySQL's `2020-01-01 10:00:00`, a Unix time, US dates (`01/31/2020`).
     Times without a zone are UTC (YOURLS stores UTC). None when empty or not understood."""
-    if value is None or value == "":
+    if value is None or value == "" or not _is_scalar(value):
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
@@ -77,7 +81,7 @@ def parse_datetime(value) -> dt.datetime | None:
     text = str(value).strip()
     if not text:
         return None
-    if text.isdigit() and len(text) >= 9:
+    if text.isdigit() and 9 <= len(text) <= 20:  # a Unix time (more digits: no date)
         return parse_datetime(int(text))
     moment = None
     iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
@@ -107,7 +111,7 @@ def parse_bool(value) -> bool | None:
     """True/False from `true`, `yes`, `1`, a JSON boolean…; None when it says neither."""
     if isinstance(value, bool):
         return value
-    if value is None:
+    if value is None or not _is_scalar(value):
         return None
     if isinstance(value, int | float):
         return bool(value)
@@ -130,8 +134,8 @@ def split_tags(value) -> list[str]:
     if value is None:
         return []
     if isinstance(value, list | tuple):
-        return [str(tag).strip() for tag in value if str(tag).strip()]
-    return [tag.strip() for tag in _TAG_SEPARATORS.split(str(value)) if tag.strip()]
+        return [tag for tag in map(text_of, value) if tag]
+    return [tag.strip() for tag in _TAG_SEPARATORS.split(text_of(value)) if tag.strip()]
 
 
 def split_short_link(value: str) -> tuple[str | None, str | None]:
@@ -175,8 +179,15 @@ def first_given(fields: dict, names: tuple[str, ...] | list[str]):
     return None
 
 
+def _is_scalar(value) -> bool:
+    return isinstance(value, str | int | float)  # bool is an int
+
+
 def text_of(value) -> str:
-    """A cell or JSON value as text ("" for None)."""
-    if value is None:
+    """A cell or JSON value as text: "" for None, and for a list or an object, which no field
+    of a link is (and whose text could be nested too deeply to write out)."""
+    if value is None or not _is_scalar(value):
         return ""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return ""  # no code or date is this long; str() of one past 4,300 digits raises
     return str(value).strip()

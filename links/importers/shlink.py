@@ -16,9 +16,11 @@ too, so every row lands on that domain here: make it this service's (SHORT_URL_B
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .csvfiles import pick, read_records
+from .jsonstream import item_rows
 from .rows import (
-    ImportFileError,
     ParsedFile,
     SourceRow,
     parse_bool,
@@ -27,6 +29,10 @@ from .rows import (
     split_tags,
     text_of,
 )
+
+# Where the list of short URLs is (links.importers.jsonstream): the API's answer, its `shortUrls`
+# alone, or the bare list.
+JSON_PATHS = frozenset({(), ("shortUrls",), ("shortUrls", "data"), ("data",)})
 
 
 def _items(data) -> list | None:
@@ -49,54 +55,50 @@ def looks_like_shlink_header(keys: set[str]) -> bool:
 def _max_visits(value) -> int | None:
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity
         return None
     return number if number > 0 else None
 
 
-def parse_shlink(data) -> ParsedFile:
-    items = _items(data)
-    if items is None:
-        raise ImportFileError("This is not Shlink's JSON: it has no list of short URLs.")
-    rows = []
-    for number, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            continue
-        meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
-        forward = parse_bool(item.get("forwardQuery"))
-        row = SourceRow(
-            row=number,
-            long_url=text_of(item.get("longUrl")),
-            code=text_of(item.get("shortCode")) or None,
-            title=text_of(item.get("title")),
-            tags=split_tags(item.get("tags")),
-            created_at=parse_datetime(item.get("dateCreated")),
-            domain=text_of(item.get("domain")).lower() or None,
-            expires_at=parse_datetime(meta.get("validUntil")),
-            max_visits=_max_visits(meta.get("maxVisits")),
-            pass_query=forward,
-        )
-        since = text_of(meta.get("validSince"))
-        if since:
-            row.notes.append(f"Shlink's “valid since {since}” has no equivalent here: not kept.")
-        rows.append(row)
-    return ParsedFile(format="shlink", unit="item", rows=rows)
+def _shlink_row(number: int, item: dict) -> SourceRow:
+    meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
+    forward = parse_bool(item.get("forwardQuery"))
+    row = SourceRow(
+        row=number,
+        long_url=text_of(item.get("longUrl")),
+        code=text_of(item.get("shortCode")) or None,
+        title=text_of(item.get("title")),
+        tags=split_tags(item.get("tags")),
+        created_at=parse_datetime(item.get("dateCreated")),
+        domain=text_of(item.get("domain")).lower() or None,
+        expires_at=parse_datetime(meta.get("validUntil")),
+        max_visits=_max_visits(meta.get("maxVisits")),
+        pass_query=forward,
+    )
+    since = text_of(meta.get("validSince"))
+    if since:
+        row.notes.append(f"Shlink's “valid since {since}” has no equivalent here: not kept.")
+    return row
+
+
+def parse_shlink(items: Iterable[object]) -> ParsedFile:
+    """The items of the list at one of JSON_PATHS (links.importers.jsonstream)."""
+    return item_rows("shlink", items, _shlink_row)
+
+
+def _csv_row(line: int, cells: dict[str, str]) -> SourceRow:
+    host = cells.get("domain") or split_short_link(cells.get("shorturl", ""))[0]
+    return SourceRow(
+        row=line,
+        long_url=pick(cells, "longurl"),
+        code=pick(cells, "shortcode") or None,
+        title=pick(cells, "title"),
+        tags=split_tags(pick(cells, "tags")),
+        created_at=parse_datetime(pick(cells, "createdat", "datecreated")),
+        domain=(host or "").lower() or None,
+    )
 
 
 def parse_shlink_csv(text: str) -> ParsedFile:
-    rows = []
-    for record in read_records(text):
-        cells = record.cells
-        host = cells.get("domain") or split_short_link(cells.get("shorturl", ""))[0]
-        rows.append(
-            SourceRow(
-                row=record.line,
-                long_url=pick(cells, "longurl"),
-                code=pick(cells, "shortcode") or None,
-                title=pick(cells, "title"),
-                tags=split_tags(pick(cells, "tags")),
-                created_at=parse_datetime(pick(cells, "createdat", "datecreated")),
-                domain=(host or "").lower() or None,
-            )
-        )
+    rows = (_csv_row(record.line, record.cells) for record in read_records(text))
     return ParsedFile(format="shlink-csv", unit="line", rows=rows)

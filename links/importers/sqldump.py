@@ -142,7 +142,8 @@ def _value(stream: _Stream) -> str | int | float | None:
     if token.kind == "number":
         text = token.text
         if text[:2].lower() == "0x":
-            return int(text, 16)
+            # A long one is no value of a link's (and would be too long to write as text).
+            return int(text, 16) if len(text) <= 18 else text
         try:
             return int(text)
         except ValueError:

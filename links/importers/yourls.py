@@ -10,6 +10,7 @@ stores them; clicks and the creator's IP are not carried over.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .csvfiles import first_record, read_records
 from .rows import ParsedFile, SourceRow, header_key, parse_datetime, text_of
@@ -55,19 +56,23 @@ def _row(number: int, fields: dict) -> SourceRow:
 
 
 def parse_yourls_sql(text: str) -> ParsedFile:
-    rows, problems = [], []
-    try:
-        for insert in insert_rows(text, table_matches=is_yourls_table):
-            names = [name.lower() for name in insert.columns or COLUMNS]
-            rows.append(_row(insert.line, dict(zip(names, insert.values, strict=False))))
-    except DumpSyntaxError as error:
-        # A dump cut short, or a statement this reader does not follow: what came before stands.
-        problems.append((error.line, f"{error} Rows after it could not be read."))
-    return ParsedFile(format="yourls-sql", unit="line", rows=rows, problems=problems)
+    problems: list[tuple[int, str]] = []
+
+    def rows() -> Iterator[SourceRow]:
+        try:
+            for insert in insert_rows(text, table_matches=is_yourls_table):
+                names = [name.lower() for name in insert.columns or COLUMNS]
+                yield _row(insert.line, dict(zip(names, insert.values, strict=False)))
+        except DumpSyntaxError as error:
+            # A dump cut short, or a statement this reader does not follow: what came before
+            # stands.
+            problems.append((error.line, f"{error} Rows after it could not be read."))
+
+    return ParsedFile(format="yourls-sql", unit="line", rows=rows(), problems=problems)
 
 
 def parse_yourls_csv(text: str) -> ParsedFile:
     keys = {header_key(name) for name in first_record(text)}
     header = None if looks_like_yourls_header(keys) else COLUMNS
-    rows = [_row(record.line, record.cells) for record in read_records(text, header=header)]
+    rows = (_row(record.line, record.cells) for record in read_records(text, header=header))
     return ParsedFile(format="yourls-csv", unit="line", rows=rows)

@@ -20,14 +20,16 @@ became of each row.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 
 from celery import current_app
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import DatabaseError, connections, transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
@@ -42,13 +44,14 @@ from ..importers import (
     SourceRow,
     decode,
     detect_format,
-    parse_file,
+    no_links_error,
+    open_file,
 )
 from ..models import DEFAULT_DOMAIN_ID, IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
 from .bulk import BULK_MAX_ITEMS, link_create_many
 from .create import prepare_link
 from .domains import domain_for_create
-from .policy import LongUrlRules, url_hash, validate_title
+from .policy import LongUrlRules, is_storable_text, url_hash, validate_title
 from .tags import MAX_TAGS_PER_LINK, clean_tags, tag_key
 
 logger = logging.getLogger("shorturl.imports")
@@ -75,6 +78,21 @@ SKIP_KINDS = {
 }
 
 
+# How much of a row's text a report keeps: enough to tell the row, never a whole 100 KB cell.
+_REPORT_TEXT_LIMITS = {"long_url": 1000, "reason": 2000, "old_code": 200, "code": 200}
+
+
+def _report_text(value: str, limit: int) -> str:
+    """Text a report can be stored, shown and downloaded with: a lone surrogate (a JSON
+    "\\ud800" escape) written as that escape, as no page or CSV can be encoded with it; a NUL
+    written as \\x00; cut to `limit` characters."""
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    if not is_storable_text(value):
+        value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value.replace("\x00", "\\x00")
+
+
 @dataclass
 class ImportEntry:
     """What became of one row of the file."""
@@ -88,20 +106,50 @@ class ImportEntry:
     reason: str = ""  # why skipped or why a new code; notes for imported rows
     kind: str = ""  # for skipped rows: a SKIP_KINDS key
 
+    def __post_init__(self) -> None:
+        # The file's text comes back in the report: every entry, new or read from a stored
+        # report made before this rule, holds only text the pages and the CSV can write.
+        for name, limit in _REPORT_TEXT_LIMITS.items():
+            setattr(self, name, _report_text(getattr(self, name) or "", limit))
+
 
 @dataclass
 class ImportReport:
+    """Every row's outcome counted; the first `keep` rows of each outcome kept with what became
+    of them (None: all of them, as the import_links command keeps), so that a report stays a few
+    megabytes whatever the file holds."""
+
     format: str
     unit: str  # "line" or "item": what ImportEntry.row counts
     dry_run: bool = False
     entries: list[ImportEntry] = field(default_factory=list)
+    keep: int | None = None
+    # Rows by outcome, by "skipped:<kind>" and "imported:old code" (the IMPORTED rows that kept
+    # their old code), whether or not they are in `entries`.
+    tally: dict[str, int] = field(default_factory=dict)
+
+    def add(self, entry: ImportEntry) -> None:
+        keys = [entry.outcome]
+        if entry.outcome == Outcome.SKIPPED:
+            keys.append(f"{Outcome.SKIPPED}:{entry.kind}")
+        elif entry.outcome == Outcome.IMPORTED and entry.old_code:
+            keys.append(f"{Outcome.IMPORTED}:old code")
+        if self.keep is None or self.tally.get(entry.outcome, 0) < self.keep:
+            self.entries.append(entry)
+        for key in keys:
+            self.tally[key] = self.tally.get(key, 0) + 1
 
     def count(self, outcome: str, kind: str | None = None) -> int:
-        return sum(
-            1
-            for entry in self.entries
-            if entry.outcome == outcome and (kind is None or entry.kind == kind)
-        )
+        return self.tally.get(outcome if kind is None else f"{outcome}:{kind}", 0)
+
+    @property
+    def rows(self) -> int:
+        return sum(self.count(outcome) for outcome in OUTCOMES)
+
+    @property
+    def partial(self) -> bool:
+        """Whether some rows are counted but not listed."""
+        return len(self.entries) < self.rows
 
     @property
     def imported(self) -> int:
@@ -109,20 +157,19 @@ class ImportReport:
         return self.count(Outcome.IMPORTED) + self.count(Outcome.NEW_CODE)
 
     def skipped_by_kind(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for entry in self.entries:
-            if entry.outcome == Outcome.SKIPPED:
-                counts[entry.kind] = counts.get(entry.kind, 0) + 1
-        return counts
+        prefix = f"{Outcome.SKIPPED}:"
+        return {
+            key.removeprefix(prefix): count
+            for key, count in self.tally.items()
+            if key.startswith(prefix)
+        }
 
     def summary(self) -> str:
         """One sentence: `Imported 12 links (10 with their old codes, 2 with new codes); skipped
         3 (2 already in the links, 1 refused by the link rules).`"""
         verb = "Would import" if self.dry_run else "Imported"
         new = self.count(Outcome.NEW_CODE)
-        kept = sum(
-            1 for entry in self.entries if entry.outcome == Outcome.IMPORTED and entry.old_code
-        )
+        kept = self.count(Outcome.IMPORTED, "old code")
         fresh = self.count(Outcome.IMPORTED) - kept
         parts = []
         if kept:
@@ -146,17 +193,27 @@ class ImportReport:
             "format": self.format,
             "unit": self.unit,
             "dry_run": self.dry_run,
+            "keep": self.keep,
+            "tally": self.tally,
             "entries": [asdict(entry) for entry in self.entries],
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> ImportReport:
-        return cls(
+        report = cls(
             format=data["format"],
             unit=data["unit"],
             dry_run=data.get("dry_run", False),
-            entries=[ImportEntry(**entry) for entry in data.get("entries", [])],
+            keep=data.get("keep"),
         )
+        entries = (ImportEntry(**entry) for entry in data.get("entries", []))
+        if "tally" in data:
+            report.entries = list(entries)
+            report.tally = dict(data["tally"])
+        else:  # stored before reports were counted
+            for entry in entries:
+                report.add(entry)
+        return report
 
 
 def _s(count: int) -> str:
@@ -337,7 +394,8 @@ class _Importer:
         self.outcomes = {}
         self._run_batch(sources)
         # Every row ends in exactly one entry, in the file's order.
-        self.report.entries.extend(self.outcomes.pop(id(source)) for source in sources)
+        for source in sources:
+            self.report.add(self.outcomes.pop(id(source)))
 
     def _run_batch(self, sources: list[SourceRow]) -> None:
         pending = [p for p in (self._prepare(source) for source in sources) if p is not None]
@@ -525,14 +583,19 @@ def link_import(
     request_host: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     workspace: Workspace | str | None = None,
+    rows_total: int | None = None,
+    report_rows: int | None = None,
 ) -> ImportReport:
     """Import a parsed file's links into a workspace (`workspace`: a Workspace or slug; default
     `user`'s personal one; `user` must be an owner or editor there); every row ends in the
     report, in file order (see the module's docstring for the rules).
 
-    `domain`: the short domain (a host) for every row, else each row's own (its old short
+    `parsed.rows` may be read lazily (links.importers.open_file): one batch of them is held at a
+    time. `domain`: the short domain (a host) for every row, else each row's own (its old short
     link's host when that is one of ours; the default domain otherwise); ValidationError when it
-    is none of this service's. `progress(rows done, rows in all)` is called after each batch.
+    is none of this service's. `progress(rows done, rows in all)` is called after each batch
+    (`rows_total`: how many there are, when `parsed.rows` cannot say). `report_rows`: how many
+    rows of each outcome the report lists (ImportReport.keep; all by default).
     """
     importer = _Importer(
         user=user,
@@ -543,14 +606,18 @@ def link_import(
         request_host=request_host,
         workspace=workspace_for_writing(user=user, workspace=workspace),
     )
-    rows = parsed.rows
-    total = len(rows)
-    for start in range(0, total, BULK_MAX_ITEMS):
-        importer.run_batch(rows[start : start + BULK_MAX_ITEMS])
+    importer.report.keep = report_rows
+    if rows_total is None:
+        rows_total = len(parsed.rows) if isinstance(parsed.rows, Sized) else 0
+    rows = iter(parsed.rows)
+    done = 0
+    while batch := list(islice(rows, BULK_MAX_ITEMS)):
+        importer.run_batch(batch)
+        done += len(batch)
         if progress is not None:
-            progress(min(start + BULK_MAX_ITEMS, total), total)
+            progress(done, max(done, rows_total))
     for row, reason in parsed.problems:  # a dump cut short: after the rows read before it
-        importer.report.entries.append(
+        importer.report.add(
             ImportEntry(
                 row=row, outcome=Outcome.SKIPPED, long_url="", reason=reason, kind="unreadable"
             )
@@ -580,6 +647,9 @@ def link_import_queue(
     upload has at once: too large (SHORTURL_IMPORT_MAX_BYTES), not a file of a known format,
     a domain that is none of ours. The links go to `workspace` (default: the user's personal
     one), where the user must be an owner or editor.
+
+    Only the start of the file is read here (the format told from its header or first item);
+    the rows are counted against SHORTURL_IMPORT_MAX_ROWS by the background run.
 
     Services mode queues the Celery task once the row is committed; the embedded mode's node
     runner picks queued imports up itself (shorturl_project.embedded), as it does the worker's
@@ -621,77 +691,188 @@ def link_import_queue(
         request_host=request_host,
     )
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: current_app.send_task(IMPORT_TASK, args=[job.pk]))
+        transaction.on_commit(lambda: _send(job.pk))
     return job
 
 
-def _finish(job_id: int, **values) -> None:
-    LinkImport.objects.filter(pk=job_id).update(
-        finished_at=timezone.now(), updated_at=timezone.now(), data=b"", **values
-    )
+def _send(import_id: int) -> None:
+    current_app.send_task(IMPORT_TASK, args=[import_id])
+
+
+_UNFINISHED = (ImportStatus.QUEUED, ImportStatus.RUNNING)
+
+INTERRUPTED = (
+    "The import was interrupted (its server process ended). Links of the batches done are in "
+    "your links; uploading the file again imports the rest and reports those as already existing."
+)
+TOO_LONG = (
+    "The import took longer than it may (30 minutes) and was stopped. Links of the batches "
+    "done are in your links; uploading the file again imports the rest and reports those as "
+    "already existing."
+)
+UNEXPECTED = (
+    "The import stopped on an unexpected error (it is in the server's log). Links of the "
+    "batches done are in your links; uploading the file again imports the rest and reports "
+    "those as already existing."
+)
+
+
+def link_import_fail(*, job: LinkImport | int, reason: str) -> bool:
+    """End an import that is waiting or running: failed, with `reason` shown to its owner, its
+    file dropped. The one way a job ends other than done: the run's own errors, the sweep of
+    interrupted ones, and whoever else must stop a job call it. A run still going in another
+    process stops at its next batch (it finds its job no longer running). False when the job
+    had already ended (or is gone).
+
+    It must work when the run's database connection failed (the error that ends the job may be
+    that one): a connection that cannot be used is dropped and the write tried once more on a
+    new one."""
+    import_id = job if isinstance(job, int) else job.pk
+    values = {
+        "status": ImportStatus.FAILED,
+        "error": reason,
+        "finished_at": timezone.now(),
+        "updated_at": timezone.now(),
+        "data": b"",
+    }
+    unfinished = LinkImport.objects.filter(pk=import_id, status__in=_UNFINISHED)
+    try:
+        ended = unfinished.update(**values)
+    except DatabaseError:
+        connection = connections[unfinished.db]
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        ended = unfinished.update(**values)
+    if ended:
+        logger.info("Import %s ended: %s", import_id, reason)
+    return bool(ended)
+
+
+class _JobEnded(Exception):
+    """The job was ended while it ran (link_import_fail from elsewhere): stop importing."""
+
+
+def _rows_in(data: bytes, file_format: str | None, cap: int) -> tuple[str, int]:
+    """(the format, how many rows the file has), reading it once without keeping a row;
+    ImportFileError when it cannot be read, has no links, or has more than `cap` of them."""
+    parsed = open_file(data, file_format)
+    count = 0
+    for _ in parsed.rows:
+        count += 1
+        if count > cap:
+            raise ImportFileError(
+                f"This file holds more than {cap:,} links, the most one upload may hold here "
+                "(nothing was imported). Split it into files of at most "
+                f"{cap:,} links, or ask staff to run manage.py import_links with it."
+            )
+    if not count and not parsed.problems:
+        raise no_links_error(parsed)
+    return parsed.format, count
 
 
 def link_import_run(*, import_id: int) -> bool:
     """Run one queued upload: claim it (one runner only, whichever asks first), import it with
     its options, store the report and drop the file. False when it was not waiting (already
-    claimed, or gone)."""
+    claimed, or gone).
+
+    The job always ends: done with its report, or failed with why (link_import_fail), whatever
+    goes wrong, including the report's own save. Only the process dying leaves it running, for
+    link_import_sweep to end.
+
+    The file is read twice, each time a row at a time: once to count its rows (a file over
+    SHORTURL_IMPORT_MAX_ROWS fails before anything is imported), then to import them a batch
+    at a time; the report keeps SHORTURL_IMPORT_REPORT_ROWS rows of each outcome.
+    """
     claimed = LinkImport.objects.filter(pk=import_id, status=ImportStatus.QUEUED).update(
         status=ImportStatus.RUNNING, updated_at=timezone.now()
     )
     if not claimed:
         return False
-    job = LinkImport.objects.select_related("owner", "workspace").get(pk=import_id)
     try:
-        parsed = parse_file(bytes(job.data), job.file_format or None)
+        _run(import_id)
+    except _JobEnded:
+        pass
     except ImportFileError as error:
-        _finish(job.pk, status=ImportStatus.FAILED, error=str(error))
-        return True
-    LinkImport.objects.filter(pk=job.pk).update(rows_total=len(parsed.rows))
-
-    def progress(done: int, total: int) -> None:
-        LinkImport.objects.filter(pk=job.pk).update(
-            rows_done=done, rows_total=total, updated_at=timezone.now()
-        )
-
-    try:
-        report = link_import(
-            user=job.owner,
-            parsed=parsed,
-            domain=job.domain or None,
-            on_taken_code=job.on_taken_code,
-            dry_run=job.dry_run,
-            request_host=job.request_host or None,
-            progress=progress,
-            workspace=job.workspace,
-        )
+        link_import_fail(job=import_id, reason=str(error))
     except ValidationError as error:  # its domain was removed since the upload
-        _finish(job.pk, status=ImportStatus.FAILED, error=" ".join(error.messages))
+        link_import_fail(job=import_id, reason=" ".join(error.messages))
+    except SoftTimeLimitExceeded:  # the Celery task's time limit (links.tasks)
+        link_import_fail(job=import_id, reason=TOO_LONG)
     except Exception:
-        logger.exception("Import %s stopped", job.pk)
-        _finish(
-            job.pk,
-            status=ImportStatus.FAILED,
-            error="The import stopped on an unexpected error (it is in the server's log). "
-            "Links of the batches done are in your links; uploading the file again imports the "
-            "rest and reports those as already existing.",
-        )
-    else:
-        _finish(job.pk, status=ImportStatus.DONE, report=report.as_dict())
+        logger.exception("Import %s stopped", import_id)
+        link_import_fail(job=import_id, reason=UNEXPECTED)
     return True
 
 
-def link_import_run_queued() -> int:
-    """Run every waiting upload, oldest first (the embedded mode's node runner calls it); mark
-    running ones whose process ended as failed. Returns how many ran."""
-    stale = timezone.now() - IMPORT_STALE_AFTER
-    LinkImport.objects.filter(status=ImportStatus.RUNNING, updated_at__lt=stale).update(
-        status=ImportStatus.FAILED,
-        finished_at=timezone.now(),
-        data=b"",
-        error="The import was interrupted (its server process ended). Links of the batches "
-        "done are in your links; uploading the file again imports the rest and reports those "
-        "as already existing.",
+def _run(import_id: int) -> None:
+    job = LinkImport.objects.select_related("owner", "workspace").get(pk=import_id)
+    data = bytes(job.data)
+    file_format, total = _rows_in(data, job.file_format or None, settings.SHORTURL_IMPORT_MAX_ROWS)
+    running = LinkImport.objects.filter(pk=job.pk, status=ImportStatus.RUNNING)
+    if not running.update(rows_total=total, updated_at=timezone.now()):
+        raise _JobEnded
+
+    def progress(done: int, total: int) -> None:
+        if not running.update(rows_done=done, rows_total=total, updated_at=timezone.now()):
+            raise _JobEnded
+
+    report = link_import(
+        user=job.owner,
+        parsed=open_file(data, file_format),
+        domain=job.domain or None,
+        on_taken_code=job.on_taken_code,
+        dry_run=job.dry_run,
+        request_host=job.request_host or None,
+        progress=progress,
+        workspace=job.workspace,
+        rows_total=total,
+        report_rows=settings.SHORTURL_IMPORT_REPORT_ROWS,
     )
+    del data, job
+    try:
+        running.update(
+            status=ImportStatus.DONE,
+            report=report.as_dict(),
+            finished_at=timezone.now(),
+            updated_at=timezone.now(),
+            data=b"",
+        )
+    except DatabaseError:
+        logger.exception("The report of import %s could not be saved", import_id)
+        link_import_fail(
+            job=import_id,
+            reason=f"{report.summary()} The report could not be saved (it is in the server's "
+            "log); the links are in your links.",
+        )
+
+
+def link_import_sweep() -> int:
+    """End the imports whose process died: running, and their row not moved on for
+    IMPORT_STALE_AFTER (a run moves it on after every batch). In services mode, also send the
+    task again for uploads still waiting after that long (their message may have been lost with
+    the broker; a second message for a job is harmless, only one run claims it). Returns how
+    many were ended. Run every IMPORT_SWEEP_SECONDS: Celery beat in services mode, the node
+    runner in the embedded mode."""
+    stale = timezone.now() - IMPORT_STALE_AFTER
+    ended = 0
+    interrupted = LinkImport.objects.filter(status=ImportStatus.RUNNING, updated_at__lt=stale)
+    for import_id in interrupted.values_list("id", flat=True):
+        ended += link_import_fail(job=import_id, reason=INTERRUPTED)
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        waiting = LinkImport.objects.filter(status=ImportStatus.QUEUED, updated_at__lt=stale)
+        for import_id in waiting.values_list("id", flat=True):
+            # Moved on, so that it is sent again once per IMPORT_STALE_AFTER at most.
+            if LinkImport.objects.filter(pk=import_id, status=ImportStatus.QUEUED).update(
+                updated_at=timezone.now()
+            ):
+                _send(import_id)
+    return ended
+
+
+def link_import_run_queued() -> int:
+    """Run every waiting upload, oldest first (the embedded mode's node runner calls it).
+    Returns how many ran."""
     ran = 0
     while True:
         waiting = (

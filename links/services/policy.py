@@ -37,8 +37,11 @@ class LinkRevoked(Exception):
 
 def is_storable_text(value: str) -> bool:
     """False for text no database encoding takes: a lone surrogate, which a JSON "\\ud800"
-    escape decodes to. DRF's fields refuse it before the API calls a service; other callers
-    (bulk imports, the admin, scripts) reach the rules here only (links/tests/test_fuzz.py)."""
+    escape decodes to, and a NUL (PostgreSQL refuses it, C strings end at it). DRF's fields
+    refuse both before the API calls a service; other callers (file imports, the admin,
+    scripts) reach the rules here only (links/tests/test_fuzz.py, test_import_limits.py)."""
+    if "\x00" in value:
+        return False
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -161,7 +161,7 @@ def test_an_import_whose_process_ended_shows_as_interrupted(signed_in, user):
     LinkImport.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(hours=1))
     page = signed_in.get(f"/dashboard/import/{job.pk}/").content.decode()
     assert "Interrupted" in page and "data-progress-url" not in page
-    imports.link_import_run_queued()
+    imports.link_import_sweep()  # the periodic sweep (beat, node runner)
     job.refresh_from_db()
     assert job.status == ImportStatus.FAILED and "interrupted" in job.error
 
