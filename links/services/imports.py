@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -631,6 +631,16 @@ def _finish(job_id: int, **values) -> None:
     )
 
 
+class _ImportStopped(Exception):
+    pass
+
+
+DEPARTED_UPLOADER = (
+    "Stopped: its uploader is no longer an owner or editor of the workspace. Links of the "
+    "batches done are in the workspace."
+)
+
+
 def link_import_run(*, import_id: int) -> bool:
     """Run one queued upload: claim it (one runner only, whichever asks first), import it with
     its options, store the report and drop the file. False when it was not waiting (already
@@ -649,9 +659,11 @@ def link_import_run(*, import_id: int) -> bool:
     LinkImport.objects.filter(pk=job.pk).update(rows_total=len(parsed.rows))
 
     def progress(done: int, total: int) -> None:
-        LinkImport.objects.filter(pk=job.pk).update(
+        moved = LinkImport.objects.filter(pk=job.pk, status=ImportStatus.RUNNING).update(
             rows_done=done, rows_total=total, updated_at=timezone.now()
         )
+        if not moved:  # stopped meanwhile (its uploader left the workspace)
+            raise _ImportStopped
 
     try:
         report = link_import(
@@ -664,6 +676,10 @@ def link_import_run(*, import_id: int) -> bool:
             progress=progress,
             workspace=job.workspace,
         )
+    except _ImportStopped:
+        pass  # its row says why already
+    except PermissionDenied:  # its uploader is no longer an owner or editor there
+        _finish(job.pk, status=ImportStatus.FAILED, error=DEPARTED_UPLOADER)
     except ValidationError as error:  # its domain was removed since the upload
         _finish(job.pk, status=ImportStatus.FAILED, error=" ".join(error.messages))
     except Exception:
@@ -678,6 +694,26 @@ def link_import_run(*, import_id: int) -> bool:
     else:
         _finish(job.pk, status=ImportStatus.DONE, report=report.as_dict())
     return True
+
+
+def link_imports_stop_for_departed_member(
+    *, user: AbstractBaseUser, workspace_id: int | None, reason: str
+) -> int:
+    """Fail `user`'s waiting and running imports into a workspace they may no longer write to
+    (None: every workspace), with `reason`. A running one stops before its next batch
+    (link_import_run's progress sees its row failed). Returns how many were stopped."""
+    jobs = LinkImport.objects.filter(
+        owner_id=user.pk, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)
+    )
+    if workspace_id is not None:
+        jobs = jobs.filter(workspace_id=workspace_id)
+    return jobs.update(
+        status=ImportStatus.FAILED,
+        error=reason,
+        data=b"",
+        finished_at=timezone.now(),
+        updated_at=timezone.now(),
+    )
 
 
 def link_import_run_queued() -> int:
