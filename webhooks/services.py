@@ -289,9 +289,16 @@ def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDeli
     """Queue a `ping`, due at once, and return its delivery (pending): it is attempted in the
     webhooks' own lane within seconds, never on the caller's request, which a slow receiver
     would hold for the whole attempt. Its outcome shows in the webhook's delivery log; a failed
-    ping is retried like any delivery. A webhook that is off is tested all the same: that is
-    how its owner sees whether the receiver answers again before turning it on."""
+    ping is retried like any delivery. A webhook that is off or backing off is tested all the
+    same, at once: that is how its owner sees whether the receiver answers again. A test not
+    yet over is answered for the next ones: pressing the button again sends nothing more, so
+    a receiver that holds its tests costs the lane one attempt at a time."""
     webhook = webhook_get(user=user, webhook_id=webhook_id)
+    waiting = WebhookDelivery.objects.filter(
+        webhook=webhook, event=PING_EVENT, status=DeliveryStatus.PENDING, attempts=0
+    ).first()
+    if waiting is not None:
+        return waiting
     now = timezone.now()
     data = {"webhook": {"id": webhook.pk, "url": webhook.url, "events": webhook.events}}
     delivery = _new_delivery(webhook, PING_EVENT, data, now, at_once=True)
@@ -395,7 +402,7 @@ def _webhook_attempted(webhook: Webhook, *, delivered: bool, error: str) -> None
     )
     WebhookDelivery.objects.filter(
         webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__lt=retry_after
-    ).exclude(event=PING_EVENT).update(next_attempt_at=retry_after)
+    ).exclude(event=PING_EVENT, attempts=0).update(next_attempt_at=retry_after)
     limit = settings.WEBHOOK_DISABLE_AFTER_FAILURES
     if webhook.is_active and failures >= limit:
         webhook_disable(

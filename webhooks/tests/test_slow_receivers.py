@@ -158,3 +158,14 @@ def test_webhook_tasks_go_to_their_own_queue_never_the_visit_workers():
     assert queue_of("webhooks.tasks.deliver_due_webhooks_task") == "webhooks"
     assert queue_of("analytics.tasks.flush_visits_task") == "celery"
     assert queue_of("analytics.tasks.aggregate_hourly_task") == "celery"
+
+
+def test_pressing_send_a_test_again_while_one_waits_sends_nothing_more(user, receiver):
+    webhook = services.webhook_create(user=user, url=receiver.url, events=["link.created"])
+    first = services.webhook_send_test(user=user, webhook_id=webhook.pk)
+    for _ in range(7):
+        assert services.webhook_send_test(user=user, webhook_id=webhook.pk).pk == first.pk
+    assert services.webhook_deliver_due() == 1
+    assert len(receiver.received) == 1
+    # Once it is over, a new press sends a new one.
+    assert services.webhook_send_test(user=user, webhook_id=webhook.pk).pk != first.pk
