@@ -23,7 +23,7 @@ PASSWORD = "e2e-departure-pass"  # noqa: S105 (throw-away users of a throw-away 
 ROLES = ("owner", "removed", "demoted", "deleted")
 
 # Run by `manage.py shell -c`: the owner and three editors of a team workspace, a DRF token each,
-# and an API key of the removed editor acting for the team workspace alone.
+# (by role) and an API key of the removed editor acting for the team workspace alone.
 MAKE_TEAM = """
 import json
 from django.contrib.auth import get_user_model
@@ -38,7 +38,7 @@ for role, name in names.items():
 team = workspace_create(user=users["owner"], name={slug!r}, slug={slug!r})
 for role in ("removed", "demoted", "deleted"):
     Membership.objects.create(workspace=team, user=users[role], role="editor")
-tokens = {{name: Token.objects.create(user=user).key for name, user in users.items()}}
+tokens = {{role: Token.objects.create(user=user).key for role, user in users.items()}}
 _, key = api_key_create(user=users["removed"], name="team key", workspace=team)
 print("E2E-TEAM " + json.dumps({{"tokens": tokens, "key": key}}))
 """
@@ -97,7 +97,7 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
         "shell", "-c", MAKE_TEAM.format(names=json.dumps(names), pw=PASSWORD, slug=slug)
     )
     made = json.loads(out.split("E2E-TEAM ", 1)[1].strip().splitlines()[0])
-    token = {role: made["tokens"][names[role]] for role in ROLES}
+    token = made["tokens"]  # by role
 
     hooks = {}
     for role in ROLES:

@@ -218,3 +218,17 @@ def test_a_viewer_leaving_changes_nothing_of_the_writers(team, django_capture_on
         _new_team_link(team, 3)
     hook.refresh_from_db()
     assert hook.is_active and _heard(hook) == 1
+
+
+def test_a_removed_members_export_in_progress_stops_at_the_next_page(team):
+    from links.selectors import link_export_rows
+
+    for n in range(3):
+        link_create(user=team.owner, workspace=team.workspace, long_url=f"https://ex.com/x/{n}")
+    rows = link_export_rows(user=team.editor, workspace_id=team.workspace.pk, batch_size=1)
+    first = next(rows)  # the download has begun
+    member_remove(by=team.owner, workspace=team.workspace, username=team.editor.username)
+    link_create(user=team.owner, workspace=team.workspace, long_url="https://ex.com/x/after")
+    rest = list(rows)
+    assert first["code"] == "acme-sale"
+    assert rest == []  # nothing more once they are out, the link made after least of all
