@@ -6,6 +6,8 @@ tasks go to a Celery queue of their own."""
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from datetime import timedelta
 
@@ -169,3 +171,21 @@ def test_pressing_send_a_test_again_while_one_waits_sends_nothing_more(user, rec
     assert len(receiver.received) == 1
     # Once it is over, a new press sends a new one.
     assert services.webhook_send_test(user=user, webhook_id=webhook.pk).pk != first.pk
+
+
+def test_a_tls_handshake_that_never_ends_is_cut_off_at_the_deadline(user, allow_private, settings):
+    """An https receiver that takes the connection and never answers the ClientHello: the
+    handshake is part of the attempt's deadline (1 s here), not only each read's 5 s."""
+    settings.WEBHOOK_ATTEMPT_SECONDS = 1.0
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/hook"
+        delivery, took = _attempt_one(user, url)
+    finally:
+        listener.close()
+        for conn, _ in held:
+            conn.close()
+    assert took < 3.0, f"the attempt took {took:.1f} s, past its 1 s deadline"
+    assert "No complete answer within 1 s: cut off." in delivery.error
