@@ -11,8 +11,9 @@ GEODATA_STAMP := data/geoip/.stamp
 MANAGE := $(BIN)/python manage.py
 HOST ?= 127.0.0.1
 PORT ?= 8000
+WEBHOOK_CONCURRENCY ?= 4
 
-.PHONY: install install-prod run serve test e2e lint format worker beat bench soak schemathesis clean
+.PHONY: install install-prod run serve test e2e lint format worker webhook-worker beat bench soak schemathesis clean
 .PHONY: geodata
 
 $(PROD_STAMP): requirements.txt
@@ -65,8 +66,15 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# The default queue: storing visits, roll-ups, the code pool, imports.
 worker: install-prod
-	$(BIN)/celery -A shorturl_project worker --loglevel=info
+	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=celery
+
+# Webhook deliveries only (their own queue): a slow receiver holds this worker, never the one
+# that stores visits. Threads: each delivery mostly waits on the network.
+webhook-worker: install-prod
+	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=webhooks \
+		--hostname=webhooks@%h --pool=threads --concurrency=$(WEBHOOK_CONCURRENCY)
 
 beat: install-prod
 	$(BIN)/celery -A shorturl_project beat --loglevel=info --schedule=$(VENV)/celerybeat-schedule

@@ -10,6 +10,7 @@ from zoneinfo import available_timezones
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db.models import F, Q
 from django.utils import timezone
 
 from workspaces.models import Workspace
@@ -87,12 +88,23 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
     return api_key
 
 
+def api_keys_revoke_for_departed_member(*, user: AbstractBaseUser, workspace_id: int) -> int:
+    """Revoke `user`'s keys that act for a workspace they have left: a key must never act
+    where its user no longer belongs (api_key_authenticate refuses them anyway). Returns how
+    many were revoked."""
+    return ApiKey.objects.filter(
+        user_id=user.pk, workspace_id=workspace_id, revoked_at__isnull=True
+    ).update(revoked_at=timezone.now())
+
+
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     """The active key with this value (its user loaded), marking it used; None if unknown,
-    revoked or expired."""
+    revoked or expired, or acting for a workspace its user is no longer a member of (in the
+    same query: a membership removed by any path, the admin's included)."""
     api_key = (
         ApiKey.objects.select_related("user")
         .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
+        .filter(Q(workspace__isnull=True) | Q(workspace__memberships__user_id=F("user_id")))
         .first()
     )
     now = timezone.now()

@@ -1,8 +1,9 @@
 """The e2e harness: a production install, the product started the way it is deployed, HTTP helpers.
 
 A deployment is started with the product's own commands (`make serve`, `make worker`,
-`make beat`) from a virtualenv holding requirements.txt alone, with throw-away stores
-(a SQLite file in a temp dir; or a fresh MariaDB database and a private `redis-server`).
+`make webhook-worker`, `make beat`) from a virtualenv holding requirements.txt alone, with
+throw-away stores (a SQLite file in a temp dir; or a fresh MariaDB database and a private
+`redis-server`).
 Every process is started in its own session so that teardown can stop its whole group, every
 wait has a deadline, and nothing but 127.0.0.1 is ever contacted.
 
@@ -522,7 +523,7 @@ class Deployment:
 
     def stop(self) -> None:
         # Web first (no new visits), then beat and worker, the stores last.
-        for name in ("web", "beat", "worker", "redis"):
+        for name in ("web", "beat", "worker", "webhook-worker", "redis"):
             proc = self.procs.pop(name, None)
             if proc is not None:
                 proc.stop()
@@ -666,6 +667,12 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
             dep.procs["worker"] = start_process(
                 "worker", make_command("worker"), env=dep.env, log_path=log_dir / "worker.log"
             )
+            dep.procs["webhook-worker"] = start_process(
+                "webhook-worker",
+                make_command("webhook-worker"),
+                env=dep.env,
+                log_path=log_dir / "webhook-worker.log",
+            )
             dep.procs["beat"] = start_process(
                 "beat", make_command("beat"), env=dep.env, log_path=log_dir / "beat.log"
             )
@@ -679,6 +686,7 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
 
         if mode == "services":
             _wait_log(dep.procs["worker"], r"celery@\S+ ready\.", timeout=90, dep=dep)
+            _wait_log(dep.procs["webhook-worker"], r"webhooks@\S+ ready\.", timeout=90, dep=dep)
             _wait_log(dep.procs["beat"], r"beat: Starting", timeout=60, dep=dep)
         dep.check_alive()
     except BaseException as error:

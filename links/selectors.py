@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from workspaces.selectors import can_write, personal_workspace_of
+from workspaces.selectors import can_write, personal_workspace_of, role_in
 
 from .domains import current_table, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
@@ -315,9 +315,12 @@ def link_export_rows(
     default: `user`'s personal workspace). `everyone=True`: every workspace's links, for staff
     only (PermissionDenied otherwise). Read in pages of `batch_size`
     links with their totals and tags in bulk: four queries a page, not one per link, and memory
-    stays flat however many links there are.
+    stays flat however many links there are. A workspace's export stops at the next page once
+    `user` is no longer a member (a long download of a team they are removed from meanwhile,
+    whose links made after the removal it would otherwise carry on to).
     """
     links = UrlLink.objects.select_related("domain").order_by("id")
+    still_member = None
     if everyone:
         if not user.is_staff:
             raise PermissionDenied("Only staff can export every owner's links.")
@@ -329,12 +332,27 @@ def link_export_rows(
             if workspace_id is not None
             else links.filter(workspace__personal_for_id=user.pk)
         )
-    return _export_pages(links, with_owner=everyone, batch_size=batch_size)
+        if workspace_id is not None and not user.is_staff:
+
+            def still_member() -> bool:
+                return role_in(user=user, workspace_id=workspace_id) is not None
+
+    return _export_pages(
+        links, with_owner=everyone, batch_size=batch_size, still_member=still_member
+    )
 
 
-def _export_pages(links: QuerySet[UrlLink], *, with_owner: bool, batch_size: int) -> Iterator[dict]:
+def _export_pages(
+    links: QuerySet[UrlLink],
+    *,
+    with_owner: bool,
+    batch_size: int,
+    still_member: Callable[[], bool] | None = None,
+) -> Iterator[dict]:
     last_id = 0
     while True:
+        if last_id and still_member is not None and not still_member():
+            return  # removed from the workspace during the download
         page = list(links.filter(id__gt=last_id)[:batch_size])
         if not page:
             return

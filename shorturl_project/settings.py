@@ -184,6 +184,12 @@ SHORTURL_POOL_CHECK_SECONDS = env.float("SHORTURL_POOL_CHECK_SECONDS", default=6
 # How often due webhook deliveries (new ones and retries) are looked for: the embedded runner's
 # job, and beat's sweep in services mode (where a new delivery's own task usually sends it first).
 WEBHOOK_CHECK_SECONDS = env.float("WEBHOOK_CHECK_SECONDS", default=2.0)
+# The whole of one delivery attempt (name lookup, connect, TLS, sending, the answer): a receiver
+# still answering then is cut off and the attempt failed (webhooks/sending.py).
+WEBHOOK_ATTEMPT_SECONDS = env.float("WEBHOOK_ATTEMPT_SECONDS", default=10.0)
+# A webhook whose receiver fails this many attempts in a row (backed off ever longer between
+# them, about a day in all) is turned off, with the reason shown to its workspace's writers.
+WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", default=15)
 
 # --- Celery ------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
@@ -210,6 +216,10 @@ CELERY_TIMEZONE = "UTC"
 # How often imports whose process died are ended (beat in services mode, the node runner in
 # the embedded mode); one is taken for dead when its row has not moved for 10 minutes.
 IMPORT_SWEEP_SECONDS = env.float("IMPORT_SWEEP_SECONDS", default=60.0)
+# Webhook deliveries wait on other people's servers: a queue of their own, consumed by a worker
+# of its own (`make webhook-worker`, docker-compose's webhook-worker), so that a slow receiver
+# never holds the worker that stores visits (`make worker` consumes only the default queue).
+CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 CELERY_BEAT_SCHEDULE = {
     "flush-visits": {
         "task": "analytics.tasks.flush_visits_task",

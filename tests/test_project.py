@@ -154,11 +154,11 @@ def test_healthz_is_503_when_the_cache_is_down(client, settings):
 def test_compose_file_has_every_service_it_needs():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert {"mysql", "redis", "web", "worker", "beat"} <= set(services)
+    assert {"mysql", "redis", "web", "worker", "webhook-worker", "beat"} <= set(services)
     assert services["mysql"]["image"].startswith("mysql:8")
     assert services["redis"]["image"].startswith("redis:7")
     assert "8000" in services["web"]["ports"][0]
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "webhook-worker", "beat"):
         service = services[name]
         assert service["image"] == "shorturl:latest" and service["build"] == "."
         env = service["environment"]
@@ -169,6 +169,9 @@ def test_compose_file_has_every_service_it_needs():
         assert service["depends_on"]["mysql"]["condition"] == "service_healthy"
     assert "scripts/serve" in services["web"]["command"], "the same start as make serve"
     assert "worker" in services["worker"]["command"]
+    # Webhook deliveries have a worker of their own: a slow receiver never holds visits.
+    assert "--queues=celery" in services["worker"]["command"]
+    assert "--queues=webhooks" in services["webhook-worker"]["command"]
     assert "beat" in services["beat"]["command"]
     for name in ("mysql", "redis"):
         assert "healthcheck" in services[name] and services[name]["volumes"]

@@ -9,7 +9,15 @@ from .models import Webhook, WebhookDelivery
 
 @admin.register(Webhook)
 class WebhookAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["url", "owner", "events", "is_active", "created_at"]
+    list_display = [
+        "url",
+        "owner",
+        "workspace",
+        "events",
+        "is_active",
+        "disabled_reason",
+        "created_at",
+    ]
     list_filter = ["is_active"]
     search_fields = ["url", "owner__username"]
     exclude = ["secret"]  # it signs the owner's deliveries: staff have no need to read it

@@ -42,6 +42,14 @@ class Webhook(models.Model):
     events = models.JSONField(default=list)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Failed attempts in a row (any of its deliveries); a delivered one sets it back to 0.
+    failures = models.PositiveIntegerField(default=0)
+    # After a failed attempt none of its deliveries is tried before this (webhooks.services).
+    retry_after = models.DateTimeField(null=True, blank=True)
+    # Why the service turned it off (its receiver kept failing; its maker left the workspace):
+    # shown to the workspace's owners and editors until someone turns it on again.
+    disabled_reason = models.CharField(max_length=300, blank=True, default="")
+    disabled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

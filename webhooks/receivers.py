@@ -11,10 +11,11 @@ from analytics.events import visits_stored
 from links.events import link_changed
 from links.models import UrlLink
 from links.shortlinks import link_short_url
+from workspaces.events import member_departed
 
 from .models import Webhook, WebhookEvent
 from .selectors import webhooks_hearing
-from .services import webhook_events_emit
+from .services import webhook_disable_for_departed_member, webhook_events_emit
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -73,3 +74,8 @@ def on_visits_stored(sender, *, clicks, **kwargs) -> None:
         event=event,
         data_by_workspace={ws: [{"clicks": items}] for ws, items in by_workspace.items()},
     )
+
+
+@receiver(member_departed, dispatch_uid="webhooks.member_departed")
+def on_member_departed(sender, *, user, workspace_id, why, **kwargs) -> None:
+    webhook_disable_for_departed_member(user=user, workspace_id=workspace_id, why=why)

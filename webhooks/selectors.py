@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
+from workspaces.models import WRITER_ROLES
 from workspaces.selectors import workspace_ids_of
 
 from .models import Webhook, WebhookDelivery
@@ -42,14 +43,22 @@ def webhook_deliveries(*, webhook: Webhook, limit: int = DELIVERY_LOG_LENGTH):
 def webhooks_hearing(*, event: str, workspace_ids: Iterable[int]) -> dict[int, list[Webhook]]:
     """{workspace id: the active webhooks that hear `event` about that workspace's links}.
 
-    The one place that says whose links a webhook hears about: its workspace's.
+    The one place that says whose links a webhook hears about: its workspace's, while its
+    maker (`owner`) is an owner or editor there. A member who left, was made a viewer or whose
+    account was deleted has their webhooks turned off (webhooks.services); the join keeps a
+    path that forgot it (a membership deleted in the admin) from leaking the team's links.
     """
     workspace_ids = set(workspace_ids)
     if not workspace_ids:
         return {}
     hearing: dict[int, list[Webhook]] = defaultdict(list)
     # `events` is filtered here, not in SQL: SQLite has no JSON containment lookup.
-    webhooks = Webhook.objects.filter(is_active=True, workspace_id__in=workspace_ids)
+    webhooks = Webhook.objects.filter(
+        is_active=True,
+        workspace_id__in=workspace_ids,
+        workspace__memberships__user_id=F("owner_id"),
+        workspace__memberships__role__in=WRITER_ROLES,
+    )
     for webhook in webhooks.order_by("pk"):
         if event in webhook.events:
             hearing[webhook.workspace_id].append(webhook)

@@ -2,8 +2,20 @@
 
 A delivery is made when an event happens (after the change committed) and attempted by
 `webhook_deliver_due` (a Celery beat task in services mode, a job of the embedded runner's
-otherwise) or at once by a Celery task sent when it is made (services mode). An attempt that
-fails is tried again after RETRY_DELAYS; after the last one the delivery is failed.
+otherwise) or at once by a Celery task sent when it is made (services mode). Both run in a lane
+of their own, never on a web request nor beside storing visits: the `webhooks` Celery queue,
+consumed by its own worker (`make webhook-worker`), or the embedded runner's webhooks thread.
+
+An attempt that fails is tried again after RETRY_DELAYS; after the last one the delivery is
+failed. A failed attempt also backs its whole webhook off: none of its deliveries is tried
+before its `retry_after` (the same delays, by its failures in a row), and after
+settings.WEBHOOK_DISABLE_AFTER_FAILURES failures in a row the webhook is turned off with the
+reason shown to its workspace's owners and editors, until one of them turns it on again.
+
+Only the webhooks of a workspace's current owners and editors hear its links: a member who
+leaves, is made a viewer, or whose account is deleted has their webhooks there turned off with
+that reason (webhook_disable_for_departed_member), and a webhook whose maker is no longer a
+writer there sends nothing even if a path forgot to say so (webhooks_hearing, the attempt).
 """
 
 from __future__ import annotations
@@ -15,13 +27,15 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from celery import current_app
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
-from workspaces.models import Workspace
+from workspaces.models import WRITER_ROLES, Membership, Workspace
 from workspaces.services import workspace_for_writing
 
 from . import sending
@@ -41,6 +55,9 @@ KEEP_DELIVERIES = 100
 CLAIM_SECONDS = 60
 MAX_WEBHOOKS_PER_WORKSPACE = 20
 DELIVER_TASK = "webhooks.tasks.deliver_webhook_task"
+# The Celery queue of every webhooks task (settings.CELERY_TASK_ROUTES), consumed by a worker of
+# its own so that a slow receiver never holds the workers that store visits.
+QUEUE = "webhooks"
 
 _UNSET = object()
 
@@ -107,12 +124,73 @@ def webhook_update(
             webhook.events = validate_events(events)
         except ValidationError as exc:
             errors.update(exc.message_dict)
-    if is_active is not _UNSET:
-        webhook.is_active = bool(is_active)
     if errors:
         raise ValidationError(errors)
+    if is_active is not _UNSET:
+        if is_active and not webhook.is_active:
+            _turn_on(webhook, by=user)
+        webhook.is_active = bool(is_active)
     webhook.save()
     return webhook
+
+
+def _turn_on(webhook: Webhook, *, by: AbstractBaseUser) -> None:
+    """A webhook turned on again starts afresh. One whose maker is no longer an owner or
+    editor of its workspace becomes the webhook of whoever turns it on: it is theirs to answer
+    for now, and it would otherwise hear nothing (webhooks_hearing)."""
+    webhook.failures = 0
+    webhook.retry_after = None
+    webhook.disabled_reason = ""
+    webhook.disabled_at = None
+    if not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id):
+        webhook.owner = by
+
+
+def _is_writer(*, user_id: int, workspace_id: int) -> bool:
+    return Membership.objects.filter(
+        user_id=user_id, workspace_id=workspace_id, role__in=WRITER_ROLES
+    ).exists()
+
+
+def webhook_disable(*, webhook_id: int, reason: str) -> bool:
+    """Turn a webhook off with the reason its owners are shown; False if it was off already.
+    Its pending deliveries fail with that reason when they come due."""
+    return bool(
+        Webhook.objects.filter(pk=webhook_id, is_active=True).update(
+            is_active=False, disabled_reason=reason[:300], disabled_at=timezone.now()
+        )
+    )
+
+
+DEPARTED_REASONS = {
+    "removed": "Turned off: its maker {user} left the workspace or was removed from it.",
+    "demoted": "Turned off: its maker {user} is no longer an owner or editor of the workspace.",
+    "deleted": "Turned off: the account of its maker {user} was deleted.",
+}
+
+
+def webhook_disable_for_departed_member(
+    *, user: AbstractBaseUser, why: str, workspace_id: int | None = None
+) -> int:
+    """Turn off the webhooks `user` made in a workspace (`workspace_id`; None: in every
+    workspace) as they leave it, are made a viewer (`why`: removed, demoted, deleted): their
+    receiver must not keep hearing the team's links and clicks once they may no longer see or
+    manage them. Their pending deliveries fail; returns how many webhooks were turned off."""
+    reason = DEPARTED_REASONS[why].format(user=user.get_username())[:300]
+    webhooks = Webhook.objects.filter(owner_id=user.pk, is_active=True)
+    if workspace_id is not None:
+        webhooks = webhooks.filter(workspace_id=workspace_id)
+    now = timezone.now()
+    ids = list(webhooks.values_list("pk", flat=True))
+    Webhook.objects.filter(pk__in=ids).update(
+        is_active=False, disabled_reason=reason, disabled_at=now
+    )
+    WebhookDelivery.objects.filter(webhook_id__in=ids, status=DeliveryStatus.PENDING).update(
+        status=DeliveryStatus.FAILED, error=reason, next_attempt_at=None, updated_at=now
+    )
+    if ids:
+        logger.info("Turned off webhooks %s: %s", ids, reason)
+    return len(ids)
 
 
 def webhook_delete(*, user: AbstractBaseUser, webhook_id: int) -> None:
@@ -132,14 +210,21 @@ def _payload(event: str, data: dict, event_id: uuid.UUID, now: datetime) -> dict
     }
 
 
-def _new_delivery(webhook: Webhook, event: str, data: dict, now: datetime) -> WebhookDelivery:
+def _new_delivery(
+    webhook: Webhook, event: str, data: dict, now: datetime, *, at_once: bool = False
+) -> WebhookDelivery:
+    """A delivery, due now; or, for a webhook backing off, at its retry_after (`at_once`: a
+    test the owner asked for, due now whatever)."""
     event_id = uuid.uuid4()
+    due = now
+    if not at_once and webhook.retry_after is not None and webhook.retry_after > now:
+        due = webhook.retry_after
     return WebhookDelivery(
         webhook=webhook,
         event_id=event_id,
         event=event,
         payload=_payload(event, data, event_id, now),
-        next_attempt_at=now,
+        next_attempt_at=due,
     )
 
 
@@ -160,7 +245,7 @@ def _queue(event_ids: list[uuid.UUID]) -> None:
     def send() -> None:
         for delivery_id in ids:
             # By name: tasks.py imports this module, never the other way round.
-            current_app.send_task(DELIVER_TASK, args=[delivery_id])
+            current_app.send_task(DELIVER_TASK, args=[delivery_id], queue=QUEUE)
 
     transaction.on_commit(send)
 
@@ -201,16 +286,26 @@ def _purge_old(webhook: Webhook) -> None:
 
 
 def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDelivery:
-    """Send a `ping` now (the person is waiting for its outcome) and return its delivery; a
-    failed ping is retried like any delivery."""
+    """Queue a `ping`, due at once, and return its delivery (pending): it is attempted in the
+    webhooks' own lane within seconds, never on the caller's request, which a slow receiver
+    would hold for the whole attempt. Its outcome shows in the webhook's delivery log; a failed
+    ping is retried like any delivery. A webhook that is off or backing off is tested all the
+    same, at once: that is how its owner sees whether the receiver answers again. A test not
+    yet over is answered for the next ones: pressing the button again sends nothing more, so
+    a receiver that holds its tests costs the lane one attempt at a time."""
     webhook = webhook_get(user=user, webhook_id=webhook_id)
+    waiting = WebhookDelivery.objects.filter(
+        webhook=webhook, event=PING_EVENT, status=DeliveryStatus.PENDING, attempts=0
+    ).first()
+    if waiting is not None:
+        return waiting
     now = timezone.now()
     data = {"webhook": {"id": webhook.pk, "url": webhook.url, "events": webhook.events}}
-    delivery = _new_delivery(webhook, PING_EVENT, data, now)
-    delivery.save()
+    delivery = _new_delivery(webhook, PING_EVENT, data, now, at_once=True)
+    with transaction.atomic():
+        delivery.save()
+        _queue([delivery.event_id])
     _purge_old(webhook)
-    webhook_delivery_attempt(delivery_id=delivery.pk)
-    delivery.refresh_from_db()
     return delivery
 
 
@@ -225,7 +320,8 @@ def _claim(delivery_id: int, now: datetime) -> bool:
 
 def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     """Attempt a delivery if it is due: True delivered, False failed (retried later unless it
-    was the last attempt), None not attempted (not due, finished, or another run has it)."""
+    was the last attempt, or its webhook is off), None not attempted (not due, finished, or
+    another run has it)."""
     now = timezone.now()
     if not _claim(delivery_id, now):
         return None
@@ -233,13 +329,29 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     if delivery is None:
         return None  # its webhook was deleted meanwhile
     webhook = delivery.webhook
-    if not webhook.is_active:
-        result = sending.AttemptResult(delivered=False, error="The webhook is paused.")
+    is_ping = delivery.event == PING_EVENT
+    if (
+        not is_ping
+        and webhook.is_active
+        and not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id)
+    ):
+        # Its maker left by a path that did not say so (webhooks_hearing keeps new events off).
+        webhook_disable(
+            webhook_id=webhook.pk,
+            reason=DEPARTED_REASONS["demoted"].format(user=webhook.owner.get_username()),
+        )
+        webhook.refresh_from_db()
+    if not webhook.is_active and not is_ping:
+        result = sending.AttemptResult(
+            delivered=False, error=webhook.disabled_reason or "The webhook is paused."
+        )
         give_up = True  # not retried: it would only fail again
+        counted = False
     else:
         result = sending.post(url=webhook.url, secret=webhook.secret, payload=delivery.payload)
         delivery.attempts += 1
         give_up = delivery.attempts >= MAX_ATTEMPTS
+        counted = True
     delivery.response_status = result.status_code
     delivery.response_excerpt = result.excerpt
     delivery.error = result.error
@@ -262,6 +374,8 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
         next_attempt_at=delivery.next_attempt_at,
         updated_at=timezone.now(),
     )
+    if counted:
+        _webhook_attempted(webhook, delivered=result.delivered, error=result.error)
     if not result.delivered:
         logger.info(
             "Webhook delivery %s to %s failed (attempt %s): %s",
@@ -271,6 +385,30 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
             result.error,
         )
     return result.delivered
+
+
+def _webhook_attempted(webhook: Webhook, *, delivered: bool, error: str) -> None:
+    """Keep the webhook's failures in a row. A failure backs the whole webhook off (its other
+    deliveries wait with the failed one, so a receiver that is down or slow costs one attempt
+    per delay, not one per event); enough of them in a row turn it off."""
+    now = timezone.now()
+    if delivered:
+        Webhook.objects.filter(pk=webhook.pk).update(failures=0, retry_after=None)
+        return
+    failures = webhook.failures + 1
+    retry_after = now + timedelta(seconds=RETRY_DELAYS[min(failures, len(RETRY_DELAYS)) - 1])
+    Webhook.objects.filter(pk=webhook.pk).update(
+        failures=F("failures") + 1, retry_after=retry_after
+    )
+    WebhookDelivery.objects.filter(
+        webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__lt=retry_after
+    ).exclude(event=PING_EVENT, attempts=0).update(next_attempt_at=retry_after)
+    limit = settings.WEBHOOK_DISABLE_AFTER_FAILURES
+    if webhook.is_active and failures >= limit:
+        webhook_disable(
+            webhook_id=webhook.pk,
+            reason=f"Turned off after {limit} failed attempts in a row; the last: {error}",
+        )
 
 
 def webhook_deliver_due(*, max_seconds: float = 30.0, limit: int = 500) -> int:

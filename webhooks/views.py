@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -15,7 +16,7 @@ from workspaces.current import can_write_current, current_workspace
 
 from . import selectors, services
 from .forms import WebhookCreateForm
-from .models import DeliveryStatus, Webhook
+from .models import PING_EVENT, DeliveryStatus, Webhook
 
 
 @never_cache  # the page shows secrets: no copy of it in any cache
@@ -42,10 +43,25 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
         (webhook, selectors.webhook_deliveries(webhook=webhook))
         for webhook in selectors.webhook_list(user=request.user, workspace_id=workspace.pk)
     ]
+    # A test just queued: the page reloads itself until its outcome is in the log.
+    awaiting_test = any(
+        delivery.event == PING_EVENT
+        and delivery.status == DeliveryStatus.PENDING
+        and delivery.attempts == 0
+        for _, deliveries in webhooks
+        for delivery in deliveries
+    )
     return render(
         request,
         "webhooks/webhooks.html",
-        {"form": form, "webhooks": webhooks, "may_create": can_write_current(request)},
+        {
+            "form": form,
+            "webhooks": webhooks,
+            "may_create": can_write_current(request),
+            "awaiting_test": awaiting_test and request.method == "GET",
+            "attempt_seconds": f"{settings.WEBHOOK_ATTEMPT_SECONDS:g}",
+            "disable_after": settings.WEBHOOK_DISABLE_AFTER_FAILURES,
+        },
     )
 
 
@@ -81,13 +97,12 @@ def webhook_toggle(request: HttpRequest, webhook_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def webhook_test(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    """Queue a test: it is sent in the background, never on this request (a slow receiver
+    would hold it); the page shows its outcome in the log when it comes."""
     webhook = _owned(request, webhook_id)
-    delivery = services.webhook_send_test(user=request.user, webhook_id=webhook.pk)
-    if delivery.status == DeliveryStatus.SUCCEEDED:
-        messages.success(
-            request, f"Test sent to {webhook.url}: it answered {delivery.response_status}."
-        )
-    else:
-        later = " It is tried again later." if delivery.status == DeliveryStatus.PENDING else ""
-        messages.error(request, f"Test to {webhook.url} failed: {delivery.error}{later}")
+    services.webhook_send_test(user=request.user, webhook_id=webhook.pk)
+    messages.info(
+        request,
+        f"Test queued for {webhook.url}: its outcome shows in the log below within seconds.",
+    )
     return redirect("webhooks")

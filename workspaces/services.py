@@ -8,6 +8,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from . import events
 from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
 from .selectors import (
     PERSONAL_SUFFIX,
@@ -222,8 +223,11 @@ def member_set_role(
         membership = _membership_locked(workspace, user)
         if role != Role.OWNER:
             _keep_an_owner(workspace, membership)
+        was_writer = membership.role in WRITER_ROLES
         membership.role = role
         membership.save(update_fields=["role"])
+        if was_writer and role not in WRITER_ROLES:
+            events.member_departed_send(user=user, workspace_id=workspace.pk, why=events.DEMOTED)
     return membership
 
 
@@ -237,6 +241,7 @@ def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) 
         membership = _membership_locked(workspace, user)
         _keep_an_owner(workspace, membership)
         membership.delete()
+        events.member_departed_send(user=user, workspace_id=workspace.pk, why=events.REMOVED)
 
 
 def _membership_locked(workspace: Workspace, user: AbstractBaseUser) -> Membership:
@@ -273,7 +278,9 @@ def team_heir(*, workspace_id: int, leaving_user_id: int) -> int | None:
 
 def workspaces_keep_owners(user: AbstractBaseUser) -> None:
     """As `user` is deleted: each team workspace they were the only owner of gets its heir
-    (team_heir) as owner, so it keeps one."""
+    (team_heir) as owner, so it keeps one; and what they made there that acts on its own
+    (webhooks, imports) is stopped (events.member_departed) before it passes to the heir."""
+    events.member_departed_send(user=user, workspace_id=None, why=events.DELETED)
     sole_owner_of = (
         Membership.objects.filter(user_id=user.pk, role=Role.OWNER)
         .exclude(workspace__personal_for_id=user.pk)

@@ -28,7 +28,7 @@ from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError, connections, transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -749,6 +749,12 @@ def link_import_fail(*, job: LinkImport | int, reason: str) -> bool:
     return bool(ended)
 
 
+DEPARTED_UPLOADER = (
+    "Stopped: its uploader is no longer an owner or editor of the workspace. Links of the "
+    "batches done are in the workspace."
+)
+
+
 class _JobEnded(Exception):
     """The job was ended while it ran (link_import_fail from elsewhere): stop importing."""
 
@@ -792,7 +798,9 @@ def link_import_run(*, import_id: int) -> bool:
     try:
         _run(import_id)
     except _JobEnded:
-        pass
+        pass  # its row says why already
+    except PermissionDenied:  # its uploader is no longer an owner or editor there
+        link_import_fail(job=import_id, reason=DEPARTED_UPLOADER)
     except ImportFileError as error:
         link_import_fail(job=import_id, reason=str(error))
     except ValidationError as error:  # its domain was removed since the upload
@@ -868,6 +876,21 @@ def link_import_sweep() -> int:
             ):
                 _send(import_id)
     return ended
+
+
+def link_imports_stop_for_departed_member(
+    *, user: AbstractBaseUser, workspace_id: int | None, reason: str
+) -> int:
+    """Fail `user`'s waiting and running imports into a workspace they may no longer write to
+    (None: every workspace), with `reason`. A running one stops before its next batch
+    (link_import_fail's promise). Returns how many were stopped."""
+    jobs = LinkImport.objects.filter(owner_id=user.pk, status__in=_UNFINISHED)
+    if workspace_id is not None:
+        jobs = jobs.filter(workspace_id=workspace_id)
+    return sum(
+        link_import_fail(job=import_id, reason=reason)
+        for import_id in jobs.values_list("id", flat=True)
+    )
 
 
 def link_import_run_queued() -> int:

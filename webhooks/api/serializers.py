@@ -23,9 +23,40 @@ class WebhookSerializer(serializers.ModelSerializer):
         help_text="The slug of the workspace whose links the webhook hears about.",
     )
 
+    owner = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, help_text="Who made it (or turned it on last)."
+    )
+    disabled_reason = serializers.CharField(
+        read_only=True,
+        help_text="Why the service turned it off (its receiver kept failing, or its maker left "
+        "the workspace or was made a viewer); empty when it is on or was paused by a person. "
+        "PATCH is_active=true turns it on again.",
+    )
+    failures = serializers.IntegerField(
+        read_only=True, help_text="Failed attempts in a row (0 after a delivered one)."
+    )
+    retry_after = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="After a failed attempt, none of its deliveries is tried before this.",
+    )
+
     class Meta:
         model = Webhook
-        fields = ["id", "url", "events", "is_active", "workspace", "secret", "created_at"]
+        fields = [
+            "id",
+            "url",
+            "events",
+            "is_active",
+            "workspace",
+            "owner",
+            "secret",
+            "created_at",
+            "disabled_reason",
+            "disabled_at",
+            "failures",
+            "retry_after",
+        ]
         read_only_fields = fields
 
 

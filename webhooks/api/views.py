@@ -146,13 +146,14 @@ class WebhookTestView(_WebhookView):
     @extend_schema(
         tags=TAGS,
         operation_id="webhooks_test",
-        summary="Send a test (a `ping` event) now",
-        description="Answers with the delivery once its first attempt is over (a few seconds "
-        "at most); a failed ping is retried like any delivery.",
+        summary="Queue a test (a `ping` event)",
+        description="Answers at once (202) with the queued delivery, `pending`; it is attempted "
+        "within seconds, and its outcome is in the webhook's deliveries (look it up by "
+        "`event_id`). A failed ping is retried like any delivery.",
         request=None,
-        responses={200: WebhookDeliverySerializer, **_errors(401, 403, 404, 429)},
+        responses={202: WebhookDeliverySerializer, **_errors(401, 403, 404, 429)},
     )
     def post(self, request, webhook_id: int):
         webhook = self.get_webhook(webhook_id)
         delivery = services.webhook_send_test(user=request.user, webhook_id=webhook.pk)
-        return Response(WebhookDeliverySerializer(delivery).data)
+        return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)

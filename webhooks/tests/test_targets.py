@@ -129,7 +129,7 @@ def test_the_post_connects_to_the_address_just_checked_not_a_fresh_lookup(user, 
     opened = []
 
     class Pool:
-        def __init__(self, scheme, address, port, host):
+        def __init__(self, scheme, address, port, host, deadline):
             opened.append((scheme, address, port, host))
 
         def urlopen(self, method, target, *, headers, **kwargs):
