@@ -77,3 +77,23 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.time_zone or 'browser time zone'})"
+
+
+class PasswordCheckTries(models.Model):
+    """Old passwords checked for one user on the password-change pages in the current lockout
+    window (settings.LOGIN_LOCKOUT_MINUTES). Counted per user from every address: the threat is
+    a stolen session guessing its own password, which may ask from as many addresses as it
+    likes. A row is dropped when the right password is given."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    tries = models.PositiveIntegerField(default=0)
+    # The latest try; the window runs from it, so each try while paused starts the wait again.
+    last_try_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "password check pause"
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.tries} old password(s) tried"

@@ -1,4 +1,5 @@
-"""Writes for accounts: API keys (create, revoke, the use that marks them) and preferences."""
+"""Writes for accounts: API keys (create, revoke, the use that marks them), the old-password
+check of the password-change pages, and preferences."""
 
 from __future__ import annotations
 
@@ -8,14 +9,20 @@ import secrets
 from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
+from axes.utils import reset as axes_reset
+from django.conf import settings
+from django.contrib.auth import authenticate
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
+from shorturl_project.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
 
-from .models import ApiKey, Profile, all_scopes
+from .models import ApiKey, PasswordCheckTries, Profile, all_scopes
 
 # Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
 API_KEY_PREFIX = "su_"
@@ -102,6 +109,52 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
     return api_key
+
+
+class PasswordChecksPaused(Exception):
+    """Too many wrong old passwords for this user (or sign-in failures for them from this
+    address): no password is checked, not even the right one, until the pause ends."""
+
+
+def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: str) -> bool:
+    """Whether `password` is the signed-in user's own, for the password-change pages.
+
+    Each try is one sign-in attempt for django-axes (through authenticate(), as the sign-in
+    form's), so wrong ones count toward the sign-in lockout from this address; and the tries
+    are counted per user from every address (PasswordCheckTries), so a stolen session cannot
+    learn the password by guessing from many addresses. Past AXES_FAILURE_LIMIT
+    (LOGIN_FAILURE_LIMIT) tries within AXES_COOLOFF_TIME (LOGIN_LOCKOUT_MINUTES) of the last one,
+    PasswordChecksPaused is raised, even for the right password. A try is counted before the
+    password is checked, so requests sent at once cannot check more than the limit."""
+    limit = settings.AXES_FAILURE_LIMIT
+    now = timezone.now()
+    with transaction.atomic():
+        tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
+            user_id=user.pk, defaults={"last_try_at": now}
+        )
+        if tries.last_try_at <= now - settings.AXES_COOLOFF_TIME:
+            tries.tries = 0
+        paused = tries.tries >= limit
+        if not paused:
+            tries.tries += 1
+        tries.last_try_at = now
+        tries.save(update_fields=["tries", "last_try_at"])
+    if paused:
+        raise PasswordChecksPaused()
+    checked = authenticate(request, username=user.get_username(), password=password)
+    if getattr(request, "axes_locked_out", False):
+        raise PasswordChecksPaused()  # locked for sign-in from this address, by this try or earlier
+    if checked is not None and checked.pk == user.pk:
+        # As a successful sign-in does: earlier typos, here and at sign-in from here, forgotten.
+        PasswordCheckTries.objects.filter(user_id=user.pk).delete()
+        axes_reset(
+            ip=request.axes_ip_address,
+            username=attempted_username(request, {"username": user.get_username()}),
+        )
+        return True
+    if tries.tries >= limit:
+        raise PasswordChecksPaused()  # that was the last try allowed
+    return False
 
 
 @functools.cache

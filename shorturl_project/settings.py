@@ -241,7 +241,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # (shared by every process and node, both modes); past LOGIN_FAILURE_LIMIT the sign-in form and
 # the admin's answer 429 for LOGIN_LOCKOUT_MINUTES, even to the right password, and each try
 # meanwhile starts the wait again. Staff lift a lock in the admin (Access attempts) or with
-# `manage.py axes_reset_username NAME`.
+# `manage.py axes_reset_username NAME`. Wrong old passwords on the password-change pages count
+# too, and pause those pages per user from every address (accounts.services.password_check;
+# lifted in the admin's "Password check pauses").
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -255,6 +257,16 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "shorturl_project.login_attempts.client_address"
 AXES_USERNAME_CALLABLE = "shorturl_project.login_attempts.attempted_username"
 AXES_LOCKOUT_CALLABLE = "shorturl_project.login_attempts.locked_out_response"
+# Axes keeps a failed try's form fields; these are masked like "password" (the password-change
+# form's old and new passwords; YOURLS's `signature`, an API key).
+AXES_SENSITIVE_PARAMETERS = [
+    "username",
+    "ip_address",
+    "old_password",
+    "new_password1",
+    "new_password2",
+    "signature",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
