@@ -23,7 +23,7 @@ def all_scopes() -> list[str]:
 class ApiKey(models.Model):
     """A named key for the REST API, owned by one user, with the scopes it may use and an
     optional expiry, acting for one workspace. Only a hash of the key is stored: the key itself
-    is shown once, when it is made."""
+    is shown once, when it is made. DRF's tokens live here too (drf_token), hashed alike."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
@@ -48,6 +48,10 @@ class ApiKey(models.Model):
         related_name="api_keys",
     )
 
+    # A DRF-style token (`manage.py drf_create_token`, or a DRF Token row folded in when saved):
+    # it acts as DRF tokens always have, with every scope in every workspace of its user.
+    drf_token = models.BooleanField(default=False)
+
     class Meta:
         verbose_name = "API key"
         ordering = ["-created_at", "-id"]
@@ -63,7 +67,7 @@ class ApiKey(models.Model):
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
     def allows(self, scope: str) -> bool:
-        return scope in self.scopes
+        return self.drf_token or scope in self.scopes
 
 
 class Profile(models.Model):

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from shorturl_project.login_attempts import attempted_username
 from workspaces.models import Workspace
@@ -24,8 +25,11 @@ from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, works
 
 from .models import ApiKey, PasswordCheckTries, Profile, all_scopes
 
-# Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
+# Marks the keys made on the keys page apart from DRF-style 40-hex tokens (drf_create_token);
+# both are sent as `Authorization: Token <key>` and stored only as a hash.
 API_KEY_PREFIX = "su_"
+# The name DRF-style tokens get on their owner's keys page and in the admin.
+DRF_TOKEN_NAME = "API token"  # noqa: S105 (a label, not a secret)
 # last_used_at is only written when older than this: a busy key costs no write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -82,6 +86,44 @@ def api_key_create(
         workspace=workspace,
     )
     return api_key, raw_key
+
+
+def api_token_create(*, user: AbstractBaseUser, reset: bool = False) -> tuple[ApiKey, str]:
+    """A DRF-style token for `manage.py drf_create_token`: 40 hex characters (DRF's format),
+    with every scope in every workspace of the user, no expiry. Returns the row and the token
+    itself, which is never stored. `reset`: the user's earlier DRF-style tokens are revoked."""
+    if reset:
+        ApiKey.objects.filter(user=user, drf_token=True, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+    raw_key = secrets.token_hex(20)
+    return api_token_store(user=user, raw_key=raw_key), raw_key
+
+
+def api_token_store(*, user: AbstractBaseUser | int, raw_key: str) -> ApiKey:
+    """Keep a DRF-style token as a hashed key (the same token again: its existing row)."""
+    api_key, _ = ApiKey.objects.get_or_create(
+        key_hash=api_key_hash(raw_key),
+        defaults={
+            "user_id": getattr(user, "pk", user),
+            "name": DRF_TOKEN_NAME,
+            "prefix": raw_key[:6],
+            "scopes": all_scopes(),
+            "drf_token": True,
+        },
+    )
+    return api_key
+
+
+def api_token_fold(*, token: Token, raw_key: str) -> ApiKey:
+    """A DRF Token row just saved by any code (a script, a test, a third-party app), its key
+    already replaced by a hash (signals.drf_token_key_hashed): kept as a hashed key instead, and
+    the row deleted, so authtoken_token never holds a key. `token.key` is the usable key again
+    for whoever saved it."""
+    api_key = api_token_store(user=token.user_id, raw_key=raw_key)
+    Token.objects.filter(pk=token.key).delete()
+    token.key = raw_key
+    return api_key
 
 
 def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Before rest_framework.authtoken: its drf_create_token command is accounts' (hashed keys).
+    "accounts",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -53,7 +55,6 @@ INSTALLED_APPS = [
     "axes",
     "links",
     "analytics",
-    "accounts",
     "webhooks",
     "workspaces",
 ]
@@ -343,9 +344,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_6
 # --- REST framework ----------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Keys people make on /accounts/api-keys/ (su_…); others fall through to DRF's tokens.
+        # Keys people make on /accounts/api-keys/ (su_…) and drf_create_token's tokens, all kept
+        # as hashes; DRF's TokenAuthentication is not used (its table kept keys in plain text).
         "accounts.authentication.ApiKeyAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
