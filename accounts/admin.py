@@ -67,7 +67,11 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return "Revoked"
         return "Expired" if obj.is_expired() else "Active"
 
-    @admin.action(description="Revoke the selected keys", permissions=["view"])
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        # Rows are never edited here; revoking is what changing a key means.
+        return request.user.has_perm("accounts.change_apikey")
+
+    @admin.action(description="Revoke the selected keys", permissions=["revoke"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         for api_key in queryset.filter(revoked_at__isnull=True):
             services.api_key_revoke(key_id=api_key.pk, user=api_key.user)
