@@ -189,10 +189,10 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
     if checked is not None and checked.pk == user.pk:
         # As a successful sign-in does: earlier typos, here and at sign-in from here, forgotten.
         PasswordCheckTries.objects.filter(user_id=user.pk).delete()
-        axes_reset(
-            ip=request.axes_ip_address,
-            username=attempted_username(request, {"username": user.get_username()}),
-        )
+        address = getattr(request, "axes_ip_address", None)  # none when axes is switched off
+        if address:
+            username = attempted_username(request, {"username": user.get_username()})
+            axes_reset(ip=address, username=username)
         return True
     if tries.tries >= limit:
         raise PasswordChecksPaused()  # that was the last try allowed
