@@ -7,5 +7,12 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
-        # Registers the start-up check, the sign-in hook and the API key scheme for the docs.
+        # Registers the start-up check, the sign-in and token hooks and the API key scheme for
+        # the docs.
+        from shorturl_project.private_files import make_node_files_private
+
         from . import checks, schema, signals  # noqa: F401
+
+        # Every process of the node starts here, before its first database connection: the
+        # files holding sessions, key hashes and webhook secrets are its user's alone.
+        make_node_files_private()

@@ -1,4 +1,5 @@
-"""DRF authentication by the API keys people make on their keys page."""
+"""DRF authentication by API keys: the ones people make on their keys page (`su_…`) and the
+DRF-style tokens of `manage.py drf_create_token` (40 hex characters), all stored as hashes."""
 
 from __future__ import annotations
 
@@ -8,20 +9,30 @@ from . import services
 
 
 class ApiKeyAuthentication(authentication.TokenAuthentication):
-    """`Authorization: Token su_…` (or `Bearer su_…`). Keys without our prefix are left to the
-    next class, DRF's own TokenAuthentication, so tokens made before keys existed still work."""
+    """`Authorization: Token <key>` (or `Bearer <key>`), looked up by the key's hash. It takes
+    the place of DRF's TokenAuthentication, whose table kept keys in plain text (its rows are
+    folded into hashed keys: migration 0006 and signals.drf_token_folded)."""
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).split()
-        if len(header) != 2 or header[0].lower() not in (b"token", b"bearer"):
+        if not header or header[0].lower() not in (b"token", b"bearer"):
             return None
+        # DRF's own answers to a malformed header.
+        if len(header) == 1:
+            raise exceptions.AuthenticationFailed("Invalid token header. No credentials provided.")
+        if len(header) > 2:
+            raise exceptions.AuthenticationFailed(
+                "Invalid token header. Token string should not contain spaces."
+            )
         try:
             raw_key = header[1].decode()
         except UnicodeError:
-            return None
-        if not raw_key.startswith(services.API_KEY_PREFIX):
-            return None
+            raise exceptions.AuthenticationFailed(
+                "Invalid token header. Token string should not contain invalid characters."
+            ) from None
         api_key = services.api_key_authenticate(raw_key=raw_key)
         if api_key is None or not api_key.user.is_active:
-            raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
+            if raw_key.startswith(services.API_KEY_PREFIX):
+                raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
+            raise exceptions.AuthenticationFailed("Invalid token.")
         return api_key.user, api_key

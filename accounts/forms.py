@@ -1,8 +1,12 @@
 from datetime import datetime, timedelta
 
 from django import forms
+from django.contrib.auth.forms import PasswordChangeForm
+from django.http import HttpRequest
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
+from . import services
 from .models import ApiKey, ApiScope, all_scopes
 
 # Lifetimes offered for a new key, in days ("" never expires).
@@ -46,3 +50,22 @@ class TimeZoneForm(forms.Form):
             ("", "Your browser's time zone"),
             *[(name, name.replace("_", " ")) for name in zone_names],
         ]
+
+
+class GuardedPasswordChangeForm(PasswordChangeForm):
+    """Django's password change, its old password checked through services.password_check:
+    counted toward the sign-in lockout, and refused while the user's checks are paused
+    (services.PasswordChecksPaused propagates out of is_valid() to the view)."""
+
+    def __init__(self, user, *args, request: HttpRequest, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        self.request = request
+
+    @sensitive_variables("old_password")
+    def clean_old_password(self) -> str:
+        old_password = self.cleaned_data["old_password"]
+        if not services.password_check(request=self.request, user=self.user, password=old_password):
+            raise forms.ValidationError(
+                self.error_messages["password_incorrect"], code="password_incorrect"
+            )
+        return old_password

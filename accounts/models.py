@@ -23,7 +23,7 @@ def all_scopes() -> list[str]:
 class ApiKey(models.Model):
     """A named key for the REST API, owned by one user, with the scopes it may use and an
     optional expiry, acting for one workspace. Only a hash of the key is stored: the key itself
-    is shown once, when it is made."""
+    is shown once, when it is made. DRF's tokens live here too (drf_token), hashed alike."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
@@ -48,6 +48,10 @@ class ApiKey(models.Model):
         related_name="api_keys",
     )
 
+    # A DRF-style token (`manage.py drf_create_token`, or a DRF Token row folded in when saved):
+    # it acts as DRF tokens always have, with every scope in every workspace of its user.
+    drf_token = models.BooleanField(default=False)
+
     class Meta:
         verbose_name = "API key"
         ordering = ["-created_at", "-id"]
@@ -63,7 +67,7 @@ class ApiKey(models.Model):
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
     def allows(self, scope: str) -> bool:
-        return scope in self.scopes
+        return self.drf_token or scope in self.scopes
 
 
 class Profile(models.Model):
@@ -77,3 +81,23 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.time_zone or 'browser time zone'})"
+
+
+class PasswordCheckTries(models.Model):
+    """Old passwords checked for one user on the password-change pages in the current lockout
+    window (settings.LOGIN_LOCKOUT_MINUTES). Counted per user from every address: the threat is
+    a stolen session guessing its own password, which may ask from as many addresses as it
+    likes. A row is dropped when the right password is given."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    tries = models.PositiveIntegerField(default=0)
+    # The latest try; the window runs from it, so each try while paused starts the wait again.
+    last_try_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "password check pause"
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.tries} old password(s) tried"

@@ -16,8 +16,8 @@ def scope_by_method(request, *, read: str = ApiScope.LINKS_READ) -> str:
 
 class HasKeyScope(BasePermission):
     """A request made with an API key needs the scope its view names (`view.required_scope(
-    request)`, None for none); sessions and DRF tokens act with every scope, as before keys
-    had scopes. Refused: 403 naming the missing scope."""
+    request)`, None for none); sessions and DRF-style tokens (ApiKey.drf_token) act with every
+    scope, as before keys had scopes. Refused: 403 naming the missing scope."""
 
     def has_permission(self, request, view) -> bool:
         api_key = request.auth

@@ -12,5 +12,8 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <key>`: make a key on your API keys page (/accounts/api-keys/).",
+            "description": (
+                "`Token <key>`: make a key on your API keys page (/accounts/api-keys/), or ask an "
+                "administrator for a token (`manage.py drf_create_token USER`)."
+            ),
         }

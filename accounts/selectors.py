@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
+from django.utils import timezone
 
-from .models import ApiKey, Profile
+from .models import ApiKey, PasswordCheckTries, Profile
 
 
 def api_key_list(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
@@ -18,3 +20,11 @@ def api_key_list(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:
 def profile_time_zone(*, user: AbstractBaseUser) -> str:
     """The zone the user chose, or "" when they left it to the browser."""
     return Profile.objects.filter(user=user).values_list("time_zone", flat=True).first() or ""
+
+
+def password_checks_paused(*, user: AbstractBaseUser) -> bool:
+    """Whether the user's old-password checks are paused now (services.password_check)."""
+    threshold = timezone.now() - settings.AXES_COOLOFF_TIME
+    return PasswordCheckTries.objects.filter(
+        user_id=user.pk, tries__gte=settings.AXES_FAILURE_LIMIT, last_try_at__gt=threshold
+    ).exists()

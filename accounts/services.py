@@ -1,4 +1,5 @@
-"""Writes for accounts: API keys (create, revoke, the use that marks them) and preferences."""
+"""Writes for accounts: API keys (create, revoke, the use that marks them), the old-password
+check of the password-change pages, and preferences."""
 
 from __future__ import annotations
 
@@ -8,18 +9,28 @@ import secrets
 from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
+from axes.utils import reset as axes_reset
+from django.conf import settings
+from django.contrib.auth import authenticate
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import F, Q
+from django.http import HttpRequest
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
+from shorturl_project.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
 
-from .models import ApiKey, Profile, all_scopes
+from .models import ApiKey, PasswordCheckTries, Profile, all_scopes
 
-# Marks our keys apart from DRF's older 40-hex tokens, which share the `Token` header.
+# Marks the keys made on the keys page apart from DRF-style 40-hex tokens (drf_create_token);
+# both are sent as `Authorization: Token <key>` and stored only as a hash.
 API_KEY_PREFIX = "su_"
+# The name DRF-style tokens get on their owner's keys page and in the admin.
+DRF_TOKEN_NAME = "API token"  # noqa: S105 (a label, not a secret)
 # last_used_at is only written when older than this: a busy key costs no write per request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -78,6 +89,44 @@ def api_key_create(
     return api_key, raw_key
 
 
+def api_token_create(*, user: AbstractBaseUser, reset: bool = False) -> tuple[ApiKey, str]:
+    """A DRF-style token for `manage.py drf_create_token`: 40 hex characters (DRF's format),
+    with every scope in every workspace of the user, no expiry. Returns the row and the token
+    itself, which is never stored. `reset`: the user's earlier DRF-style tokens are revoked."""
+    if reset:
+        ApiKey.objects.filter(user=user, drf_token=True, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+    raw_key = secrets.token_hex(20)
+    return api_token_store(user=user, raw_key=raw_key), raw_key
+
+
+def api_token_store(*, user: AbstractBaseUser | int, raw_key: str) -> ApiKey:
+    """Keep a DRF-style token as a hashed key (the same token again: its existing row)."""
+    api_key, _ = ApiKey.objects.get_or_create(
+        key_hash=api_key_hash(raw_key),
+        defaults={
+            "user_id": getattr(user, "pk", user),
+            "name": DRF_TOKEN_NAME,
+            "prefix": raw_key[:6],
+            "scopes": all_scopes(),
+            "drf_token": True,
+        },
+    )
+    return api_key
+
+
+def api_token_fold(*, token: Token, raw_key: str) -> ApiKey:
+    """A DRF Token row just saved by any code (a script, a test, a third-party app), its key
+    already replaced by a hash (signals.drf_token_key_hashed): kept as a hashed key instead, and
+    the row deleted, so authtoken_token never holds a key. `token.key` is the usable key again
+    for whoever saved it."""
+    api_key = api_token_store(user=token.user_id, raw_key=raw_key)
+    Token.objects.filter(pk=token.key).delete()
+    token.key = raw_key
+    return api_key
+
+
 def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
     """Stop one of the user's keys; it is refused from the next request. Raises
     ApiKey.DoesNotExist for a key that is not theirs."""
@@ -114,6 +163,52 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
     return api_key
+
+
+class PasswordChecksPaused(Exception):
+    """Too many wrong old passwords for this user (or sign-in failures for them from this
+    address): no password is checked, not even the right one, until the pause ends."""
+
+
+def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: str) -> bool:
+    """Whether `password` is the signed-in user's own, for the password-change pages.
+
+    Each try is one sign-in attempt for django-axes (through authenticate(), as the sign-in
+    form's), so wrong ones count toward the sign-in lockout from this address; and the tries
+    are counted per user from every address (PasswordCheckTries), so a stolen session cannot
+    learn the password by guessing from many addresses. Past AXES_FAILURE_LIMIT
+    (LOGIN_FAILURE_LIMIT) tries within AXES_COOLOFF_TIME (LOGIN_LOCKOUT_MINUTES) of the last one,
+    PasswordChecksPaused is raised, even for the right password. A try is counted before the
+    password is checked, so requests sent at once cannot check more than the limit."""
+    limit = settings.AXES_FAILURE_LIMIT
+    now = timezone.now()
+    with transaction.atomic():
+        tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
+            user_id=user.pk, defaults={"last_try_at": now}
+        )
+        if tries.last_try_at <= now - settings.AXES_COOLOFF_TIME:
+            tries.tries = 0
+        paused = tries.tries >= limit
+        if not paused:
+            tries.tries += 1
+        tries.last_try_at = now
+        tries.save(update_fields=["tries", "last_try_at"])
+    if paused:
+        raise PasswordChecksPaused()
+    checked = authenticate(request, username=user.get_username(), password=password)
+    if getattr(request, "axes_locked_out", False):
+        raise PasswordChecksPaused()  # locked for sign-in from this address, by this try or earlier
+    if checked is not None and checked.pk == user.pk:
+        # As a successful sign-in does: earlier typos, here and at sign-in from here, forgotten.
+        PasswordCheckTries.objects.filter(user_id=user.pk).delete()
+        address = getattr(request, "axes_ip_address", None)  # none when axes is switched off
+        if address:
+            username = attempted_username(request, {"username": user.get_username()})
+            axes_reset(ip=address, username=username)
+        return True
+    if tries.tries >= limit:
+        raise PasswordChecksPaused()  # that was the last try allowed
+    return False
 
 
 @functools.cache

@@ -1,8 +1,16 @@
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
 
 urlpatterns = [
+    # Sign-in and sign-out are links.urls'; the password change checks guesses (views).
+    path("accounts/password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
     path("accounts/api-keys/", views.api_keys, name="api_keys"),
     path("accounts/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
     path("accounts/preferences/", views.preferences, name="preferences"),

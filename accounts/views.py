@@ -1,20 +1,23 @@
-"""The signed-in user's own pages: API keys and preferences."""
+"""The signed-in user's own pages: API keys, password change and preferences."""
 
 from __future__ import annotations
 
-from django.contrib import messages
+from django.contrib import admin, messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from links.forms import add_service_errors
+from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
 from workspaces.current import current_workspace
 
 from . import selectors, services
-from .forms import ApiKeyCreateForm, TimeZoneForm
+from .forms import ApiKeyCreateForm, GuardedPasswordChangeForm, TimeZoneForm
 from .middleware import SESSION_TIME_ZONE, database_converts_time_zones
 from .models import ApiKey
 
@@ -88,3 +91,48 @@ def preferences(request: HttpRequest) -> HttpResponse:
         "accounts/preferences.html",
         {"form": form, "zones_unavailable": not database_converts_time_zones()},
     )
+
+
+def password_checks_paused_page(request: HttpRequest) -> HttpResponse:
+    """429 for a person: too many wrong old passwords, when to try again, whom to ask."""
+    seconds = lockout_seconds()
+    response = render(
+        request,
+        "accounts/password_checks_paused.html",
+        {"minutes": round(seconds / 60)},
+        status=429,
+    )
+    response["Retry-After"] = str(seconds)  # each try meanwhile starts the wait again
+    # This page, not axes' sign-in lockout page, when the try also locked sign-in from here.
+    setattr(response, ANSWERED_BY_VIEW, True)
+    return response
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Django's password change, with the old-password guess limit (services.password_check)."""
+
+    form_class = GuardedPasswordChangeForm
+
+    def get_form_kwargs(self) -> dict:
+        return {**super().get_form_kwargs(), "request": self.request}
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if selectors.password_checks_paused(user=request.user):
+            return password_checks_paused_page(request)  # before anyone types in vain
+        return super().get(request, *args, **kwargs)
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return super().post(request, *args, **kwargs)
+        except services.PasswordChecksPaused:
+            return password_checks_paused_page(request)
+
+
+def admin_password_change(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+    """The admin's own password change (AdminSite.password_change with the guarded form), so a
+    staff session cannot guess its password there either."""
+    request.current_app = admin.site.name
+    return PasswordChangeView.as_view(
+        success_url=reverse("admin:password_change_done", current_app=admin.site.name),
+        extra_context={**admin.site.each_context(request), **(extra_context or {})},
+    )(request)

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    # Before rest_framework.authtoken: its drf_create_token command is accounts' (hashed keys).
+    "accounts",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -53,7 +55,6 @@ INSTALLED_APPS = [
     "axes",
     "links",
     "analytics",
-    "accounts",
     "webhooks",
     "workspaces",
 ]
@@ -259,7 +260,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # (shared by every process and node, both modes); past LOGIN_FAILURE_LIMIT the sign-in form and
 # the admin's answer 429 for LOGIN_LOCKOUT_MINUTES, even to the right password, and each try
 # meanwhile starts the wait again. Staff lift a lock in the admin (Access attempts) or with
-# `manage.py axes_reset_username NAME`.
+# `manage.py axes_reset_username NAME`. Wrong old passwords on the password-change pages count
+# too, and pause those pages per user from every address (accounts.services.password_check;
+# lifted in the admin's "Password check pauses").
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -273,6 +276,16 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "shorturl_project.login_attempts.client_address"
 AXES_USERNAME_CALLABLE = "shorturl_project.login_attempts.attempted_username"
 AXES_LOCKOUT_CALLABLE = "shorturl_project.login_attempts.locked_out_response"
+# Axes keeps a failed try's form fields; these are masked like "password" (the password-change
+# form's old and new passwords; YOURLS's `signature`, an API key).
+AXES_SENSITIVE_PARAMETERS = [
+    "username",
+    "ip_address",
+    "old_password",
+    "new_password1",
+    "new_password2",
+    "signature",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -349,9 +362,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_6
 # --- REST framework ----------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Keys people make on /accounts/api-keys/ (su_…); others fall through to DRF's tokens.
+        # Keys people make on /accounts/api-keys/ (su_…) and drf_create_token's tokens, all kept
+        # as hashes; DRF's TokenAuthentication is not used (its table kept keys in plain text).
         "accounts.authentication.ApiKeyAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -1,5 +1,5 @@
 """Shlink's `X-Api-Key` header, accepting any credential the native API accepts: a person's API
-key (`su_…`) or a DRF token."""
+key (`su_…`) or a DRF-style token (drf_create_token), both looked up by their hash."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class InvalidApiKey(exceptions.AuthenticationFailed):
 
 
 def user_for_api_key(raw_key: str):
-    """(user, API key or None) for one of our API keys (its scopes then apply) or a DRF token;
+    """(user, API key) for one of our API keys or DRF-style tokens (its scopes then apply);
     InvalidApiKey otherwise."""
     credential = credential_for(raw_key)
     if credential is None:

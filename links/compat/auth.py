@@ -1,8 +1,9 @@
 """Credentials as other shorteners' APIs carry them → the user they belong to.
 
-One credential works everywhere: any API key (`su_…`, made on /accounts/api-keys/) or DRF token
-that `Authorization: Token …` accepts on the native API is accepted here as a raw value (YOURLS's
-`signature`), and a username and password go through the same guard as the sign-in form.
+One credential works everywhere: any API key (`su_…`, made on /accounts/api-keys/) or DRF-style
+token (drf_create_token; both kept only as hashes) that `Authorization: Token …` accepts on the
+native API is accepted here as a raw value (YOURLS's `signature`), and a username and password
+go through the same guard as the sign-in form.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from django.contrib.auth import authenticate
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication
 
 from accounts.models import ApiKey
-from accounts.services import API_KEY_PREFIX, api_key_authenticate
+from accounts.services import api_key_authenticate
 
 
 class SignInLockedOut(exceptions.AuthenticationFailed):
@@ -24,26 +24,18 @@ class SignInLockedOut(exceptions.AuthenticationFailed):
     default_detail = "Too many failed sign-ins: try again later."
 
 
-def credential_for(raw_key: str) -> tuple[AbstractBaseUser, ApiKey | None] | None:
-    """(the active user, their API key) for an API key (`su_…`), (user, None) for a DRF token
-    (which acts with every scope); None for anything else (an unknown, revoked or expired key,
-    an inactive user). What DRF's authentication classes return, so the key's scopes apply
-    (accounts.permissions.HasKeyScope)."""
+def credential_for(raw_key: str) -> tuple[AbstractBaseUser, ApiKey] | None:
+    """(the active user, their API key) for an API key (`su_…`) or a DRF-style token (an API
+    key too, stored hashed, acting with every scope); None for anything else (an unknown,
+    revoked or expired key, an inactive user). What DRF's authentication classes return, so
+    the key's scopes apply (accounts.permissions.HasKeyScope)."""
     raw_key = (raw_key or "").strip()
     if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
         return None
-    api_key = None
-    if raw_key.startswith(API_KEY_PREFIX):
-        api_key = api_key_authenticate(raw_key=raw_key)
-        user = api_key.user if api_key is not None else None
-    else:
-        try:
-            user, _token = TokenAuthentication().authenticate_credentials(raw_key)
-        except exceptions.AuthenticationFailed:
-            return None
-    if user is None or not user.is_active:
+    api_key = api_key_authenticate(raw_key=raw_key)
+    if api_key is None or not api_key.user.is_active:
         return None
-    return user, api_key
+    return api_key.user, api_key
 
 
 def user_for_password(
