@@ -20,11 +20,12 @@ import hmac
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from datetime import datetime, time, timedelta, tzinfo
+from datetime import UTC, datetime, time, timedelta, tzinfo
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connections
 from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value, Window
 from django.db.models.expressions import RowRange
 from django.utils import timezone
@@ -218,18 +219,60 @@ def _count_people(link_ids: LinkIds, spans: list[tuple[datetime, datetime]]) -> 
     people = VisitRecord.objects.filter(is_bot=False)
     if link_ids is not None:
         people = people.filter(link_id__in=_ids(link_ids))
+    statement = _people_statement(people)
     counts: list[int] = []
     for i in range(0, len(spans), _BUCKETS_PER_QUERY):
-        parts = [
-            people.filter(visit_time__gte=lo, visit_time__lt=hi)
-            .values(n=Value(n))  # a constant: no GROUP BY, one row per part
-            .annotate(people=Count("client_id", distinct=True))
-            .values_list("n", "people")
-            for n, (lo, hi) in enumerate(spans[i : i + _BUCKETS_PER_QUERY], start=i)
-        ]
-        rows = dict(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
-        counts += [rows.get(n, 0) for n in range(i, i + len(parts))]
+        chunk = list(enumerate(spans[i : i + _BUCKETS_PER_QUERY], start=i))
+        if statement is not None:
+            rows = dict(statement(chunk))
+        else:
+            parts = [_people_part(people, n, lo, hi) for n, (lo, hi) in chunk]
+            rows = dict(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+        counts += [rows.get(n, 0) for n in range(i, i + len(chunk))]
     return counts
+
+
+def _people_part(people: QuerySet, n: int, lo: datetime, hi: datetime) -> QuerySet:
+    """(n, distinct people in [lo, hi)): one row, the constant `n` saying which span."""
+    return (
+        people.filter(visit_time__gte=lo, visit_time__lt=hi)
+        .values(n=Value(n))  # a constant: no GROUP BY, one row per part
+        .annotate(people=Count("client_id", distinct=True))
+        .values_list("n", "people")
+    )
+
+
+# Stand-ins for a span's number and bounds, found again among a compiled statement's parameters.
+_MARK_N = -7
+_MARK_SPAN = (datetime(1900, 1, 1, tzinfo=UTC), datetime(1900, 1, 2, tzinfo=UTC))
+
+
+def _people_statement(people: QuerySet):
+    """A function running _people_part for a chunk of [(n, (lo, hi))] as one UNION ALL
+    statement, compiled by Django once and given each span's parameters, else None (a backend
+    that compiles the part otherwise: each part is compiled apart).
+
+    Compiling one queryset per span cost ~1 ms of CPU each, nearly all of a 10,000-day series'
+    (analytics.ranges); the database runs the same statement either way."""
+    part = _people_part(people, _MARK_N, *_MARK_SPAN)
+    sql, params = part.query.sql_with_params()
+    ops = connections[part.db].ops
+    marks = [_MARK_N, *(ops.adapt_datetimefield_value(moment) for moment in _MARK_SPAN)]
+    slots = [marks.index(value) if value in marks else None for value in params]
+    if sorted(slot for slot in slots if slot is not None) != [0, 1, 2]:
+        return None
+
+    def run(chunk: list[tuple[int, tuple[datetime, datetime]]]) -> list[tuple[int, int]]:
+        values: list = []
+        for n, (lo, hi) in chunk:
+            mine = [n, ops.adapt_datetimefield_value(lo), ops.adapt_datetimefield_value(hi)]
+            pairs = zip(params, slots, strict=True)
+            values += [value if slot is None else mine[slot] for value, slot in pairs]
+        with connections[part.db].cursor() as cursor:
+            cursor.execute(" UNION ALL ".join([sql] * len(chunk)), values)
+            return [(int(n), int(count)) for n, count in cursor.fetchall()]
+
+    return run
 
 
 def _last_bucket_from_latest_visits(link_ids: LinkIds, last: _Bucket) -> bool:
