@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from . import ranges
 from .models import utc_hour
+from .selectors import series_bucket
 
 PRESETS = {
     "24h": dt.timedelta(hours=24),
@@ -99,7 +100,9 @@ class StatsRangeForm(forms.Form):
                 # The start of each day first: the day after 9999-12-31 does not exist.
                 ranges.check_moment(dt.datetime.combine(start, dt.time.min, tzinfo=tz))
                 ranges.check_moment(dt.datetime.combine(end, dt.time.min, tzinfo=tz))
-                ranges.check_range(*_day_bounds(start, end))
+                bounds = _day_bounds(start, end)
+                # The series is bucketed as the page draws it: its length is what costs.
+                ranges.check_range(*bounds, bucket=series_bucket(*bounds))
             except ValidationError as error:
                 raise forms.ValidationError(error.messages) from None
             cleaned["range"] = "custom"

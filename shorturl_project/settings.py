@@ -454,6 +454,11 @@ ANALYTICS_FLUSH_LANES = env.int("ANALYTICS_FLUSH_LANES", default=2)
 # itself, for tests), and how many distinct (path, referrer) rows it keeps between two writes.
 ORPHAN_VISITS_FLUSH_SECONDS = env.float("ORPHAN_VISITS_FLUSH_SECONDS", default=10.0)
 ORPHAN_VISITS_MAX_KEYS = env.int("ORPHAN_VISITS_MAX_KEYS", default=2000)
+# The most entries one stats series lists (the stats API and pages, a tag's, Bitly's `units`):
+# what a series costs follows its entries (analytics.ranges), and a span chosen past this is
+# refused with a 400 naming it. 10,000 keeps 366 days of hours and 27 years of days; the
+# largest allowed request measured ~2 s of CPU (docs/analytics.md, "Span limits").
+STATS_MAX_BUCKETS = env.int("STATS_MAX_BUCKETS", default=10_000)
 
 # --- Logging -----------------------------------------------------------------------------------
 LOGGING = {

@@ -6,8 +6,9 @@ links.compat.bitly's; docs/api.md ("Bitly API") says what differs from Bitly.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.urls import path
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -18,54 +19,36 @@ from accounts.models import ApiScope
 from links.compat.bitly import BITLINK, BitlyView, bitly_date, invalid_arg, visible_link
 from links.models import UrlLink
 
-from ..models import utc_hour
-from ..selectors import bucket_first_day, links_totals, series
+from .. import ranges
+from ..selectors import links_totals, series
 
 # Bitly's units of time; ours are counted by the hour, so `minute` is refused.
 UNITS = ("hour", "day", "week", "month")
-# The most entries one `clicks` answer lists (`units=-1` on an old link by the hour).
-MAX_UNITS = 10_000
+# Bitly's names for analytics.ranges.units_span's.
+_FIELDS = {"reference": "unit_reference", "count": "units"}
 
 Reply = dict[str, object]
 
 
-def _days_shifted(day: date, unit: str, count: int) -> date:
-    if unit == "day":
-        return day + timedelta(days=count)
-    if unit == "week":
-        return day + timedelta(weeks=count)
-    months = day.year * 12 + day.month - 1 + count
-    return date(months // 12, months % 12 + 1, 1)
-
-
-def unit_span(
-    unit: str, reference: datetime, count: int, since: datetime | None = None
-) -> tuple[datetime, datetime]:
-    """[start, end) of the `count` whole units of time up to and including the one holding
-    `reference` (local days, weeks from Monday, months; UTC hours), at most MAX_UNITS of them,
-    and none before the one holding `since` (the link's creation) when it is given."""
-    count = min(count, MAX_UNITS)
-    if unit == "hour":
-        end = utc_hour(reference) + timedelta(hours=1)
-        start = end - timedelta(hours=count)
-        if since is not None:
-            start = max(start, utc_hour(since))
-        return start, end
-    zone = timezone.get_current_timezone()
-    first = bucket_first_day(reference.astimezone(zone).date(), unit)
-    end_day = _days_shifted(first, unit, 1)
-    start_day = _days_shifted(first, unit, 1 - count)
-    if since is not None:
-        start_day = max(start_day, bucket_first_day(since.astimezone(zone).date(), unit))
-    return (
-        datetime.combine(start_day, time.min, tzinfo=zone),
-        datetime.combine(end_day, time.min, tzinfo=zone),
-    )
+def _reference(text: str) -> datetime:
+    """`unit_reference` as an aware datetime (naive: the current time zone's), else
+    INVALID_ARG_UNIT_REFERENCE (a 25th hour or a +99:00 offset too, which the parser raises on)."""
+    try:
+        reference = parse_datetime(text.replace(" ", "+"))
+        if reference is not None and timezone.is_naive(reference):
+            reference = timezone.make_aware(reference)
+    except (ValueError, OverflowError):
+        reference = None
+    if reference is None:
+        raise invalid_arg(
+            "unit_reference", "`unit_reference` is an ISO 8601 time, e.g. 2026-03-01T00:00:00Z."
+        )
+    return reference
 
 
 def clicks_query(request: Request, link: UrlLink) -> tuple[Reply, datetime, datetime]:
     """Bitly's `unit`, `units` and `unit_reference` (and `size`, the most entries listed) →
-    (what the answer echoes, start, end)."""
+    (what the answer echoes, start, end), within analytics.ranges' limits."""
     params = request.query_params
     unit = (params.get("unit") or "day").strip().lower()
     if unit == "minute":
@@ -80,22 +63,18 @@ def clicks_query(request: Request, link: UrlLink) -> tuple[Reply, datetime, date
     if units == 0 or units < -1:
         raise invalid_arg("units", "`units` is -1 (every unit) or a positive number.")
     reference_text = (params.get("unit_reference") or "").strip()
-    if reference_text:
-        reference = parse_datetime(reference_text.replace(" ", "+"))
-        if reference is None:
-            raise invalid_arg(
-                "unit_reference", "`unit_reference` is an ISO 8601 time, e.g. 2026-03-01T00:00:00Z."
-            )
-        if timezone.is_naive(reference):
-            reference = timezone.make_aware(reference)
-    else:
-        reference = timezone.now()
-    # units=-1: every unit since the link's creation; `size` caps how many are listed.
-    count = MAX_UNITS if units < 0 else units
+    reference = _reference(reference_text) if reference_text else timezone.now()
+    # units=-1: every unit since the link's creation, the newest ones when there are more than a
+    # series may list; `size` caps how many are listed.
+    count = ranges.max_buckets() if units < 0 else units
     if size > 0:
         count = min(count, size)
     since = link.created_at if units < 0 else None
-    start, end = unit_span(unit, reference, count, since=since)
+    try:
+        start, end = ranges.units_span(unit, reference, count, since=since)
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        raise invalid_arg(_FIELDS[field], " ".join(messages)) from None
     echo = {"units": units, "unit": unit, "unit_reference": bitly_date(reference)}
     return echo, start, end
 
@@ -109,7 +88,9 @@ class ClicksView(BitlyView):
     def get(self, request: Request, domain: str, code: str) -> Response:
         link = visible_link(request, domain, code)
         echo, start, end = clicks_query(request, link)
-        entries = series(link_ids=[link.pk], start=start, end=end, bucket=str(echo["unit"]))
+        entries = series(
+            link_ids=[link.pk], start=start, end=end, bucket=str(echo["unit"]), people=False
+        )
         link_clicks = [
             {"clicks": entry["clicks"], "date": bitly_date(entry["hour"])}
             for entry in reversed(entries)

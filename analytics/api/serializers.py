@@ -69,7 +69,8 @@ class StatsQuerySerializer(serializers.Serializer):
         default="hour",
         help_text="What each `series` entry covers: an hour (at most 366 days of them), a day or "
         "a week (Monday first) in the answer's time zone, or `auto`: by hour up to 48 hours, by "
-        "day up to 180 days, by week beyond (the stats page's choice).",
+        "day up to 180 days, by week beyond (the stats page's choice). A series lists at most "
+        "STATS_MAX_BUCKETS entries (10,000 by default); a longer one is a 400 naming the limit.",
     )
 
     def _bound(self, value: datetime) -> datetime:
@@ -91,7 +92,7 @@ class StatsQuerySerializer(serializers.Serializer):
         if bucket == "auto":
             bucket = selectors.series_bucket(start, end)
         try:
-            ranges.check_range(start, end, hourly=bucket == "hour")
+            ranges.check_range(start, end, bucket=bucket)
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.message_dict) from None
         return {**attrs, "start": start, "end": end, "bucket": bucket}
