@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote, unquote_plus
 
+from csp.utils import build_policy
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
@@ -70,12 +71,18 @@ def _security_headers() -> tuple[tuple[str, str], ...]:
         headers.append(("Referrer-Policy", ",".join(value.strip() for value in values)))
     if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
         headers.append(("Cross-Origin-Opener-Policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY))
+    # What django-csp's middleware sends on every other page, from the same setting: the
+    # fast path's pages are real pages too (an injected script there is as bad as anywhere).
+    policy = build_policy()
+    if policy:
+        headers.append(("Content-Security-Policy", policy))
     return tuple(headers)
 
 
 SECURITY_HEADERS = _security_headers()
 # A redirect is not a page: it cannot be framed or sniffed into one, and the policies that
-# concern the next document (Referrer-Policy, COOP) are left to the page that linked here.
+# concern the next document (Referrer-Policy, COOP, CSP) are left to the page that linked here
+# and to the destination.
 REDIRECT_SECURITY_HEADERS = tuple(
     (name, value) for name, value in SECURITY_HEADERS if name == "X-Content-Type-Options"
 )
