@@ -116,7 +116,8 @@ def with_visitor_query(location: str, query_string: str) -> str:
     `query_string` is the WSGI QUERY_STRING: the raw bytes decoded as latin-1 (PEP 3333); what
     is not a query character is percent-encoded, so the header stays ASCII and one line.
     The QR code's marker (`qr=1`, analytics.channels) is ours, not the visitor's: it counted
-    the visit as a scan and goes no further.
+    the visit as a scan and goes no further. A query that would take the Location past
+    SHORTURL_MAX_URL_LENGTH bytes is dropped whole: the visitor goes to `location` as stored.
     """
     if QR_MARKER in query_string:
         query_string = without_qr_marker(query_string)
@@ -140,7 +141,13 @@ def with_visitor_query(location: str, query_string: str) -> str:
             raw = added.encode()
         added = quote(raw, safe=_QUERY_SAFE)
     query = f"{own}&{added}" if own else added
-    return f"{path}?{query}{hash_mark}{fragment}"
+    passed_on = f"{path}?{query}{hash_mark}{fragment}"
+    if len(passed_on) > settings.SHORTURL_MAX_URL_LENGTH:
+        # The stored URL is within the cap once encoded (row 13); the visitor's query would take
+        # the header past what proxies pass (a 502 for the visitor). The destination without it
+        # is still where the marketer meant to send people; the ASCII header's length is bytes.
+        return location
+    return passed_on
 
 
 def redirect_location_for(entry: link_cache.LinkEntry, meta: Mapping[str, str]) -> str:
