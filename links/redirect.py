@@ -4,7 +4,8 @@
 2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
 3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
-   answered too many 404s (links/not_found_limit.py; only 404s are counted);
+   answered too many 404s (links/not_found_limit.py; only 404s are counted); a capped link a
+   bot or a HEAD asks for → 403 (links/gates.py: HELD);
 4. the redirect (302 unless the link says otherwise), never cached by browsers, with the
    visitor's query string merged into the long URL's (links that pass it on; the long URL's
    own keys win) less the QR code's `qr=1` marker: parsing only when there is a query string;
@@ -51,6 +52,7 @@ PAGES = {
     GONE: "links/gone.html",
     TOO_MANY_REQUESTS: "links/too_many_requests.html",
     CAP_REACHED_PAGE: "links/cap_reached.html",
+    gates.HELD: "links/cap_held.html",  # a capped link asked for by a bot or with HEAD
     DOMAIN_ROOT_PAGE: "links/domain_root.html",
 }
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
