@@ -421,8 +421,9 @@ def _max_visits_field(**kwargs) -> StrictIntegerField:
     return StrictIntegerField(
         allow_null=True,
         help_text=(
-            "After this many clicks by people (bots never count) the link answers 410; "
-            "1 or more, null for no cap. The link shows `visits_left`."
+            "After this many clicks by people the link answers 410; 1 or more, null for no "
+            "cap. Only people are sent on: bots and HEAD requests use no visit and get 403 "
+            "without the destination. The link shows `visits_left`."
         ),
         error_messages={"invalid": "Enter a whole number of visits, 1 or more."},
         **kwargs,
