@@ -167,3 +167,11 @@ def test_a_query_that_would_pass_the_url_cap_is_dropped_and_the_visitor_still_ar
         assert len(at_the_cap) == settings.SHORTURL_MAX_URL_LENGTH
         assert fetch(fits + "c") == own  # one byte over: the query is dropped
         assert fetch("utm_source=mail") == f"{own}&utm_source=mail"
+
+
+def test_the_query_cap_follows_the_setting(client, settings, user):
+    link = link_create(user=user, long_url="https://example.com/offer").link
+    settings.SHORTURL_MAX_URL_LENGTH = 60
+    fits = "q=" + "a" * (60 - len("https://example.com/offer?q="))
+    assert client.get(f"/{link.code}?{fits}")["Location"] == f"https://example.com/offer?{fits}"
+    assert client.get(f"/{link.code}?{fits}b")["Location"] == "https://example.com/offer"
