@@ -2,7 +2,7 @@
 page, the form a browser POSTs with its CSRF cookie and token, the `X-Link-Password` header an
 API client sends) and a visit cap that lets exactly `max_visits` people through however many
 click at once (embedded: several worker processes on one SQLite file; services: MariaDB, Redis
-and a separate Celery worker), with bots passing without using a visit up."""
+and a separate Celery worker), with bots using no visit and not sent on."""
 
 from __future__ import annotations
 
@@ -117,13 +117,13 @@ def test_a_capped_link_lets_exactly_max_visits_people_through_a_crowd(deployment
     harness.note(deployment, "cap of 10, 100 clicks at once", f"{dict(statuses)}")
 
 
-def test_bots_pass_a_capped_link_without_using_a_visit_until_people_use_them_up(deployment):
+def test_bots_use_no_visit_of_a_capped_link_and_are_not_sent_on(deployment):
     long_url = harness.unique_url("gates-cap-bot")
     code = harness.create_link(deployment, long_url, max_visits=2)["code"]
     bot = {"User-Agent": GOOGLEBOT, "X-Forwarded-For": "66.249.66.1"}
 
     crawled = harness.get_fresh(deployment.port, f"/{code}", bot)
-    assert (crawled.status, crawled.location) == (302, long_url)
+    assert (crawled.status, crawled.location) == (403, None)  # security round 3, finding 10
     assert _link(deployment, code)["visits_left"] == 2, "a bot used up a visit"
 
     people = [
@@ -134,10 +134,10 @@ def test_bots_pass_a_capped_link_without_using_a_visit_until_people_use_them_up(
     assert _link(deployment, code)["visits_left"] == 0
     assert harness.get_fresh(deployment.port, f"/{code}", bot).status == 410
 
-    seen = harness.wait_for_visits(deployment, code, 3, timeout=40)
-    assert seen.reached, f"stored {seen.stored} of 3: {seen.history}"
+    seen = harness.wait_for_visits(deployment, code, 2, timeout=40)
+    assert seen.reached, f"stored {seen.stored} of 2: {seen.history}"
     stats = harness.stats(deployment, code)
-    assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 1), stats
+    assert (stats["total_clicks"], stats["bot_clicks"]) == (2, 0), stats
 
 
 # links/visit_caps.py: how often each node saves its counters to the link rows.

@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
+from links.cache import idn_ascii_url
 from links.services.change import link_cache_refresh, link_revoke, link_update
 from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
 from links.services.gates import visits_used
@@ -188,8 +189,19 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="long URL")
     def long_url_full(self, link: UrlLink) -> str:
         # A URL has no spaces to break at: without this it runs off the page.
-        return format_html(
+        shown = format_html(
             '<span class="long-url-wrap" style="overflow-wrap:anywhere">{}</span>', link.long_url
+        )
+        ascii_url = idn_ascii_url(link.long_url)
+        if ascii_url is None:
+            return shown
+        # An internationalised host may be a look-alike (аpple.com, a Cyrillic а): its ASCII
+        # form is what staff reviewing abuse need to see.
+        return format_html(
+            '{}<div class="ascii-url" style="overflow-wrap:anywhere">ASCII form: <code>{}</code>'
+            "</div>",
+            shown,
+            ascii_url,
         )
 
     @admin.display(description="rules and variants")
@@ -215,7 +227,14 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="long URL", ordering="long_url")
     def long_url_short(self, link: UrlLink) -> str:
-        return Truncator(link.long_url).chars(50)
+        ascii_url = idn_ascii_url(link.long_url)
+        if ascii_url is None:
+            return Truncator(link.long_url).chars(50)
+        return format_html(
+            "{}<br><small>ASCII: {}</small>",
+            Truncator(link.long_url).chars(50),
+            Truncator(ascii_url).chars(50),
+        )
 
     @admin.display(description="created", ordering="created_at")
     def created(self, link: UrlLink) -> str:

@@ -292,6 +292,24 @@ def redirect_location(long_url: str) -> str:
     return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
 
 
+def idn_ascii_url(long_url: str) -> str | None:
+    """The URL as the redirect sends it (redirect_location: the host in IDNA's ASCII form) when
+    its host is an internationalised name, else None.
+
+    A look-alike such as `аpple.com` (a Cyrillic а) reads like the real name; its ASCII form,
+    `xn--pple-43d.com`, does not. The pages and the API show it beside the URL so that whoever
+    reviews a link sees where it really goes. A plain ASCII host needs no second spelling."""
+    if long_url.isascii():  # nearly every URL: no parse
+        return None
+    try:
+        host = urlsplit(long_url).hostname or ""
+    except ValueError:
+        return None
+    if host.isascii():
+        return None
+    return redirect_location(long_url)
+
+
 class ProcessCache:
     """This process's entries, valid while the code's counter in the node's table is unchanged.
 

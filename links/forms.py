@@ -186,7 +186,10 @@ class GateFieldsMixin(forms.Form):
         label="Visit limit",
         required=False,
         min_value=1,
-        help_text="Optional. After this many clicks by people the link stops working.",
+        help_text=(
+            "Optional. After this many clicks by people the link stops working. Only people "
+            "are sent on: link previews and checkers get a page without the destination."
+        ),
         error_messages={
             "min_value": "A visit limit must be at least 1 (leave it empty for none).",
             "invalid": "Enter a whole number of visits.",

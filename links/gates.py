@@ -8,7 +8,9 @@ is recorded here, once the click is known to go through and where it goes.
 The order, for a GET (HEAD is answered the same way and never counted):
 1. a password the visitor has not given → the unlock page (UNLOCK: Django's view answers it
    with its form; nothing is counted);
-2. a visit cap reached → 410 (people's clicks use it up; bots never count);
+2. a visit cap reached → 410 (people's clicks use it up); while visits are left, a click that
+   would not use one (a bot's, a HEAD) → 403 and a page that names no destination (HELD): a cap
+   protects a limited offer, so only the people it counts are sent on;
 3. the destination: the first rule whose every condition matches, else a variant picked for
    this visitor, else the long URL;
 4. the visit, with the destination it got.
@@ -43,6 +45,11 @@ UNLOCKED = "shorturl.unlocked"
 # Set in the environ when the click is refused because the cap is used up: the 410 page then
 # says so (links.redirect.page_for), rather than "expired or switched off".
 CAP_REACHED = "shorturl.cap_reached"
+# A capped link asked for by a bot (link checker, preview fetcher, curl) or with HEAD while
+# visits are left. These take no visit (a mail scanner must not use up a limited offer), so
+# they are not sent on either: with the Location, any script could follow a capped link as often
+# as it liked, and the offer's URL would leak past its cap. Forbidden, with its own page.
+HELD = 403
 
 
 def needs_password(entry: LinkEntry, meta: Mapping[str, str]) -> bool:
@@ -67,14 +74,14 @@ def _is_bot(meta: Mapping[str, str]) -> bool:
 
 
 def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> bool:
-    """The link's visit cap is used up (taking one of its visits when this click counts).
+    """The link's visit cap is used up (taking one of its visits when this click counts: a
+    person's GET, as counts_against_cap tells).
 
     links/visit_caps.py keeps the count where the redirect is (Redis, or the node's files in
     the embedded mode) and takes atomically there: however many clicks race, exactly
-    max_visits people get through. Bots, and HEAD requests, look without taking one: they pass
-    while visits are left and are refused once none are.
+    max_visits people get through. Bots, and HEAD requests, look without taking one (decide
+    then holds them back: HELD).
     """
-    counted = counted and not _is_bot(meta)
     reached = not visit_caps.take(entry.link_id, entry.max_visits, counted=counted)
     if reached:
         # The environ is the WSGI server's dict: adding a key to it is how WSGI layers talk.
@@ -164,8 +171,12 @@ def decide(
     """(status, entry to redirect to) for an active gated link, as links.redirect.resolve."""
     if entry.password_hash and needs_password(entry, meta):
         return UNLOCK, entry
-    if entry.max_visits and cap_reached(entry, meta, counted=counted):
-        return 410, None
+    if entry.max_visits:
+        taking = counted and not _is_bot(meta)
+        if cap_reached(entry, meta, counted=taking):
+            return 410, None
+        if not taking:
+            return HELD, None
     chosen = destination(entry, meta)
     if counted:
         record_visit(meta, chosen, event_id=event_id)

@@ -40,7 +40,7 @@ _SHORT_CODE_PATH = re.compile(r"^/([A-Za-z0-9_-]{1,64})/?$")
 _READS = ("GET", "HEAD")
 _STATUS_LINES = {
     status: f"{status} {HTTPStatus(status).phrase}"
-    for status in (301, 302, 307, 308, 404, 410, 429)
+    for status in (301, 302, 307, 308, 403, 404, 410, 429)
 }
 # Everything but the Location, built once: the same for every redirect. Not the site's
 # Referrer-Policy or Cross-Origin-Opener-Policy: a browser applies a redirect's policy to the

@@ -223,7 +223,8 @@ class UrlLink(models.Model):
     # read-and-count of the redirect's cache entry (see LinkEntry.gated).
     # Django's password hash (never the password): visitors unlock the link with a form.
     password_hash = models.CharField(max_length=128, blank=True, default="", db_default="")
-    # After this many clicks by people the link answers 410 (bots never count).
+    # After this many clicks by people the link answers 410 (bots and HEAD never count, and are
+    # not sent on: links/gates.py).
     max_visits = models.PositiveIntegerField(null=True, blank=True)
     # Visits taken from the cap so far: the truth in both modes, taken one at a time by a
     # conditional UPDATE (links/gates.py), so no more than max_visits people ever get through.

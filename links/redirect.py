@@ -4,7 +4,8 @@
 2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
 3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
-   answered too many 404s (links/not_found_limit.py; only 404s are counted);
+   answered too many 404s (links/not_found_limit.py; only 404s are counted); a capped link a
+   bot or a HEAD asks for → 403 (links/gates.py: HELD);
 4. the redirect (302 unless the link says otherwise), never cached by browsers, with the
    visitor's query string merged into the long URL's (links that pass it on; the long URL's
    own keys win) less the QR code's `qr=1` marker: parsing only when there is a query string;
@@ -20,7 +21,10 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote, unquote_plus
 
+from csp.utils import build_policy
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.html import escape
@@ -50,6 +54,7 @@ PAGES = {
     GONE: "links/gone.html",
     TOO_MANY_REQUESTS: "links/too_many_requests.html",
     CAP_REACHED_PAGE: "links/cap_reached.html",
+    gates.HELD: "links/cap_held.html",  # a capped link asked for by a bot or with HEAD
     DOMAIN_ROOT_PAGE: "links/domain_root.html",
 }
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
@@ -70,18 +75,35 @@ def _security_headers() -> tuple[tuple[str, str], ...]:
         headers.append(("Referrer-Policy", ",".join(value.strip() for value in values)))
     if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
         headers.append(("Cross-Origin-Opener-Policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY))
+    # What django-csp's middleware sends on every other page, from the same setting: the
+    # fast path's pages are real pages too (an injected script there is as bad as anywhere).
+    policy = build_policy()
+    if policy:
+        headers.append(("Content-Security-Policy", policy))
     return tuple(headers)
 
 
 SECURITY_HEADERS = _security_headers()
 # A redirect is not a page: it cannot be framed or sniffed into one, and the policies that
-# concern the next document (Referrer-Policy, COOP) are left to the page that linked here.
+# concern the next document (Referrer-Policy, COOP, CSP) are left to the page that linked here
+# and to the destination.
 REDIRECT_SECURITY_HEADERS = tuple(
     (name, value) for name, value in SECURITY_HEADERS if name == "X-Content-Type-Options"
 )
 # The Django view gets the site's Referrer-Policy from SecurityMiddleware (which only sets one
 # that is missing): the browsers' own default instead, which keeps the referring site's origin.
 REDIRECT_REFERRER_POLICY = "strict-origin-when-cross-origin"
+
+
+# SHORTURL_MAX_URL_LENGTH, read once: `settings.X` costs ~0.3 µs (LazyObject.__getattribute__),
+# as much as the rest of a query's pass-through. Tests that change the setting refresh it.
+_max_location = {"bytes": settings.SHORTURL_MAX_URL_LENGTH}
+
+
+@receiver(setting_changed)
+def _settings_changed(setting: str, value=None, **kwargs) -> None:
+    if setting == "SHORTURL_MAX_URL_LENGTH":
+        _max_location["bytes"] = settings.SHORTURL_MAX_URL_LENGTH
 
 
 # What may stay as it is in a query of the Location header: RFC 3986's query characters, and
@@ -109,7 +131,8 @@ def with_visitor_query(location: str, query_string: str) -> str:
     `query_string` is the WSGI QUERY_STRING: the raw bytes decoded as latin-1 (PEP 3333); what
     is not a query character is percent-encoded, so the header stays ASCII and one line.
     The QR code's marker (`qr=1`, analytics.channels) is ours, not the visitor's: it counted
-    the visit as a scan and goes no further.
+    the visit as a scan and goes no further. A query that would take the Location past
+    SHORTURL_MAX_URL_LENGTH bytes is dropped whole: the visitor goes to `location` as stored.
     """
     if QR_MARKER in query_string:
         query_string = without_qr_marker(query_string)
@@ -133,7 +156,13 @@ def with_visitor_query(location: str, query_string: str) -> str:
             raw = added.encode()
         added = quote(raw, safe=_QUERY_SAFE)
     query = f"{own}&{added}" if own else added
-    return f"{path}?{query}{hash_mark}{fragment}"
+    passed_on = f"{path}?{query}{hash_mark}{fragment}"
+    if len(passed_on) > _max_location["bytes"]:
+        # The stored URL is within the cap once encoded (row 13); the visitor's query would take
+        # the header past what proxies pass (a 502 for the visitor). The destination without it
+        # is still where the marketer meant to send people; the ASCII header's length is bytes.
+        return location
+    return passed_on
 
 
 def redirect_location_for(entry: link_cache.LinkEntry, meta: Mapping[str, str]) -> str:

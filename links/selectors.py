@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from workspaces.selectors import can_write, personal_workspace_of, role_in
+from workspaces.selectors import can_write, personal_workspace_of, role_in, workspace_ids_of
 
 from .domains import current_table, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
@@ -403,6 +403,30 @@ def tag_get(*, user: AbstractBaseUser, name: str, workspace_id: int | None = Non
 def domain_list() -> QuerySet[Domain]:
     """Every short domain, the default first, then A–Z."""
     return Domain.objects.order_by("host")
+
+
+# Who may see every domain and where its bare root and unknown codes send people: those who
+# may change them (staff with the admin's permission; superusers).
+DOMAIN_MANAGE_PERMISSION = "links.change_domain"
+
+
+def domains_managed_by(user: AbstractBaseUser) -> bool:
+    return user.has_perm(DOMAIN_MANAGE_PERMISSION)
+
+
+def domain_list_for(*, user: AbstractBaseUser, workspace_id: int | None = None) -> QuerySet[Domain]:
+    """The short domains `user` may put links on, as domain_list orders them: the default, those
+    open to every workspace, and those kept for a workspace they belong to (`workspace_id`: that
+    one only, as for an API key pinned to it). Those who manage domains see every one unless a
+    workspace is named. A domain kept for another workspace is its business, not listed."""
+    domains = domain_list()
+    if workspace_id is None and domains_managed_by(user):
+        return domains
+    if workspace_id is not None:
+        usable = Q(workspace_id=workspace_id)
+    else:
+        usable = Q(workspace_id__in=workspace_ids_of(user))
+    return domains.filter(usable | Q(workspace__isnull=True) | Q(pk=DEFAULT_DOMAIN_ID))
 
 
 def default_domain_host(request_host: str = "") -> str:

@@ -381,9 +381,11 @@ def test_tags_and_tag_stats(shlink, user, other_user):
     assert stats["b2b"]["shortUrlsCount"] == 1
 
 
-def test_domains_default_first_with_redirects(shlink):
+def test_domains_default_first_with_redirects(staff_user):
+    """With their redirects for those who manage domains (links/tests/test_domain_listing.py:
+    others get nulls, and only the domains they may use)."""
     Domain.objects.create(host="go.example.org", not_found_redirect="https://example.org/404")
-    body = shlink.get(f"{BASE}/domains").json()["domains"]
+    body = staff_shlink_client(staff_user).get(f"{BASE}/domains").json()["domains"]
     assert body["data"] == [
         {
             "domain": "testserver",

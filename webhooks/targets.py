@@ -1,12 +1,14 @@
 """Where a webhook may send (SSRF): http(s) only, and never to this machine or a private network.
 
 Every address a target's host resolves to must be public: not loopback, private, link-local,
-multicast, reserved, unspecified or otherwise not global (an IPv4 address inside IPv6 is judged
-as itself). It is checked when a webhook is saved and again for each attempt, which then connects
-to an address just checked (webhooks.sending) instead of resolving the name once more: a name
-that resolves to a public address for the check and to 127.0.0.1 for the connection (DNS
-rebinding) never reaches 127.0.0.1. SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule (a
-receiver on the same machine or network, as the tests start); the scheme rule stays.
+multicast, reserved, unspecified or otherwise not global; an IPv6 address carrying an IPv4 one
+(6to4, NAT64, IPv4-mapped: links.services.policy.embedded_ipv4, the rule the link policy uses
+too) may not carry such an IPv4 address either. It is checked when a webhook is saved and again
+for each attempt, which then connects to an address just checked (webhooks.sending) instead
+of resolving the name once more: a name that resolves to a public address for the check and to
+127.0.0.1 for the connection (DNS rebinding) never reaches 127.0.0.1.
+SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule (a receiver on the same machine or
+network, as the tests start); the scheme rule stays.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
-from links.services.policy import is_local_address
+from links.services.policy import embedded_ipv4, is_local_address
 
 _url_validator = URLValidator(schemes=["http", "https"])
 MAX_URL_LENGTH = 2048
@@ -30,8 +32,19 @@ class UnsafeTarget(Exception):
 
 
 def _address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """The address, and the IPv4 address it carries if it carries one (6to4, Teredo, NAT64,
+    IPv4-compatible or -mapped: links.services.policy.embedded_ipv4), are both public. A mapped
+    address is judged as its IPv4 address alone: ::ffff:0:0/96 is never global itself."""
+    inner = embedded_ipv4(address)
+    if inner is not None:
+        if not _is_public(inner):
+            return False
+        if address.ipv4_mapped is not None:
+            return True
+    return _is_public(address)
+
+
+def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not (
         address.is_loopback
         or address.is_private

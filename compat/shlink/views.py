@@ -23,7 +23,8 @@ from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import (
     LinkNotFound,
     default_domain_host,
-    domain_list,
+    domain_list_for,
+    domains_managed_by,
     link_click_sum,
     link_click_totals,
     link_find_existing,
@@ -408,18 +409,24 @@ class TagsStatsView(ShlinkView):
 
 class DomainsView(ShlinkView):
     def get(self, request):
+        """The domains the key may put links on (links.selectors.domain_list_for: a domain kept
+        for another workspace is not listed), with their redirects only for those who manage
+        domains: where a domain sends people is its managers' business. Shlink answers a key
+        that may not see them with nulls, as here."""
         default_host = default_domain_host(request.get_host())
-        domains = list(domain_list())
+        domains = list(domain_list_for(user=request.user, workspace_id=self.pinned_workspace_id))
         default = next((d for d in domains if d.pk == DEFAULT_DOMAIN_ID), None)
+        managed = domains_managed_by(request.user)
         data = [
             {
                 "domain": domain.host or default_host,
                 "isDefault": domain.is_default,
-                "redirects": shapes.redirects(domain),
+                "redirects": shapes.redirects(domain if managed else None),
             }
             for domain in domains
         ]
-        return Response({"domains": {"data": data, "defaultRedirects": shapes.redirects(default)}})
+        defaults = shapes.redirects(default if managed else None)
+        return Response({"domains": {"data": data, "defaultRedirects": defaults}})
 
 
 class VisitsOverviewView(ShlinkView):

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 
 from links import qr
+from links.cache import idn_ascii_url
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.selectors import default_domain_host
 from links.services.bulk import BULK_MAX_ITEMS
@@ -60,6 +61,11 @@ class LinkSerializer(serializers.ModelSerializer):
     password_protected = serializers.SerializerMethodField(
         help_text="True when visitors must give the link's password (it is never shown)."
     )
+    long_url_ascii = serializers.SerializerMethodField(
+        help_text="The long URL with its host in ASCII (IDNA) form, as the redirect sends it, "
+        "when the host is an internationalised name: a look-alike such as `аpple.com` (a "
+        "Cyrillic а) shows as `xn--pple-43d.com`. Null for a plain ASCII host.",
+    )
     visits_left = serializers.SerializerMethodField(
         help_text="How many more people the link lets through before it answers 410; "
         "null without max_visits."
@@ -73,6 +79,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "domain",
             "workspace",
             "long_url",
+            "long_url_ascii",
             "title",
             "redirect_type",
             "created_at",
@@ -91,6 +98,10 @@ class LinkSerializer(serializers.ModelSerializer):
             "visits_left",
         ]
         read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_long_url_ascii(self, link: UrlLink) -> str | None:
+        return idn_ascii_url(link.long_url)
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_short_url(self, link: UrlLink) -> str:
@@ -129,6 +140,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "domain": self.get_domain(link),
             "workspace": self.get_workspace(link),
             "long_url": link.long_url,
+            "long_url_ascii": idn_ascii_url(link.long_url),
             "title": link.title,
             "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
             "created_at": self._created_at(link.created_at),
@@ -409,8 +421,9 @@ def _max_visits_field(**kwargs) -> StrictIntegerField:
     return StrictIntegerField(
         allow_null=True,
         help_text=(
-            "After this many clicks by people (bots never count) the link answers 410; "
-            "1 or more, null for no cap. The link shows `visits_left`."
+            "After this many clicks by people the link answers 410; 1 or more, null for no "
+            "cap. Only people are sent on: bots and HEAD requests use no visit and get 403 "
+            "without the destination. The link shows `visits_left`."
         ),
         error_messages={"invalid": "Enter a whole number of visits, 1 or more."},
         **kwargs,

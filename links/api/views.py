@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from links import qr
 from links.selectors import (
     default_domain_host,
-    domain_list,
+    domain_list_for,
     link_click_totals,
     link_list,
     link_tag_names,
@@ -526,11 +526,22 @@ class DomainListView(ApiView):
         operation_id="domains_list",
         summary="The short domains",
         description=(
-            "The hosts links can be put on (`domain` on POST /links/), the default one first. "
-            "Staff add domains in the admin."
+            "The hosts your links can be put on (`domain` on POST /links/), the default one "
+            "first: those open to every workspace and those kept for a workspace of yours "
+            "(`workspace=<slug>`: that one's; an API key: its own workspace's). A domain kept "
+            "for another workspace is not listed. Staff add domains in the admin (and, "
+            "with the permission to change them, are listed every one)."
         ),
-        parameters=[RETRY_AFTER],
-        responses={200: DomainSerializer(many=True), **error_responses(401, 429)},
+        parameters=[
+            OpenApiParameter(
+                "workspace",
+                str,
+                description="Only the domains this workspace's links may use (its slug). A "
+                "workspace you do not belong to is a 404.",
+            ),
+            RETRY_AFTER,
+        ],
+        responses={200: DomainSerializer(many=True), **error_responses(401, 404, 429)},
         examples=[
             OpenApiExample(
                 "Two domains",
@@ -544,8 +555,12 @@ class DomainListView(ApiView):
     )
     def get(self, request):
         default_host = default_domain_host(request.get_host())
+        usable = domain_list_for(
+            user=request.user,
+            workspace_id=self.workspace_id_to_read(request.query_params.get("workspace")),
+        )
         domains = [
             {"host": domain.host or default_host, "is_default": domain.is_default}
-            for domain in domain_list()
+            for domain in usable
         ]
         return Response(DomainSerializer(domains, many=True).data)

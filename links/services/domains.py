@@ -190,7 +190,12 @@ def domain_for_create(
         raise ValidationError({"domain": ["Name the domain by its host, as a string."]})
     domain_id = domain_id_for_name(name, request_host=request_host or "")
     if domain_id is None:
-        hosts = sorted(domain_table.current_table().by_host)
+        # Only the ones this link could use: a domain kept for another workspace is its own.
+        hosts = sorted(
+            host
+            for host, route in domain_table.current_table().by_host.items()
+            if route.workspace_id in (None, workspace_id)
+        )
         known = ", ".join(hosts[:10]) if hosts else "none yet"
         raise ValidationError(
             {"domain": [f"“{name[:100]}” is not one of this service's short domains ({known})."]}

@@ -84,15 +84,44 @@ def _comparable_host(host: str) -> str:
     return host if address is None else str(address)
 
 
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # ::a.b.c.d (RFC 4291, deprecated)
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # the well-known prefix (RFC 6052)
+
+
+def embedded_ipv4(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries, in every standard form that leads to it:
+    IPv4-mapped (::ffff:127.0.0.1), IPv4-compatible (::127.0.0.1), 6to4 (2002:7f00:1::, RFC
+    3056: the sender's own stack sends it to the IPv4 address), Teredo's client, NAT64's
+    well-known prefix (64:ff9b::7f00:1). None for an IPv4 address and any other IPv6 one.
+
+    The one rule both the link policy (is_local_address) and the webhook targets
+    (webhooks.targets) judge such an address by: a check that knows only the mapped form lets
+    the others through (the audit's 6to4 webhook target embedding 127.0.0.1)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):  # not ::, ::1
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def _is_this_machine(host: str) -> bool:
-    """localhost (and every *.localhost, RFC 6761), loopback and unspecified addresses; `host`
-    as _comparable_host gives it."""
+    """localhost (and every *.localhost, RFC 6761), loopback and unspecified addresses, also as
+    an IPv6 address carrying one (embedded_ipv4); `host` as _comparable_host gives it."""
     address = _ip_address(host)
     if address is None:
         return host == "localhost" or host.endswith(".localhost")
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback or address.is_unspecified
+    if address.is_loopback or address.is_unspecified:
+        return True
+    inner = embedded_ipv4(address)
+    return inner is not None and (inner.is_loopback or inner.is_unspecified)
 
 
 def own_hosts(request_host: str | None = None) -> set[str]:

@@ -1,4 +1,4 @@
-"""How a short URL is printed on a page."""
+"""How a short URL (and a long one) is printed on a page."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from links.cache import idn_ascii_url
 from links.shortlinks import link_page_url
 
 register = template.Library()
@@ -25,3 +26,11 @@ def link_url(view_name: str, link, *args, **query) -> str:
     """`{% link_url 'link_stats' link %}`: one of a link's pages, with `?domain=` for a link on
     an extra short domain (links.shortlinks.link_page_url)."""
     return link_page_url(view_name, link, *args, **query)
+
+
+@register.filter
+def ascii_form(long_url: str) -> str | None:
+    """The long URL with its internationalised host in ASCII (IDNA) form, None for a plain ASCII
+    host: shown beside the URL (links/includes/ascii_url.html) so that a look-alike name reads
+    as what it is (links.cache.idn_ascii_url)."""
+    return idn_ascii_url(long_url)

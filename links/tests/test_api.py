@@ -25,6 +25,7 @@ LINK_FIELDS = {
     "domain",
     "workspace",
     "long_url",
+    "long_url_ascii",
     "title",
     "redirect_type",
     "pass_query",

@@ -206,14 +206,46 @@ def test_the_fast_path_answers_the_caps_own_410_page(capped):
     assert b"reached its limit" in body
 
 
-def test_bots_and_head_requests_use_up_no_visit_and_are_refused_once_it_is_reached(client, capped):
+def test_bots_and_head_requests_use_up_no_visit_and_are_not_sent_on(client, capped):
+    """Security round 3, finding 10: they passed while visits were left, so any script reached
+    a limited offer's URL without limit. Now they get a page that names no destination."""
     for _ in range(3):
-        assert client.get(f"/{capped.code}", HTTP_USER_AGENT=GOOGLEBOT).status_code == 302
-        assert client.head(f"/{capped.code}").status_code == 302
+        crawled = client.get(f"/{capped.code}", HTTP_USER_AGENT=GOOGLEBOT)
+        assert crawled.status_code == 403 and "Location" not in crawled
+        assert "opens in a web browser" in crawled.content.decode()
+        assert capped.long_url not in crawled.content.decode()
+        checked = client.head(f"/{capped.code}", HTTP_USER_AGENT=BROWSER)
+        assert checked.status_code == 403 and "Location" not in checked
     assert visits_left(capped) == 2
     client.get(f"/{capped.code}", HTTP_USER_AGENT=BROWSER)
     client.get(f"/{capped.code}", HTTP_USER_AGENT=BROWSER)
     assert client.get(f"/{capped.code}", HTTP_USER_AGENT=GOOGLEBOT).status_code == 410
+
+
+# The fast path recycles the connection after a query, as Django would: a committed row.
+@pytest.mark.django_db(transaction=True)
+def test_the_fast_path_sends_only_people_on_to_a_capped_links_destination(capped):
+    """curl, a preview fetcher and a HEAD meet the 403 page; people still get through, each
+    taking one visit; a link without a cap sends everyone on as before."""
+    asked = [("curl/8.5.0", "GET"), ("Slackbot-LinkExpanding 1.0", "GET"), (BROWSER, "HEAD")]
+    for agent, method in asked:
+        for _ in range(3):
+            status, headers, body = call_wsgi(
+                f"/{capped.code}", method, extra={"HTTP_USER_AGENT": agent}
+            )
+            assert status == "403 Forbidden", (agent, method)
+            assert "Location" not in headers
+            assert capped.long_url.encode() not in body
+            if method == "GET":
+                assert b"opens in a web browser" in body
+    assert visits_left(capped) == 2
+    for _ in range(2):
+        status, headers, _ = call_wsgi(f"/{capped.code}", extra={"HTTP_USER_AGENT": BROWSER})
+        assert (status[:3], headers["Location"]) == ("302", capped.long_url)
+    assert call_wsgi(f"/{capped.code}", extra={"HTTP_USER_AGENT": "curl/8.5.0"})[0][:3] == "410"
+    plain = link_create(user=capped.owner, long_url="https://example.com/plain").link
+    status, headers, _ = call_wsgi(f"/{plain.code}", "HEAD", extra={"HTTP_USER_AGENT": "curl/8"})
+    assert (status[:3], headers["Location"]) == ("302", "https://example.com/plain")
 
 
 def test_raising_the_cap_lets_more_through_and_removing_it_lets_everyone(client, user, capped):

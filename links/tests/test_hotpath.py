@@ -3,7 +3,9 @@
 import logging
 
 import pytest
+from django.test import override_settings
 
+from links import not_found_limit
 from links.hotpath import is_short_code_request
 from links.services.change import link_revoke
 
@@ -80,8 +82,14 @@ def test_a_failure_on_the_fast_path_is_handed_to_django_and_logged(user, monkeyp
     assert len(failures) == 1 and "simulated" in str(failures[0].exc_info[1])
 
 
-# What Django's SecurityMiddleware and XFrameOptionsMiddleware put on every other page.
-SECURITY_HEADERS = ("X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy")
+# What Django's SecurityMiddleware, XFrameOptionsMiddleware and django-csp's CSPMiddleware put on
+# every other page.
+SECURITY_HEADERS = (
+    "X-Frame-Options",
+    "X-Content-Type-Options",
+    "Referrer-Policy",
+    "Content-Security-Policy",
+)
 
 
 def _security_headers(headers) -> dict[str, str | None]:
@@ -90,17 +98,31 @@ def _security_headers(headers) -> dict[str, str | None]:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_fast_paths_pages_carry_the_sites_security_headers(client, user):
-    """A 404 and a 410 from the fast path may not be framed or sniffed and leak no
-    referrer beyond what the rest of the site allows: the same values as Django's pages."""
+    """A 404, a 410 and a 429 from the fast path may not be framed or sniffed, leak no
+    referrer beyond what the rest of the site allows and run no script but the site's own: the
+    same values as Django's pages."""
     site = _security_headers(client.get("/accounts/login/").headers)
+    policy = site.pop("Content-Security-Policy")
     assert site == {
         "X-Frame-Options": "DENY",
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "same-origin",
     }
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    site["Content-Security-Policy"] = policy
     gone = UrlLinkFactory(owner=user)
     link_revoke(code=gone.code, user=user)
 
+    flooder = {"REMOTE_ADDR": "203.0.113.7"}
+    not_found_limit.reset()
+    try:
+        with override_settings(SHORTURL_NOT_FOUND_RATE="1/min"):
+            call_wsgi("/zzzzzzz", extra=flooder)
+            status, headers, _ = call_wsgi("/zzzzzzz", extra=flooder)
+    finally:
+        not_found_limit.reset()
+    assert status.startswith("429")
+    assert _security_headers(headers) == site
     for path, expected in (("/zzzzzzz", "404"), (f"/{gone.code}", "410")):
         for method in ("GET", "HEAD"):
             status, headers, _ = call_wsgi(path, method)

@@ -144,3 +144,34 @@ def test_staff_see_the_setting_on_the_admin_change_page(admin_client, user):
     link = link_create(user=user, long_url="https://example.com/adm", pass_query=False).link
     page = admin_client.get(f"/admin/links/urllink/{link.pk}/change/").content.decode()
     assert "Pass query string on" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_query_that_would_pass_the_url_cap_is_dropped_and_the_visitor_still_arrives(
+    client, settings, user
+):
+    """A visitor's query string has no cap of its own: passed on whole, a 10 KB one made a
+    Location far past the 2,048 bytes a stored URL may have (a 502 from a proxy in front)."""
+    link = link_create(user=user, long_url="https://example.com/offer?src=own").link
+    own = "https://example.com/offer?src=own"
+    room = settings.SHORTURL_MAX_URL_LENGTH - len(own + "&q=")
+    fits = "q=" + "%C3%A9" * (room // 6) + "b" * (room % 6)  # escapes the visitor made
+    for fetch in (
+        lambda query: call_wsgi(f"/{link.code}", query_string=query)[1]["Location"],
+        lambda query: client.get(f"/{link.code}?{query}")["Location"],
+    ):
+        assert fetch("q=" + "a" * 10_000) == own
+        assert fetch("q=" + "é" * 5_000) == own  # 30 KB once encoded
+        at_the_cap = fetch(fits)
+        assert at_the_cap == f"{own}&{fits}"
+        assert len(at_the_cap) == settings.SHORTURL_MAX_URL_LENGTH
+        assert fetch(fits + "c") == own  # one byte over: the query is dropped
+        assert fetch("utm_source=mail") == f"{own}&utm_source=mail"
+
+
+def test_the_query_cap_follows_the_setting(client, settings, user):
+    link = link_create(user=user, long_url="https://example.com/offer").link
+    settings.SHORTURL_MAX_URL_LENGTH = 60
+    fits = "q=" + "a" * (60 - len("https://example.com/offer?q="))
+    assert client.get(f"/{link.code}?{fits}")["Location"] == f"https://example.com/offer?{fits}"
+    assert client.get(f"/{link.code}?{fits}b")["Location"] == "https://example.com/offer"

@@ -76,8 +76,8 @@ def test_a_lost_counter_starts_again_from_the_saved_count(client, capped):
 
 def test_a_capped_link_s_bots_and_head_requests_take_nothing(client, capped):
     for _ in range(5):
-        assert client.head(f"/{capped.code}").status_code == 302
-        assert client.get(f"/{capped.code}", HTTP_USER_AGENT="Googlebot/2.1").status_code == 302
+        assert client.head(f"/{capped.code}").status_code == 403
+        assert client.get(f"/{capped.code}", HTTP_USER_AGENT="Googlebot/2.1").status_code == 403
     assert visits_left(capped) == 3
 
 
