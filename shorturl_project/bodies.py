@@ -34,6 +34,7 @@ RSGI decodes as U+FFFD.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import io
 import json
@@ -90,12 +91,16 @@ def _environ_key(name: str) -> str:
 class _Pool:
     """`size` threads running jobs for one event loop; results come back as asyncio futures.
 
-    Leaner than `loop.run_in_executor` (no concurrent.futures.Future to chain): one queue put,
-    one `call_soon_threadsafe` back. The redirect is ~10-30 µs of Python, so this matters.
+    Leaner than `loop.run_in_executor` (no concurrent.futures.Future to chain), and the loop is
+    woken once for every batch of finished jobs rather than once per job: under load most
+    finish while the loop is already due to look. The redirect is ~10-30 µs of Python, so the
+    hand-off's cost shows in its rate.
     """
 
     def __init__(self, size: int, loop: asyncio.AbstractEventLoop):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._finished: collections.deque = collections.deque()
+        self._wake_due = False  # a _settle is scheduled and has not started yet
         self._loop = loop
         for number in range(size):
             threading.Thread(target=self._work, name=f"web-{number}", daemon=True).start()
@@ -106,27 +111,30 @@ class _Pool:
         return future
 
     def _work(self) -> None:
-        call_soon = self._loop.call_soon_threadsafe
-        get = self._jobs.get
+        get, finished = self._jobs.get, self._finished
         while True:
             fn, args, future = get()
             try:
-                result = fn(*args)
+                finished.append((future, fn(*args), None))
             except BaseException as exc:  # noqa: BLE001 - the awaiting request raises it
-                call_soon(_set_exception, future, exc)
+                finished.append((future, None, exc))
+            if not self._wake_due:
+                self._wake_due = True
+                self._loop.call_soon_threadsafe(self._settle)
+            del fn, args, future
+
+    def _settle(self) -> None:
+        # Cleared first: a job finishing from here on schedules another _settle.
+        self._wake_due = False
+        finished = self._finished
+        while finished:
+            future, result, exc = finished.popleft()
+            if future.done():  # the request was cancelled meanwhile
+                continue
+            if exc is None:
+                future.set_result(result)
             else:
-                call_soon(_set_result, future, result)
-            del fn, args, future, result
-
-
-def _set_result(future: asyncio.Future, result) -> None:
-    if not future.done():
-        future.set_result(result)
-
-
-def _set_exception(future: asyncio.Future, exc: BaseException) -> None:
-    if not future.done():
-        future.set_exception(exc)
+                future.set_exception(exc)
 
 
 def _finish(awaitable) -> None:
