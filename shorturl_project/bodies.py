@@ -47,8 +47,9 @@ from collections.abc import Callable, Iterable
 _JSON_PREFIXES = ("/api/", "/rest/", "/v4/", "/yourls-api.php")
 _NO_BODY_METHODS = ("GET", "HEAD", "OPTIONS")
 _PROTOCOLS = {"1": "HTTP/1", "1.1": "HTTP/1.1", "2": "HTTP/2", "3": "HTTP/3"}
-# Header names seen so far → their environ keys; bounded, as clients choose the names.
-_HEADER_KEYS: dict[str, str] = {}
+# Header names seen so far → their environ keys; bounded, as clients choose the names. A body's
+# Content-Length is set from the body read (a chunked one has none).
+_HEADER_KEYS: dict[str, str] = {"content-type": "CONTENT_TYPE", "content-length": "CONTENT_LENGTH"}
 _HEADER_KEYS_MAX = 512
 
 _MESSAGES = {
@@ -61,7 +62,7 @@ _MESSAGES = {
     413: (
         "Request Entity Too Large",
         "The request body is too large.",
-        "Please send a smaller one.",
+        "At most {max_bytes:,} bytes are accepted.",
     ),
     503: (
         "Service Unavailable",
@@ -164,6 +165,7 @@ class BufferedBodies:
         self.buffer_bytes = buffer_bytes
         self.buffered = 0  # bytes held by bodies read or waiting for a thread (loop thread only)
         self._pool: _Pool | None = None
+        self._server = ("", "", "")  # the listener's address: as given, host, port
         self._base_environ = {
             "GATEWAY_INTERFACE": "CGI/1.1",
             "SCRIPT_NAME": "",
@@ -189,7 +191,7 @@ class BufferedBodies:
             and "transfer-encoding" not in headers
             and scope.method in _NO_BODY_METHODS
         ):
-            await self._pool.run(self._serve, scope, proto, None)
+            await self._pool.run(self._serve, scope, proto, headers, None)
             return
         await self._serve_with_body(scope, proto, headers)
 
@@ -207,7 +209,7 @@ class BufferedBodies:
                 status, received, body = await self._read_body(proto, declared)
                 if status:
                     return self._refuse(scope, proto, status)
-            await self._pool.run(self._serve, scope, proto, body)
+            await self._pool.run(self._serve, scope, proto, headers, body)
         finally:
             self.buffered -= received
 
@@ -246,6 +248,7 @@ class BufferedBodies:
     def _refuse(self, scope, proto, status: int) -> None:
         """Answer without the app, and close: the rest of the body is not worth reading."""
         reason, problem, advice = _MESSAGES[status]
+        advice = advice.format(max_bytes=self.max_bytes)
         headers = [
             ("Connection", "close"),
             ("Cache-Control", "no-store"),
@@ -273,32 +276,34 @@ class BufferedBodies:
 
     # --- on a pool thread ----------------------------------------------------------------------
 
-    def _environ(self, scope, body: bytes | None) -> dict:
-        """What granian's WSGI interface builds (src/wsgi/callbacks.rs, build_wsgi)."""
+    def _environ(self, scope, headers, body: bytes | None) -> dict:
+        """What granian's WSGI interface builds (src/wsgi/callbacks.rs, build_wsgi). Lean: it
+        costs as much as the redirect itself when written plainly."""
         environ = self._base_environ.copy()
+        server = scope.server
+        if server != self._server[0]:  # the same for every request of a listener
+            self._server = (server, *_split_address(server))
         path = scope.path
         if not path.isascii():
             path = path.encode("utf-8").decode("latin-1")  # a WSGI string: bytes as latin-1
-        server_name, server_port = _split_address(scope.server)
+        client = scope.client
         environ["SERVER_PROTOCOL"] = _PROTOCOLS.get(scope.http_version, "HTTP/1")
-        environ["SERVER_NAME"] = server_name
-        environ["SERVER_PORT"] = server_port
-        environ["REMOTE_ADDR"] = _split_address(scope.client)[0]
+        environ["SERVER_NAME"] = self._server[1]
+        environ["SERVER_PORT"] = self._server[2]
+        environ["REMOTE_ADDR"] = (
+            client.rpartition(":")[0] if client[0] != "[" else client[1 : client.rindex("]")]
+        )
         environ["REQUEST_METHOD"] = scope.method
         environ["PATH_INFO"] = path
         environ["QUERY_STRING"] = scope.query_string
         environ["wsgi.url_scheme"] = scope.scheme
-        for name, value in scope.headers.items():
-            if name == "content-type":
-                environ["CONTENT_TYPE"] = value
-            elif name == "content-length":
-                continue
+        keys = _HEADER_KEYS
+        for name, value in headers.items():
+            key = keys.get(name) or _environ_key(name)
+            if key in environ:  # a repeated header: one value, as granian joins them
+                environ[key] += (";" if key == "HTTP_COOKIE" else ",") + value
             else:
-                key = _environ_key(name)
-                if key in environ:  # a repeated header: one value, as granian joins them
-                    environ[key] += (";" if name == "cookie" else ",") + value
-                else:
-                    environ[key] = value
+                environ[key] = value
         if "HTTP_HOST" not in environ:
             environ["HTTP_HOST"] = scope.authority or ""
         if body is None:
@@ -308,8 +313,9 @@ class BufferedBodies:
             environ["CONTENT_LENGTH"] = str(len(body))
         return environ
 
-    def _serve(self, scope, proto, body: bytes | None) -> None:
-        environ = self._environ(scope, body)
+    def _serve(self, scope, proto, headers, body: bytes | None) -> None:
+        # `headers` read once: each `scope.headers` is a copy of the whole map.
+        environ = self._environ(scope, headers, body)
         response: list = []
         written: list[bytes] = []
 
