@@ -50,6 +50,9 @@ from workload import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+# The bare WSGI app behind the product's server front (RSGI, bodies read before a thread is
+# taken: shorturl_project/bodies.py): against "bare WSGI 302", what the front costs.
+BARE_FRONT = "bare WSGI 302, RSGI front"
 PYTHON = sys.executable
 sys.path.insert(0, str(ROOT))
 
@@ -310,6 +313,17 @@ def main() -> None:
             bench.base_env,
             bench.workdir / "bare.log",
         )
+        front_port = free_port()
+        bench.ports[BARE_FRONT] = front_port
+        bench.procs[BARE_FRONT] = start(
+            [
+                *(PYTHON, "-m", "granian", "--interface", "rsgi", "--no-ws"),
+                *("--workers", str(args.processes), "--port", str(front_port)),
+                "bench.bare_front:application",
+            ],
+            bench.base_env,
+            bench.workdir / "bare-front.log",
+        )
         nginx_port = free_port()
         server = nginx(nginx_port, bench.workdir)
         if server is not None:
@@ -320,7 +334,9 @@ def main() -> None:
         if "services" in modes:
             bench.start_services()
         contenders = [
-            name for name in ("nginx return 302", "bare WSGI 302", *modes) if name in bench.procs
+            name
+            for name in ("nginx return 302", "bare WSGI 302", BARE_FRONT, *modes)
+            if name in bench.procs
         ]
         for name in contenders:
             wait_for(bench.ports[name], bench.procs[name])
@@ -508,7 +524,7 @@ def summarise(args, modes, raw, answered, stored, extra, rss) -> list[dict]:
 
     # The bare WSGI app's ratio is the ceiling for any WSGI app on this server and machine: what
     # a redirect that did no work at all would reach (the services target is read against it).
-    for name in ("nginx return 302", "bare WSGI 302"):
+    for name in ("nginx return 302", "bare WSGI 302", BARE_FRONT):
         if name in raw:
             value = median(raw[name]["rps"])
             rows.append(

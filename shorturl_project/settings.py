@@ -434,6 +434,21 @@ SHORTURL_IMPORT_MAX_ROWS = env.int("SHORTURL_IMPORT_MAX_ROWS", default=100_000)
 # row is counted. Bounds the stored report (about 1 KB a row at most, ~3 MB).
 SHORTURL_IMPORT_REPORT_ROWS = env.int("SHORTURL_IMPORT_REPORT_ROWS", default=1000)
 
+# Request bodies are read whole by the server's event loop before a thread runs the app
+# (shorturl_project/bodies.py; docs/operations.md, "Production topology"), so a client sending
+# slowly holds no thread. The cap admits the largest body any endpoint takes (an import file or
+# a bulk call) plus 1 MiB for the multipart envelope: past it, 413 before a byte is read. A
+# body must arrive within REQUEST_BODY_TIMEOUT seconds plus one second per
+# REQUEST_BODY_MIN_RATE bytes received (408 otherwise). REQUEST_BODY_BUFFER_BYTES bounds what
+# the bodies being read or waiting for a thread hold together in one process (503 past it).
+REQUEST_BODY_MAX_BYTES = env.int(
+    "REQUEST_BODY_MAX_BYTES",
+    default=max(DATA_UPLOAD_MAX_MEMORY_SIZE, SHORTURL_IMPORT_MAX_BYTES) + 1024 * 1024,
+)
+REQUEST_BODY_TIMEOUT = env.float("REQUEST_BODY_TIMEOUT", default=10.0)
+REQUEST_BODY_MIN_RATE = env.int("REQUEST_BODY_MIN_RATE", default=16 * 1024)
+REQUEST_BODY_BUFFER_BYTES = env.int("REQUEST_BODY_BUFFER_BYTES", default=64 * 1024 * 1024)
+
 # Webhooks may be sent to loopback and private addresses (webhooks/targets.py): off, a webhook
 # to 127.0.0.1, 10.x, 169.254.x or a name resolving to one is refused (SSRF). For a receiver on
 # this machine or network that you trust; the tests turn it on to reach their own receiver.
