@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import http.client
+import json
 import os
 import re
 import secrets
@@ -29,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -696,6 +698,45 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
             raise HarnessError(f"{mode} deployment failed to start: {error}\n{logs}") from error
         raise
     return dep
+
+
+class WebhookReceiver:
+    """An HTTP server on 127.0.0.1 that answers 204 and keeps every POST (headers, raw body): the
+    deployment's webhooks point at `url` (the harness starts the product with
+    SHORTURL_WEBHOOK_ALLOW_PRIVATE=1). `close()` when done."""
+
+    def __init__(self):
+        received: list[tuple[dict[str, str], bytes]] = []
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                received.append((dict(self.headers.items()), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer((HOST, 0), Handler)
+        self.url = f"http://{HOST}:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def bodies(self) -> list[dict]:
+        """Every POST's JSON body, in the order they came."""
+        return [json.loads(body) for _, body in list(self.received)]
+
+    def events(self, event: str) -> list[dict]:
+        return [
+            json.loads(body)
+            for headers, body in list(self.received)
+            if headers.get("X-Shorturl-Event") == event
+        ]
+
+    def close(self) -> None:
+        self.server.shutdown()
 
 
 # --- figures shown at the end of the run ---------------------------------------------------------

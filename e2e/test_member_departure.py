@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import harness
 import pytest
@@ -44,25 +42,8 @@ print("E2E-TEAM " + json.dumps({{"tokens": tokens, "key": key}}))
 """
 
 
-class Receiver:
-    """An HTTP server on 127.0.0.1 that answers 204 and keeps every POST's JSON body."""
-
-    def __init__(self):
-        bodies: list[dict] = []
-        self.bodies = bodies
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+class Receiver(harness.WebhookReceiver):
+    """The harness's receiver, which also tells the codes of the links it heard of."""
 
     def codes(self) -> set[str]:
         """The codes of every link it heard of: created, or clicked."""
@@ -80,7 +61,7 @@ def receivers():
     made = {role: Receiver() for role in ROLES}
     yield made
     for receiver in made.values():
-        receiver.server.shutdown()
+        receiver.close()
 
 
 def _call(dep: harness.Deployment, token: str, method: str, path: str, **kwargs):

@@ -9,48 +9,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import harness
 import pytest
 from harness import HTTP_TIMEOUT
 
 
-class _Receiver:
-    """An HTTP server on 127.0.0.1 that answers 204 and keeps every POST (headers, raw body)."""
-
-    def __init__(self):
-        received: list[tuple[dict[str, str], bytes]] = []
-        self.received = received
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                received.append((dict(self.headers.items()), body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def events(self, event: str) -> list[dict]:
-        return [
-            json.loads(body)
-            for headers, body in list(self.received)
-            if headers.get("X-Shorturl-Event") == event
-        ]
-
-
 @pytest.fixture
 def receiver():
-    receiver = _Receiver()
+    receiver = harness.WebhookReceiver()
     yield receiver
-    receiver.server.shutdown()
+    receiver.close()
 
 
 def test_a_webhook_hears_a_new_link_and_its_clicks_signed_with_its_secret(deployment, receiver):
