@@ -73,6 +73,9 @@ try {
   console.log(JSON.stringify(await phase()));
 } catch (error) {
   // An unexpected failure: whatever the SDK threw, for the test's message.
-  console.error(JSON.stringify(error instanceof Error ? { message: error.message, stack: error.stack } : error));
+  // A failed fetch hides its reason (refused, reset, timed out) in `cause`: kept for the message.
+  console.error(JSON.stringify(error instanceof Error
+    ? { message: error.message, cause: String(error.cause ?? ''), stack: error.stack }
+    : error));
   process.exit(1);
 }
