@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -211,27 +212,22 @@ def link_find_existing(
 
 
 def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
-    """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time, in two
-    queries (through the relations analytics adds to UrlLink: `hourly_clicks`, `visits`).
+    """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time: the
+    stats' own totals (analytics.selectors.links_totals, from the hourly roll-ups and the
+    per-visitor table), so the list, the dashboard and the compat layers say what the stats
+    say, and purging old visits changes none of them. Links without clicks get zeros.
 
     `unique_visitors` counts distinct people over all their visits (someone coming back another
-    hour or day counts once). Links without clicks get zeros.
+    hour or day counts once), in a few queries whatever the number of visits.
     """
-    totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in link_ids}
-    if not link_ids:
-        return totals
-    links = UrlLink.objects.filter(pk__in=link_ids).order_by()
-    sums = links.annotate(
-        c=Sum("hourly_clicks__clicks"), b=Sum("hourly_clicks__bot_clicks")
-    ).values_list("pk", "c", "b")
-    people = links.annotate(
-        u=Count("visits__client_id", filter=Q(visits__is_bot=False), distinct=True)
-    ).values_list("pk", "u")
-    for pk, clicks, bots in sums:
-        totals[pk].update(clicks=clicks or 0, bot_clicks=bots or 0)
-    for pk, unique in people:
-        totals[pk]["unique_visitors"] = unique
-    return totals
+    # Read by pages and APIs only: the modules the redirect loads stay free of the stats.
+    from analytics.selectors import links_totals
+
+    return links_totals(link_ids=link_ids, start=ALL_TIME_START, end=timezone.now())
+
+
+# Before any hour a link could have clicks in: "all time" for link_click_totals.
+ALL_TIME_START = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 # The rankings of link_ranking (YOURLS's `stats` filters): key → ORDER BY.
