@@ -23,7 +23,13 @@ from django.views.decorators.http import require_POST
 
 from links.cache import idn_ascii_url
 from links.services.change import link_cache_refresh, link_revoke, link_update
-from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
+from links.services.domains import (
+    KEEP_WORKSPACE,
+    domain_delete,
+    domain_save,
+    domain_validate,
+    domain_workspace_check,
+)
 from links.services.gates import visits_used
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
@@ -438,18 +444,10 @@ class DomainForm(forms.ModelForm):
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
             )
-            workspace = data.get("workspace")
-            if workspace is not None and self.instance.pk:
-                others = self.instance.links.exclude(workspace=workspace).count()
-                if others:
-                    raise ValidationError(
-                        {
-                            "workspace": [
-                                f"{others} link{'s' if others != 1 else ''} of other workspaces "
-                                "use this domain; it cannot be kept for one workspace."
-                            ]
-                        }
-                    )
+            domain_workspace_check(
+                domain=self.instance if self.instance.pk else None,
+                workspace=data.get("workspace", KEEP_WORKSPACE),
+            )
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 for problem in problems:

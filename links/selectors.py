@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from workspaces.selectors import can_write, personal_workspace_of, role_in, workspace_ids_of
 
-from .domains import current_table, hostname_of
+from .domains import current_table, host_form, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
 from .services.policy import url_hash
 from .shortlinks import link_short_url
@@ -433,9 +433,10 @@ def default_domain_host(request_host: str = "") -> str:
 
 
 def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:
-    """The domain a host names: an extra domain's id, the default domain's for "" or its own
-    host (default_domain_host), None for a host that is no domain of ours."""
-    host = hostname_of((name or "").strip())
+    """The domain a host names (any spelling host_form reads, as the domain was added): an
+    extra domain's id, the default domain's for "" or its own host (default_domain_host), None
+    for a host that is no domain of ours."""
+    host = host_form(name)
     if not host or host == default_domain_host(request_host):
         return DEFAULT_DOMAIN_ID
     # The redirect's table of domains (in memory, current after any domain change): a bulk
