@@ -35,7 +35,7 @@ from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
 from .codes import pool
-from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink
+from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
 from .selectors import default_domain_host
 from .shortlinks import link_page_url, link_short_url
 
@@ -83,7 +83,7 @@ class LinkTagFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value():
-            return queryset.filter(tags__key=self.value().strip().lower()).distinct()
+            return queryset.filter(tags__key=tag_key(self.value())).distinct()
         return queryset
 
 
