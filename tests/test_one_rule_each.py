@@ -36,8 +36,7 @@ def test_tags_are_keyed_by_tag_key_alone():
         place
         for place, line in _source_lines()
         if ("tag" in line.lower() and inline.search(line))
-        or ("Tag" in line or "tags__" in line)
-        and lookup.search(line)
+        or (("Tag" in line or "tags__" in line) and lookup.search(line))
     ]
     assert offenders == []
 
