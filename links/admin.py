@@ -35,6 +35,7 @@ from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
 from .codes import pool
+from .domains import host_form
 from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
 from .selectors import default_domain_host
 from .shortlinks import link_page_url, link_short_url
@@ -482,6 +483,10 @@ class DomainAdmin(admin.ModelAdmin):
             .select_related("workspace")
             .annotate(n_links=Count("links"))
         )
+
+    def get_search_results(self, request, queryset, search_term):
+        # The search box takes the spellings `domains add` does (Bücher.example, a URL).
+        return super().get_search_results(request, queryset, host_form(search_term))
 
     def get_fields(self, request, obj=None):
         if obj is not None and obj.is_default:

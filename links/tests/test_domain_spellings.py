@@ -109,3 +109,10 @@ def test_the_admin_keeps_a_domain_for_one_workspace_by_the_services_rule(
     )
     assert "1 link of other workspaces use this domain" in refused.content.decode()
     assert Domain.objects.get(pk=domain.pk).workspace_id is None
+
+
+@pytest.mark.parametrize("typed", ["Bücher", "https://BÜCHER.example/"])
+def test_the_admins_search_finds_a_domain_by_its_spelling(admin_client, typed):
+    domain_save(host="Bücher.example")
+    listed = admin_client.get("/admin/links/domain/", {"q": typed}).content.decode()
+    assert STORED in listed
