@@ -559,11 +559,13 @@ def _unique_visitors(link_ids: list[int], start: datetime, end: datetime) -> dic
     they are counted from the visits."""
     stale = _hourly_rows(link_ids, start, end).filter(rolled_up=False)
     end = _hour_ceil(end)
+    # One query for both (a list page reads this for every link it shows).
     later = set(
         LinkVisitor.objects.filter(link_id__in=link_ids, last_hour__gte=end)
+        .order_by()
         .values_list("link_id", flat=True)
-        .distinct()
-    ) | set(stale.values_list("link_id", flat=True).distinct())
+        .union(stale.order_by().values_list("link_id", flat=True))
+    )
     rolled = [link_id for link_id in link_ids if link_id not in later]
     rows = (
         HourlyClick.objects.filter(link_id__in=rolled, hour__gte=utc_hour(start), hour__lt=end)

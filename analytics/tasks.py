@@ -1,7 +1,8 @@
 """Celery tasks for the visit pipeline: thin wrappers, the logic is in analytics.services.
 
-Beat runs flush_visits_task every 2 s and aggregate_hourly_task every 30 s
-(settings.CELERY_BEAT_SCHEDULE). Both are safe to run concurrently and to repeat.
+Beat runs flush_visits_task every ANALYTICS_FLUSH_SECONDS (2 s) and aggregate_hourly_task every
+ANALYTICS_AGGREGATE_SECONDS (10 s), as shorturl_project.jobs lists them. Both are safe to run
+concurrently and to repeat.
 """
 
 from celery import shared_task

@@ -23,13 +23,20 @@ from django.views.decorators.http import require_POST
 
 from links.cache import idn_ascii_url
 from links.services.change import link_cache_refresh, link_revoke, link_update
-from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save, domain_validate
+from links.services.domains import (
+    KEEP_WORKSPACE,
+    domain_delete,
+    domain_save,
+    domain_validate,
+    domain_workspace_check,
+)
 from links.services.gates import visits_used
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 from .cache import CacheUnavailable
 from .codes import pool
-from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink
+from .domains import host_form
+from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
 from .selectors import default_domain_host
 from .shortlinks import link_page_url, link_short_url
 
@@ -77,7 +84,7 @@ class LinkTagFilter(admin.SimpleListFilter):
 
     def queryset(self, request, queryset):
         if self.value():
-            return queryset.filter(tags__key=self.value().strip().lower()).distinct()
+            return queryset.filter(tags__key=tag_key(self.value())).distinct()
         return queryset
 
 
@@ -438,18 +445,10 @@ class DomainForm(forms.ModelForm):
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
             )
-            workspace = data.get("workspace")
-            if workspace is not None and self.instance.pk:
-                others = self.instance.links.exclude(workspace=workspace).count()
-                if others:
-                    raise ValidationError(
-                        {
-                            "workspace": [
-                                f"{others} link{'s' if others != 1 else ''} of other workspaces "
-                                "use this domain; it cannot be kept for one workspace."
-                            ]
-                        }
-                    )
+            domain_workspace_check(
+                domain=self.instance if self.instance.pk else None,
+                workspace=data.get("workspace", KEEP_WORKSPACE),
+            )
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 for problem in problems:
@@ -484,6 +483,10 @@ class DomainAdmin(admin.ModelAdmin):
             .select_related("workspace")
             .annotate(n_links=Count("links"))
         )
+
+    def get_search_results(self, request, queryset, search_term):
+        # The search box takes the spellings `domains add` does (Bücher.example, a URL).
+        return super().get_search_results(request, queryset, host_form(search_term))
 
     def get_fields(self, request, obj=None):
         if obj is not None and obj.is_default:

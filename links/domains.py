@@ -14,12 +14,14 @@ A request's host is
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import idna
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.db import transaction
@@ -76,6 +78,39 @@ def _redirect_entry(url: str) -> link_cache.LinkEntry | None:
         revoked=False,
         pass_query=False,
     )
+
+
+def host_part(spelling: str) -> str:
+    """The host a person typed, as typed: trimmed, a pasted URL's host (with its port, if any),
+    without a path."""
+    text = (spelling or "").strip()
+    if "://" in text:
+        # An unclosed "[" (of an IPv6 address) stays as typed, for the checks to refuse.
+        with contextlib.suppress(ValueError):
+            text = urlsplit(text).netloc
+    return text.split("/", 1)[0]
+
+
+def host_form(spelling: str) -> str:
+    """A domain's host as stored and looked up, however a person spells it: host_part's, with
+    no port or final dot, lowercase, an internationalised name in its ASCII (IDNA) form.
+    `Bücher.example`, `https://bücher.example/x` and `BÜCHER.EXAMPLE.` are all
+    `xn--bcher-kva.example`, so a domain is found by the spelling it was added with, whichever
+    way in (the domains command, the admin, the API's `domain`).
+
+    Not a check: a name IDNA refuses stays as typed (a lookup finds nothing), and
+    links.services.domains.clean_host says what is wrong with a host to be stored."""
+    text = host_part(spelling).lower()
+    name, colon, port = text.rpartition(":")
+    if colon and port.isdigit():
+        text = name
+    text = text.rstrip(".")
+    if text.isascii():
+        return text
+    try:
+        return link_cache.host_to_ascii(text)
+    except idna.IDNAError:
+        return text
 
 
 def hostname_of(host_header: str) -> str:

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from .importers import FORMATS
-from .models import RedirectType, UrlLink
+from .models import RedirectType, UrlLink, tag_key
 from .selectors import DEFAULT_ORDER, LINK_ORDERS
 from .services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
 from .services.utm import UTM_FIELDS, UTM_MAX_LENGTH
@@ -485,7 +485,7 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
 
     def has_changed_tags(self) -> bool:
         initial = split_tags(self.initial.get("tags", ""))
-        return [t.lower() for t in initial] != [t.lower() for t in self.cleaned_data["tags"]]
+        return [tag_key(t) for t in initial] != [tag_key(t) for t in self.cleaned_data["tags"]]
 
     def changes(self) -> dict:
         changes = {

@@ -149,6 +149,12 @@ class Domain(models.Model):
 TAG_MAX_LENGTH = 50
 
 
+def tag_key(name: str) -> str:
+    """What makes two spellings one tag (Tag.key): `Spring Sale` and ` spring sale` are the
+    same. Every lookup, filter and comparison of tags by name goes through this."""
+    return name.strip().lower()
+
+
 class Tag(models.Model):
     """A marketer's free label for links (`spring-sale`, `Newsletter`): one per workspace and
     name, whatever the case. The name is kept as first typed; `key` (the lowercased name) is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -11,10 +12,15 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from workspaces.selectors import can_write, personal_workspace_of, role_in, workspace_ids_of
+from workspaces.selectors import (
+    can_write,
+    role_in,
+    workspace_id_or_personal,
+    workspace_ids_of,
+)
 
-from .domains import current_table, hostname_of
-from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
+from .domains import current_table, host_form, hostname_of
+from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink, tag_key
 from .services.policy import url_hash
 from .shortlinks import link_short_url
 
@@ -81,6 +87,13 @@ def link_get_visible(
     return found[0]
 
 
+def may_change_every_link(user: AbstractBaseUser) -> bool:
+    """Staff with the admin's `links.change_urllink` permission (the one its revoke action asks
+    for): they may change any link, whichever workspace it is in, and so that workspace's tags
+    (links.services.tags), which they could take off every link one by one anyway."""
+    return user.has_perm("links.change_urllink")
+
+
 def link_get_changeable(
     *,
     code: str,
@@ -100,9 +113,7 @@ def link_get_changeable(
         request_host=request_host,
         workspace_id=workspace_id,
     )
-    if not user.has_perm("links.change_urllink") and not can_write(
-        user=user, workspace_id=link.workspace_id
-    ):
+    if not may_change_every_link(user) and not can_write(user=user, workspace_id=link.workspace_id):
         raise PermissionDenied(
             f"Viewers of the workspace {link.workspace.slug!r} cannot change its links."
         )
@@ -152,7 +163,7 @@ def link_list(
         links = links.none() if domain_id is None else links.filter(domain_id=domain_id)
     # One join per tag: a link matches when it has them all. A link carries only its owner's
     # tags, at most one per key, so no row comes twice.
-    for key in dict.fromkeys(name.strip().lower() for name in tags or []):
+    for key in dict.fromkeys(tag_key(name) for name in tags or []):
         if key:
             links = links.filter(tags__key=key)
     if search:
@@ -196,7 +207,7 @@ def link_find_existing(
         UrlLink.objects.active()
         .select_related("owner", "domain")
         .filter(
-            workspace_id=workspace_id or personal_workspace_of(user).pk,
+            workspace_id=workspace_id_or_personal(user=user, workspace_id=workspace_id),
             domain_id=domain_id,
             long_url_hash=url_hash(long_url),
         )
@@ -204,34 +215,30 @@ def link_find_existing(
     )
     if alias:
         links = links.filter(code=alias.strip())
-    for key in dict.fromkeys(name.strip().lower() for name in tags or []):
+    for key in dict.fromkeys(tag_key(name) for name in tags or []):
         if key:
             links = links.filter(tags__key=key)
     return links.order_by("-created_at", "-id").first()
 
 
-def link_click_totals(*, link_ids: list[int]) -> dict[int, dict[str, int]]:
-    """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time, in two
-    queries (through the relations analytics adds to UrlLink: `hourly_clicks`, `visits`).
+def link_click_totals(*, link_ids: list[int], people: bool = True) -> dict[int, dict[str, int]]:
+    """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time: the
+    stats' own totals (analytics.selectors.links_totals, from the hourly roll-ups and the
+    per-visitor table), so the list, the dashboard and the compat layers say what the stats
+    say, and purging old visits changes none of them. Links without clicks get zeros.
 
     `unique_visitors` counts distinct people over all their visits (someone coming back another
-    hour or day counts once). Links without clicks get zeros.
+    hour or day counts once), in a few queries whatever the number of visits; `people=False`
+    skips them for a caller that shows only clicks ("unique_visitors" stays 0): one query.
     """
-    totals = {pk: {"clicks": 0, "unique_visitors": 0, "bot_clicks": 0} for pk in link_ids}
-    if not link_ids:
-        return totals
-    links = UrlLink.objects.filter(pk__in=link_ids).order_by()
-    sums = links.annotate(
-        c=Sum("hourly_clicks__clicks"), b=Sum("hourly_clicks__bot_clicks")
-    ).values_list("pk", "c", "b")
-    people = links.annotate(
-        u=Count("visits__client_id", filter=Q(visits__is_bot=False), distinct=True)
-    ).values_list("pk", "u")
-    for pk, clicks, bots in sums:
-        totals[pk].update(clicks=clicks or 0, bot_clicks=bots or 0)
-    for pk, unique in people:
-        totals[pk]["unique_visitors"] = unique
-    return totals
+    # Read by pages and APIs only: the modules the redirect loads stay free of the stats.
+    from analytics.selectors import links_totals
+
+    return links_totals(link_ids=link_ids, start=ALL_TIME_START, end=timezone.now(), people=people)
+
+
+# Before any hour a link could have clicks in: "all time" for link_click_totals.
+ALL_TIME_START = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 # The rankings of link_ranking (YOURLS's `stats` filters): key → ORDER BY.
@@ -385,7 +392,7 @@ def tag_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> Quer
     """A workspace's tags (default: the user's personal workspace's), A–Z, each with
     `link_count` (all its links carrying it, archived and stopped ones included). The caller
     has checked membership (workspaces.selectors.workspace_get)."""
-    workspace_id = workspace_id or personal_workspace_of(user).pk
+    workspace_id = workspace_id_or_personal(user=user, workspace_id=workspace_id)
     tags = Tag.objects.filter(workspace_id=workspace_id)
     return tags.annotate(link_count=Count("links")).order_by("key")
 
@@ -393,9 +400,9 @@ def tag_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> Quer
 def tag_get(*, user: AbstractBaseUser, name: str, workspace_id: int | None = None) -> Tag:
     """The workspace's tag of that name (any case; default: the user's personal workspace),
     else TagNotFound."""
-    workspace_id = workspace_id or personal_workspace_of(user).pk
+    workspace_id = workspace_id_or_personal(user=user, workspace_id=workspace_id)
     try:
-        return Tag.objects.get(workspace_id=workspace_id, key=name.strip().lower())
+        return Tag.objects.get(workspace_id=workspace_id, key=tag_key(name))
     except Tag.DoesNotExist:
         raise TagNotFound(name) from None
 
@@ -437,9 +444,10 @@ def default_domain_host(request_host: str = "") -> str:
 
 
 def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:
-    """The domain a host names: an extra domain's id, the default domain's for "" or its own
-    host (default_domain_host), None for a host that is no domain of ours."""
-    host = hostname_of((name or "").strip())
+    """The domain a host names (any spelling host_form reads, as the domain was added): an
+    extra domain's id, the default domain's for "" or its own host (default_domain_host), None
+    for a host that is no domain of ours."""
+    host = host_form(name)
     if not host or host == default_domain_host(request_host):
         return DEFAULT_DOMAIN_ID
     # The redirect's table of domains (in memory, current after any domain change): a bulk

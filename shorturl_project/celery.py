@@ -1,4 +1,5 @@
-"""The Celery app: settings come from Django's `CELERY_*` names, tasks from each app's tasks.py."""
+"""The Celery app: settings come from Django's `CELERY_*` names, tasks from each app's tasks.py,
+beat's schedule from the one list of periodic jobs (shorturl_project.jobs)."""
 
 import os
 
@@ -9,3 +10,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shorturl_project.settings")
 app = Celery("shorturl")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def _schedule_periodic_jobs(sender: Celery, **kwargs) -> None:
+    """Beat's schedule, built when the configuration is first read: the jobs' intervals are
+    Django settings, which the settings module cannot read from here while it is loading."""
+    from .jobs import beat_schedule
+
+    sender.conf.beat_schedule = beat_schedule()

@@ -2,14 +2,16 @@
 
 Each runner thread is elected by a lock file in the node's state dir (shorturl_project.node_state),
 so one process of the node runs each set of jobs. Without Redis (embedded mode) the `runner`
-jobs are the ones Celery runs in services mode: store spooled visits, roll up hours, refill the
-code pool; it also builds the node's code filter (links.code_filter) when it starts. With Redis,
-the `runner` forwards spooled visits to the Redis buffer and keeps the set of generated codes
-loaded, and the `sync` applies other nodes' link changes to the generation table and the code
-filter (and sends the Redis part of changes made while Redis was out of reach) every
-NODE_SYNC_SECONDS, in a thread of its own so that a long forward never holds it up. The kernel
-drops a lock when its process dies, and another process takes over within a couple of seconds
-(meanwhile the node's processes ask Redis on every redirect).
+and `webhooks` threads run the periodic jobs beat has Celery run in services mode, from the
+same list (shorturl_project.jobs: store spooled visits, roll up hours, refill the code pool, end
+interrupted imports, deliver due webhooks); the runner also builds the node's code filter
+(links.code_filter) when it starts. With Redis, the `runner` forwards spooled visits to the
+Redis buffer and keeps the set of generated codes loaded, and the `sync` applies other nodes'
+link changes to the generation table and the code filter (and sends the Redis part of changes
+made while Redis was out of reach) every NODE_SYNC_SECONDS, in a thread of its own so that a
+long forward never holds it up. The kernel drops a lock when its process dies, and another
+process takes over within a couple of seconds (meanwhile the node's processes ask Redis on
+every redirect).
 """
 
 from __future__ import annotations
@@ -25,26 +27,26 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import close_old_connections, connections
+from django.utils.module_loading import import_string
 from redis.exceptions import RedisError
 
-from analytics import services as analytics_services
 from analytics.capture import forward_spooled_visits
 from links import cache as link_cache
 from links import selectors as link_selectors
 from links import visit_caps
-from links.codes import pool
 from links.services import imports as link_imports
-from webhooks import services as webhook_services
 
+from . import jobs
+from .jobs import PERIODIC_JOBS
 from .node_state import state_dir
 from .redis_conn import redis_failed, uses_redis
 
 logger = logging.getLogger("shorturl.embedded")
 
 
-RUNNER_LOCK = "runner"
+RUNNER_LOCK = jobs.RUNNER
 SYNC_LOCK = "sync"
-WEBHOOKS_LOCK = "webhooks"
+WEBHOOKS_LOCK = jobs.WEBHOOKS
 
 # --- Background jobs -------------------------------------------------------------------------
 
@@ -93,40 +95,27 @@ def _node_runners() -> dict[str, list[Job]]:
                 ),
             ],
         }
-    return {
+    runners: dict[str, list[Job]] = {
         RUNNER_LOCK: [
             # First, so that a backlog of visits stored at start does not hold it up.
             Job("build the code filter", CODE_SET_CHECK_SECONDS, link_cache.ensure_code_filter),
-            Job(
-                "store spooled visits",
-                settings.EMBEDDED_FLUSH_SECONDS,
-                analytics_services.flush_pending,
-            ),
-            Job(
-                "hourly roll-up",
-                settings.EMBEDDED_AGGREGATE_SECONDS,
-                analytics_services.aggregate_hourly,
-            ),
-            Job("code pool refill", settings.SHORTURL_POOL_CHECK_SECONDS, pool.pool_refill_if_low),
-            Job("save visit caps", VISIT_CAPS_SAVE_SECONDS, visit_caps.save_counts),
-            Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
-            # Imports whose process died (this node's web processes run them).
-            Job(
-                "end interrupted imports",
-                settings.IMPORT_SWEEP_SECONDS,
-                link_imports.link_import_sweep,
-            ),
         ],
-        # Its own thread: a receiver that takes its whole timeout to answer must never hold up
-        # storing visits.
-        WEBHOOKS_LOCK: [
-            Job(
-                "deliver due webhooks",
-                settings.WEBHOOK_CHECK_SECONDS,
-                functools.partial(webhook_services.webhook_deliver_due, max_seconds=30.0),
-            )
-        ],
+        WEBHOOKS_LOCK: [],
     }
+    # What beat has Celery run in services mode (shorturl_project.jobs), run here.
+    for job in PERIODIC_JOBS:
+        runners[job.runner].append(
+            Job(
+                job.name,
+                job.seconds(embedded=True),
+                functools.partial(import_string(job.function), **job.kwargs),
+            )
+        )
+    runners[RUNNER_LOCK] += [
+        Job("save visit caps", VISIT_CAPS_SAVE_SECONDS, visit_caps.save_counts),
+        Job("start uploaded imports", IMPORT_CHECK_SECONDS, start_queued_imports),
+    ]
+    return runners
 
 
 # How often a node checks that the set of generated codes is loaded, and (embedded mode) that

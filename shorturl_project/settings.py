@@ -221,33 +221,11 @@ IMPORT_SWEEP_SECONDS = env.float("IMPORT_SWEEP_SECONDS", default=60.0)
 # of its own (`make webhook-worker`, docker-compose's webhook-worker), so that a slow receiver
 # never holds the worker that stores visits (`make worker` consumes only the default queue).
 CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
-CELERY_BEAT_SCHEDULE = {
-    "flush-visits": {
-        "task": "analytics.tasks.flush_visits_task",
-        "schedule": env.float("ANALYTICS_FLUSH_SECONDS", default=2.0),
-        "options": {"expires": 10},
-    },
-    "aggregate-hourly": {
-        "task": "analytics.tasks.aggregate_hourly_task",
-        "schedule": env.float("ANALYTICS_AGGREGATE_SECONDS", default=10.0),
-        "options": {"expires": 60},
-    },
-    "deliver-due-webhooks": {
-        "task": "webhooks.tasks.deliver_due_webhooks_task",
-        "schedule": WEBHOOK_CHECK_SECONDS,
-        "options": {"expires": 30},
-    },
-    "refill-code-pool": {
-        "task": "links.tasks.refill_code_pool_task",
-        "schedule": SHORTURL_POOL_CHECK_SECONDS,
-        "options": {"expires": 120},
-    },
-    "sweep-imports": {
-        "task": "links.tasks.sweep_imports_task",
-        "schedule": IMPORT_SWEEP_SECONDS,
-        "options": {"expires": 60},
-    },
-}
+# How often beat has visits stored and hours rolled up in services mode (the embedded runner:
+# EMBEDDED_FLUSH_SECONDS, EMBEDDED_AGGREGATE_SECONDS). Beat's schedule is not a setting: it is
+# built from the one list of periodic jobs (shorturl_project.jobs) by shorturl_project.celery.
+ANALYTICS_FLUSH_SECONDS = env.float("ANALYTICS_FLUSH_SECONDS", default=2.0)
+ANALYTICS_AGGREGATE_SECONDS = env.float("ANALYTICS_AGGREGATE_SECONDS", default=10.0)
 
 # --- Auth --------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

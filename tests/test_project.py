@@ -11,6 +11,7 @@ import pytest
 import yaml
 from django.conf import settings
 
+from shorturl_project.jobs import PERIODIC_JOBS
 from tests.clean_env import python
 
 ROOT = Path(settings.BASE_DIR)
@@ -99,7 +100,8 @@ def test_services_mode_reads_mysql_and_redis_urls():
         "[s.DATABASES['default']['ENGINE'], s.DATABASES['default']['OPTIONS']['charset'], "
         "'STRICT_TRANS_TABLES' in s.DATABASES['default']['OPTIONS']['init_command'], "
         "s.CACHES['default']['BACKEND'], s.CELERY_BROKER_URL, s.CELERY_TASK_ALWAYS_EAGER, "
-        "sorted(s.CELERY_BEAT_SCHEDULE)]"
+        # What `make beat` schedules: the Celery app's own schedule, as beat reads it.
+        "sorted(__import__('shorturl_project.celery').celery.app.conf.beat_schedule)]"
     )
     result = _settings_in_subprocess(
         {
@@ -114,6 +116,7 @@ def test_services_mode_reads_mysql_and_redis_urls():
     assert cache == "django_redis.cache.RedisCache"
     assert broker == "redis://127.0.0.1:6379/0"
     assert eager is False
+    assert beat == sorted(job.name for job in PERIODIC_JOBS)
     assert {"flush-visits", "aggregate-hourly"} <= set(beat)
 
 

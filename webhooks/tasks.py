@@ -1,7 +1,7 @@
 """Celery tasks for webhooks: thin wrappers, the logic is in webhooks.services.
 
 A delivery's task is sent when it is made; beat runs deliver_due_webhooks_task every few seconds
-(settings.CELERY_BEAT_SCHEDULE) for the retries and any task lost. Both are safe to repeat.
+(shorturl_project.jobs) for the retries and any task lost. Both are safe to repeat.
 Both go to the `webhooks` queue (settings.CELERY_TASK_ROUTES), whose own worker
 (`make webhook-worker`) is the only one that waits on receivers.
 """

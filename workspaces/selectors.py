@@ -131,6 +131,14 @@ def personal_workspace_of(user: AbstractBaseUser) -> Workspace:
     return personal_workspace_ensure(user)
 
 
+def workspace_id_or_personal(*, user: AbstractBaseUser, workspace_id: int | None) -> int:
+    """The workspace a read or a tag change acts in: the one named (an API key's own, the
+    page's current one), else `user`'s personal workspace. The one place that fallback lives."""
+    if workspace_id is not None:
+        return workspace_id
+    return personal_workspace_of(user).pk
+
+
 def members_of(workspace: Workspace) -> list[Membership]:
     """The workspace's members, owners first, with their users."""
     members = list(Membership.objects.filter(workspace=workspace).select_related("user"))

@@ -32,7 +32,7 @@ def visits_summary(totals: dict[str, int]) -> dict[str, int]:
 def short_urls(links: list[UrlLink], *, request: HttpRequest) -> list[dict]:
     """ShlinkShortUrl objects, with every link's totals and tags read in one query each."""
     ids = [link.pk for link in links]
-    totals = link_click_totals(link_ids=ids)
+    totals = link_click_totals(link_ids=ids, people=False)  # Shlink's summary has no people
     tags = link_tag_names(link_ids=ids)
     return [
         {

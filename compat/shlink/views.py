@@ -38,7 +38,7 @@ from links.services.create import link_create
 from links.services.tags import tag_delete_many, tag_rename
 from links.shortlinks import link_short_url
 from shorturl_project.health import check_database
-from workspaces.selectors import personal_workspace_of
+from workspaces.selectors import workspace_id_or_personal
 
 from . import shapes
 from .auth import ShlinkApiKeyAuthentication
@@ -381,13 +381,15 @@ class TagsStatsView(ShlinkView):
     def get(self, request):
         # A workspace's tags (an API key's own workspace, else the personal one) and that
         # workspace's links, revoked ones left out as deleted.
-        workspace_id = self.pinned_workspace_id or personal_workspace_of(request.user).pk
+        workspace_id = workspace_id_or_personal(
+            user=request.user, workspace_id=self.pinned_workspace_id
+        )
         tags = list(tag_list(user=request.user, workspace_id=workspace_id))
         links = link_list(
             user=request.user, archived=True, include_revoked=False, workspace_id=workspace_id
         )
         ids = list(links.values_list("pk", flat=True))
-        totals = link_click_totals(link_ids=ids)
+        totals = link_click_totals(link_ids=ids, people=False)
         per_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"clicks": 0, "bot_clicks": 0})
         counts: dict[str, int] = defaultdict(int)
         for link_id, names in link_tag_names(link_ids=ids).items():

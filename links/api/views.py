@@ -60,7 +60,7 @@ class _LinkViewMixin:
         items = list(links) if many else [links]
         if counted is None:
             counted = [link.pk for link in items]
-        totals = link_click_totals(link_ids=counted)
+        totals = link_click_totals(link_ids=counted, people=False)  # it shows clicks only
         tags = link_tag_names(link_ids=[link.pk for link in items])
         context = {
             "request": self.request,

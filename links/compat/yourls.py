@@ -267,7 +267,7 @@ def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
         "ip": "",
     }
     if not result.created:
-        clicks = link_click_totals(link_ids=[link.pk])[link.pk]["clicks"]
+        clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
         return {
             "status": "fail",
             "code": "error:url",
@@ -333,7 +333,7 @@ def action_url_stats(request: Request, params: dict[str, str]) -> Reply:
             "message": refusal["message"],
             "simple": refusal["message"],
         }
-    clicks = link_click_totals(link_ids=[link.pk])[link.pk]["clicks"]
+    clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
     return {
         "statusCode": 200,
         "message": "success",

@@ -30,12 +30,10 @@ def ensure_default_domain() -> None:
 
 
 def clean_host(value: str) -> str:
-    """A domain's host as stored: lowercase ASCII (IDNA), no scheme, port, path or final dot;
-    ValidationError({"host": [reason]}) for anything else. A pasted URL gives its host."""
-    text = (value or "").strip()
-    if "://" in text:
-        text = urlsplit(text).netloc
-    text = text.split("/", 1)[0].rstrip(".").lower()
+    """A domain's host as stored (domain_table.host_form: lowercase ASCII, no scheme, path or
+    final dot; a pasted URL gives its host), or ValidationError({"host": [reason]}) for a
+    port, a user name or anything that is no host name people can reach."""
+    text = domain_table.host_part(value).rstrip(".")
 
     def refuse(message: str) -> ValidationError:
         return ValidationError({"host": [message]})
@@ -44,10 +42,13 @@ def clean_host(value: str) -> str:
         raise refuse("Enter the domain's host name, e.g. go.example.com.")
     if ":" in text or "@" in text:
         raise refuse("Enter the host name alone, without a port or user name.")
-    try:
-        host = text if text.isascii() else host_to_ascii(text)
-    except idna.IDNAError as exc:
-        raise refuse(f"“{text}” is not a valid host name ({exc}).") from None
+    host = domain_table.host_form(text)
+    if not host.isascii():  # host_form leaves a name IDNA refuses as it is: say why
+        try:
+            host_to_ascii(host)
+        except idna.IDNAError as exc:
+            raise refuse(f"“{text.lower()}” is not a valid host name ({exc}).") from None
+    text = text.lower()
     labels = host.split(".")
     if len(host) > HOST_MAX_LENGTH or len(labels) < 2:
         raise refuse(f"“{text}” is not a host name people can reach, like go.example.com.")
@@ -76,6 +77,31 @@ def clean_redirect(value: str, *, field: str, host: str) -> str:
     if (parts.hostname or "") == host and parts.path in ("", "/"):
         raise ValidationError({field: ["This is the domain's own root: visitors would loop."]})
     return url
+
+
+# domain_save's `workspace` when the caller leaves it as it is.
+KEEP_WORKSPACE = object()
+
+
+def domain_workspace_check(*, domain: Domain | None, workspace=KEEP_WORKSPACE) -> None:
+    """ValidationError({"workspace": [reason]}) unless `domain` may be kept for `workspace` (a
+    Workspace; None or KEEP_WORKSPACE: nothing to check): the default domain takes every
+    workspace's links, and a domain already carrying other workspaces' links cannot be kept for
+    one."""
+    if workspace is KEEP_WORKSPACE or workspace is None or domain is None or not domain.pk:
+        return
+    if domain.pk == DEFAULT_DOMAIN_ID:
+        raise ValidationError({"workspace": ["The default domain takes every workspace's links."]})
+    others = domain.links.exclude(workspace_id=workspace.pk).count()
+    if others:
+        raise ValidationError(
+            {
+                "workspace": [
+                    f"{others} link{'s' if others != 1 else ''} of other workspaces "
+                    "use this domain; it cannot be kept for one workspace."
+                ]
+            }
+        )
 
 
 def domain_validate(
@@ -117,10 +143,6 @@ def domain_validate(
     return values
 
 
-# domain_save's `workspace` when the caller leaves it as it is.
-KEEP_WORKSPACE = object()
-
-
 def domain_save(
     *,
     domain: Domain | None = None,
@@ -138,22 +160,8 @@ def domain_save(
     values = domain_validate(
         domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
     )
+    domain_workspace_check(domain=domain, workspace=workspace)
     if workspace is not KEEP_WORKSPACE:
-        if workspace is not None and domain is not None and domain.pk == DEFAULT_DOMAIN_ID:
-            raise ValidationError(
-                {"workspace": ["The default domain takes every workspace's links."]}
-            )
-        if workspace is not None and domain is not None and domain.pk:
-            others = domain.links.exclude(workspace_id=workspace.pk).count()
-            if others:
-                raise ValidationError(
-                    {
-                        "workspace": [
-                            f"{others} link{'s' if others != 1 else ''} of other workspaces "
-                            "use this domain; it cannot be kept for one workspace."
-                        ]
-                    }
-                )
         values["workspace"] = workspace
     domain = domain or Domain()
     for field, value in values.items():

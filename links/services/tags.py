@@ -7,19 +7,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from workspaces.models import WRITER_ROLES, Workspace
-from workspaces.selectors import personal_workspace_of, role_in
+from workspaces.models import WRITER_ROLES, Role, Workspace
+from workspaces.selectors import role_in, workspace_id_or_personal
 
-from ..models import TAG_MAX_LENGTH, Tag, UrlLink
-from ..selectors import TagNotFound
+from ..models import TAG_MAX_LENGTH, Tag, UrlLink, tag_key
+from ..selectors import TagNotFound, may_change_every_link
 from .policy import is_storable_text
 
 MAX_TAGS_PER_LINK = 20
-
-
-def tag_key(name: str) -> str:
-    """What makes two spellings one tag: `Spring Sale` and ` spring sale` are the same."""
-    return name.strip().lower()
 
 
 def clean_tags(tags) -> list[str]:
@@ -125,10 +120,13 @@ def _writable_workspace(
     *, user: AbstractBaseUser, workspace_id: int | None, tag: str = ""
 ) -> tuple[int, str]:
     """(workspace id, `user`'s role there): the given workspace, else the user's personal one.
-    Not a member: TagNotFound (the workspace's tags are not theirs to see)."""
-    if workspace_id is None:
-        workspace_id = personal_workspace_of(user).pk
+    Staff who may change every link (may_change_every_link) act as its editors, member or
+    viewer or neither, as they may change each of its links and their tags (link_update).
+    Anyone else who is not a member: TagNotFound (the workspace's tags are not theirs to see)."""
+    workspace_id = workspace_id_or_personal(user=user, workspace_id=workspace_id)
     role = role_in(user=user, workspace_id=workspace_id)
+    if role not in WRITER_ROLES and may_change_every_link(user):
+        role = Role.EDITOR
     if role is None:
         raise TagNotFound(tag)
     return workspace_id, role

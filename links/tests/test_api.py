@@ -654,7 +654,7 @@ def test_list_shows_clicks_without_a_query_per_link(api, user):
     _many_links(user, 40)
     with CaptureQueriesContext(connection) as many:
         assert len(api.get("/api/v1/links/").json()["results"]) == 43
-    # Auth, count, page, two for the click totals, one for the tags of the whole page.
+    # Auth, count, page, one for the click totals, one for the tags of the whole page.
     assert len(many.captured_queries) == len(few.captured_queries) <= 6
 
 

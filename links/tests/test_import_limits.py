@@ -35,6 +35,7 @@ from django.utils import timezone
 from links import importers
 from links.models import ImportStatus, LinkImport, UrlLink
 from links.services import imports
+from shorturl_project.celery import app as celery_app
 from workspaces.selectors import personal_workspace_of
 
 pytestmark = pytest.mark.django_db
@@ -143,7 +144,7 @@ def test_an_import_interrupted_by_its_process_dying_is_ended_by_the_periodic_swe
         status=ImportStatus.RUNNING,
     )
     LinkImport.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(minutes=11))
-    assert "sweep-imports" in settings.CELERY_BEAT_SCHEDULE  # services mode: beat runs it
+    assert "sweep-imports" in celery_app.conf.beat_schedule  # services mode: beat runs it
     assert imports.link_import_sweep() == 1
     job.refresh_from_db()
     assert job.status == ImportStatus.FAILED and "interrupted" in job.error

@@ -7,6 +7,7 @@ import pytest
 
 from links.services.create import link_create
 from shorturl_project import embedded
+from shorturl_project.celery import app as celery_app
 from webhooks import services, tasks
 from webhooks.models import DeliveryStatus, WebhookDelivery
 
@@ -17,9 +18,9 @@ def test_the_embedded_node_delivers_in_a_runner_of_its_own(monkeypatch):
     monkeypatch.setattr(embedded, "uses_redis", lambda: False)
     runners = embedded._node_runners()
     [job] = runners[embedded.WEBHOOKS_LOCK]
-    assert job.name == "deliver due webhooks"
+    assert job.name == "deliver-due-webhooks"
     assert all(
-        job.name != "deliver due webhooks"
+        job.name != "deliver-due-webhooks"
         for lock, jobs in runners.items()
         if lock != embedded.WEBHOOKS_LOCK
         for job in jobs
@@ -68,7 +69,7 @@ def test_services_mode_sends_a_task_by_name_after_the_commit(
 def test_beats_sweep_is_scheduled_and_sends_what_is_due(
     user, receiver, settings, django_capture_on_commit_callbacks
 ):
-    entry = settings.CELERY_BEAT_SCHEDULE["deliver-due-webhooks"]
+    entry = celery_app.conf.beat_schedule["deliver-due-webhooks"]
     assert entry["task"] == "webhooks.tasks.deliver_due_webhooks_task"
     services.webhook_create(user=user, url=receiver.url, events=["link.created"])
     with django_capture_on_commit_callbacks(execute=True):

@@ -2,6 +2,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
+from links.domains import host_form
 from links.models import Domain
 from links.selectors import default_domain_host
 from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save
@@ -52,7 +53,8 @@ class Command(BaseCommand):
             raise CommandError(" ".join(error.messages)) from None
 
     def _domain(self, host: str) -> Domain:
-        domain = Domain.objects.filter(host=host.strip().lower()).exclude(host="").first()
+        # Found by any spelling `add` takes (a URL, any case, Unicode, a final dot).
+        domain = Domain.objects.filter(host=host_form(host)).exclude(host="").first()
         if domain is None:
             raise CommandError(f"There is no domain {host}; `domains list` shows them.")
         return domain

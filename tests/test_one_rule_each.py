@@ -1,0 +1,47 @@
+"""Rules that live in one function each (#26), checked from the source: no module spells them
+out again, so a change to one of them is a change everywhere.
+
+- What makes two tag spellings one tag: links.models.tag_key.
+- Which workspace a call acts in when it names none: workspaces.selectors.
+  workspace_id_or_personal.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from django.conf import settings
+
+ROOT = Path(settings.BASE_DIR)
+APPS = ("accounts", "analytics", "compat", "links", "shorturl_project", "webhooks", "workspaces")
+
+
+def _source_lines():
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if "/tests/" in relative or "/migrations/" in relative:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                yield f"{relative}:{number}", line
+
+
+def test_tags_are_keyed_by_tag_key_alone():
+    # A tag's key inline: a name trimmed and lowercased, or a lookup on the key that does not
+    # go through tag_key.
+    inline = re.compile(r"\.strip\(\)\.lower\(\)|\.lower\(\)\.strip\(\)")
+    lookup = re.compile(r"\b(?:tags__)?key(?:__in)?=(?!tag_key\(|key\b|keys\b|wanted\b)\w")
+    offenders = [
+        place
+        for place, line in _source_lines()
+        if ("tag" in line.lower() and inline.search(line))
+        or (("Tag" in line or "tags__" in line) and lookup.search(line))
+    ]
+    assert offenders == []
+
+
+def test_the_personal_workspace_fallback_is_written_once():
+    fallback = re.compile(r"personal_workspace_of\([^)]*\)\.pk")
+    places = [place for place, line in _source_lines() if fallback.search(line)]
+    assert [place.split(":")[0] for place in places] == ["workspaces/selectors.py"], places
