@@ -15,7 +15,7 @@ from workspaces.selectors import can_write, personal_workspace_of, role_in, work
 
 from .domains import current_table, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
-from .services.policy import url_hash
+from .services.policy import url_hash, with_default_scheme
 from .shortlinks import link_short_url
 
 
@@ -188,7 +188,8 @@ def link_find_existing(
     case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
     options the link has.
     """
-    long_url = (long_url or "").strip()
+    # Read as a create would store it: `example.com/page` finds https://example.com/page.
+    long_url = with_default_scheme((long_url or "").strip())
     domain_id = domain_id_for_name(domain or "", request_host=request_host)
     if not long_url or domain_id is None:
         return None
