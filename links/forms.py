@@ -495,7 +495,11 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
 class LinkFilterForm(forms.Form):
     """The search / filter / sort bar above "My links"; bad values fall back to the defaults."""
 
-    STATUS_CHOICES = [("", "All links"), ("active", "Active"), ("expired", "Expired or revoked")]
+    STATUS_CHOICES = [
+        ("", "All links"),
+        ("active", "Active"),
+        ("expired", "Stopped: expired, revoked or out of visits"),
+    ]
     ORDER_CHOICES = [(key, label) for key, (label, _) in LINK_ORDERS.items()]
 
     q = forms.CharField(

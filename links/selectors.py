@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from workspaces.selectors import can_write, personal_workspace_of, role_in, workspace_ids_of
@@ -17,6 +17,7 @@ from .domains import current_table, hostname_of
 from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
 from .services.policy import url_hash, with_default_scheme
 from .shortlinks import link_short_url
+from .visit_caps import live_counts
 
 
 class LinkNotFound(Exception):
@@ -122,6 +123,8 @@ def link_list(
     request_host: str = "",
     include_revoked: bool = True,
     workspace_id: int | None = None,
+    exclude_expired: bool = False,
+    exclude_limit_reached: bool = False,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -134,7 +137,9 @@ def link_list(
     unless `archived` is True (then they are listed with the others). `domain`: only the links
     on that short domain (a host; the default one's name too, see domain_id_for_name).
     `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
-    is our revoke, such as the Shlink layer).
+    is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
+    out the links past their expiry, the ones whose visit limit is reached (Shlink's
+    excludePastValidUntil and excludeMaxVisitsReached).
     """
     links = UrlLink.objects.select_related("owner", "domain", "workspace")
     if workspace_id is not None and user.is_staff:
@@ -161,14 +166,50 @@ def link_list(
             Q(long_url__icontains=search) | Q(title__icontains=search) | Q(code=search)
         )
     now = timezone.now()
-    if active is True:
-        links = links.active(now)
-    elif active is False:
-        links = links.inactive(now)
+    if active is not None:
+        # The rows' counts trail the live ones by seconds: links whose live count has reached
+        # the cap already are stopped too, as their visitors see them.
+        reached = _live_limit_reached(links, now)
+        if active:
+            links = links.active(now).exclude(pk__in=reached)
+        else:
+            links = links.inactive(now) | links.filter(pk__in=reached)
+    if exclude_expired:
+        links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if exclude_limit_reached:
+        reached = _live_limit_reached(links, now)
+        links = links.exclude(max_visits__isnull=False, visits_used__gte=F("max_visits")).exclude(
+            pk__in=reached
+        )
     if order == "clicks":
         links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
     return links.order_by(*ordering)
+
+
+def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
+    """Ids of `links` that are active by their rows but whose live visit count has reached
+    their cap: one query and one batched count read (one MGET, or the node's files)."""
+    rows = list(
+        links.active(now)
+        .filter(max_visits__isnull=False)
+        .order_by()
+        .values_list("pk", "visits_used", "max_visits")
+    )
+    if not rows:
+        return []
+    used = live_counts({pk: row_used for pk, row_used, _ in rows})
+    return [pk for pk, _, cap in rows if used[pk] >= cap]
+
+
+def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, str]:
+    """{link id: LinkStatus} for a page of links, the capped ones by their live visit counts,
+    read together (what the redirect goes by); the one way lists, pages and exports say a
+    link's state."""
+    links = list(links)
+    now = now or timezone.now()
+    used = live_counts({link.pk: link.visits_used for link in links if link.max_visits is not None})
+    return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
 def link_find_existing(
@@ -360,7 +401,7 @@ def _export_pages(
         ids = [link.pk for link in page]
         totals = link_click_totals(link_ids=ids)
         tags = link_tag_names(link_ids=ids)
-        now = timezone.now()
+        statuses = link_statuses(page)
         for link in page:
             record = {
                 "code": link.code,
@@ -371,7 +412,7 @@ def _export_pages(
                 "domain": link.domain_host,
                 "created_at": link.created_at,
                 "expires_at": link.shown_expiry,
-                "status": str(link.status_at(now)),
+                "status": str(statuses[link.pk]),
                 "archived": link.archived,
                 "clicks": totals[link.pk]["clicks"],
                 "unique_visitors": totals[link.pk]["unique_visitors"],
