@@ -187,6 +187,11 @@ def link_list(
     return links.order_by(*ordering)
 
 
+# The most open capped links a filtered list reads the live counts of (one MGET of that many
+# keys at most); beyond it the rows' counts alone decide, a few seconds behind.
+LIVE_FILTER_MAX = 5000
+
+
 def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
     """Ids of `links` that are active by their rows but whose live visit count has reached
     their cap: one query and one batched count read (one MGET, or the node's files)."""
@@ -194,9 +199,9 @@ def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
         links.active(now)
         .filter(max_visits__isnull=False)
         .order_by()
-        .values_list("pk", "visits_used", "max_visits")
+        .values_list("pk", "visits_used", "max_visits")[: LIVE_FILTER_MAX + 1]
     )
-    if not rows:
+    if not rows or len(rows) > LIVE_FILTER_MAX:
         return []
     used = live_counts({pk: row_used for pk, row_used, _ in rows})
     return [pk for pk, _, cap in rows if used[pk] >= cap]

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
-from links import visit_caps
+from links import selectors, visit_caps
 from links.models import LinkStatus, UrlLink
 from links.selectors import link_export_rows
 from links.services.create import link_create
@@ -109,6 +110,13 @@ def test_the_exports(client, user, capped_out, open_link):
     assert {row["code"]: row["status"] for row in exported}[capped_out.code] == "limit_reached"
 
 
+def test_the_export_command(user, capped_out, tmp_path):
+    out = tmp_path / "links.json"
+    call_command("export_links", "--user", user.username, "--format", "json", "--output", out)
+    exported = json.loads(out.read_text())["links"]
+    assert [row["status"] for row in exported] == ["limit_reached"]
+
+
 def test_shlinks_exclude_max_visits_reached(user, capped_out, open_link):
     shlink = APIClient()
     shlink.credentials(HTTP_X_API_KEY=api_key_create(user=user, name="shlink")[1])
@@ -139,3 +147,14 @@ def test_a_plain_create_does_not_hand_back_a_capped_out_link(user, capped_out):
     visit_caps.save_counts()
     again = link_create(user=user, long_url="https://example.com/offer")
     assert again.created and again.link.pk != capped_out.pk
+
+
+def test_past_the_live_filter_bound_the_rows_decide_once_saved(user, capped_out, monkeypatch):
+    """A scope with more open capped links than LIVE_FILTER_MAX is filtered by the rows'
+    counts alone (no MGET of them all): the link is found once the runner has saved its count."""
+    monkeypatch.setattr(selectors, "LIVE_FILTER_MAX", 0)
+    api = client_for(user)
+    stopped = "/api/v1/links/?active=false"
+    assert api.get(stopped).json()["results"] == []
+    visit_caps.save_counts()
+    assert [item["code"] for item in api.get(stopped).json()["results"]] == [capped_out.code]
