@@ -41,7 +41,7 @@ class LinkStatus(models.TextChoices):
 
 # Capped links whose row count has reached the cap. The row follows the live counter
 # (links.visit_caps) a few seconds behind; links.selectors reads the live count on top.
-_ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits"))
+ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits"))
 
 
 class UrlLinkQuerySet(models.QuerySet):
@@ -50,15 +50,13 @@ class UrlLinkQuerySet(models.QuerySet):
         return (
             self.filter(revoked_at__isnull=True)
             .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-            .exclude(_ROW_LIMIT_REACHED)
+            .exclude(ROW_LIMIT_REACHED)
         )
 
     def inactive(self, now: datetime | None = None) -> "UrlLinkQuerySet":
         """Stopped links: revoked, expired or with their visit limit reached."""
         now = now or timezone.now()
-        return self.filter(
-            Q(revoked_at__isnull=False) | Q(expires_at__lte=now) | _ROW_LIMIT_REACHED
-        )
+        return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now) | ROW_LIMIT_REACHED)
 
     def limit_reached(self, now: datetime | None = None) -> "UrlLinkQuerySet":
         """Neither revoked nor expired, but their visit limit reached (by the rows' counts)."""
@@ -66,7 +64,7 @@ class UrlLinkQuerySet(models.QuerySet):
         return (
             self.filter(revoked_at__isnull=True)
             .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-            .filter(_ROW_LIMIT_REACHED)
+            .filter(ROW_LIMIT_REACHED)
         )
 
     def visible_to(self, user) -> "UrlLinkQuerySet":

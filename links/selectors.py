@@ -8,13 +8,22 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from workspaces.selectors import can_write, personal_workspace_of, role_in, workspace_ids_of
 
 from .domains import current_table, hostname_of
-from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink
+from .models import (
+    DEFAULT_DOMAIN_ID,
+    ROW_LIMIT_REACHED,
+    Domain,
+    ImportStatus,
+    LinkImport,
+    LinkStatus,
+    Tag,
+    UrlLink,
+)
 from .services.policy import url_hash, with_default_scheme
 from .shortlinks import link_short_url
 from .visit_caps import live_counts
@@ -178,9 +187,7 @@ def link_list(
         links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     if exclude_limit_reached:
         reached = _live_limit_reached(links, now)
-        links = links.exclude(max_visits__isnull=False, visits_used__gte=F("max_visits")).exclude(
-            pk__in=reached
-        )
+        links = links.exclude(ROW_LIMIT_REACHED).exclude(pk__in=reached)
     if order == "clicks":
         links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
@@ -207,7 +214,7 @@ def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
     return [pk for pk, _, cap in rows if used[pk] >= cap]
 
 
-def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, str]:
+def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus]:
     """{link id: LinkStatus} for a page of links, the capped ones by their live visit counts,
     read together (what the redirect goes by); the one way lists, pages and exports say a
     link's state."""
