@@ -7,6 +7,7 @@ redirects are held to the same rules as a link's long URL."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -72,6 +73,17 @@ def test_what_is_not_a_bare_host_is_not_given_a_scheme(typed, message):
         validate_long_url(typed)
     assert re.search(message, " ".join(refused.value.message_dict["long_url"]))
     assert with_default_scheme("mailto:someone@example.com") == "mailto:someone@example.com"
+
+
+@pytest.mark.parametrize("text", ["a." * 20_000 + " ", "a." * 20_000 + "a b", "x" * 40_000 + " "])
+def test_the_scheme_rule_answers_at_once_however_long_the_text(text):
+    """A pattern whose host parts may each take a dot backtracks quadratically: this took 30 s
+    with the first one. The deadline is generous; the linear one takes milliseconds."""
+    started = time.monotonic()
+    assert with_default_scheme(text) == text
+    with pytest.raises(ValidationError):
+        validate_long_url(text)
+    assert time.monotonic() - started < 2
 
 
 # --- Each channel -----------------------------------------------------------------------------
