@@ -23,7 +23,7 @@ from links.cache import redirect_location
 from links.codes import pool
 from links.exports import LineEcho, spreadsheet_safe
 from links.forms import add_service_errors
-from links.selectors import TagNotFound, link_list, tag_get
+from links.selectors import TagNotFound, link_list, link_statuses, tag_get
 from links.services.tags import tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
@@ -128,7 +128,7 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "latest_visits": latest,
             "show_bots": show_bots,
             "bots_only": bots_only,
-            "status": link.status,
+            "status": link_statuses([link])[link.pk],  # by the live visit count, if capped
         },
     )
 
@@ -206,12 +206,12 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     time_range = context["time_range"]
     period = _period_query(context["form"], time_range)
     totals = selectors.links_totals(link_ids=link_ids, start=time_range.start, end=time_range.end)
-    now = timezone.now()
+    statuses = link_statuses(links)
     rows = [
         {
             "link": link,
             "stats_url": link_page_url("link_stats", link, **period),
-            "status": link.status_at(now),
+            "status": statuses[link.pk],
             **totals[link.pk],
         }
         for link in links

@@ -63,6 +63,8 @@ class LinkStatusFilter(admin.SimpleListFilter):
             return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
         if self.value() == LinkStatus.REVOKED:
             return queryset.filter(revoked_at__isnull=False)
+        if self.value() == LinkStatus.LIMIT_REACHED:
+            return queryset.limit_reached(now)
         return queryset
 
 
@@ -274,7 +276,8 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="status")
     def status_label(self, link: UrlLink) -> str:
-        return link.status.capitalize()
+        # The row's visit count: a capped link shows "Visit limit reached" within seconds of it.
+        return link.status.label
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("links.change_urllink")

@@ -41,14 +41,6 @@ def add_service_errors(
         form.add_error(None, error.messages)
 
 
-def _with_scheme(value: str) -> str:
-    """People paste `example.com/page`; the service only accepts http(s) URLs, so add https."""
-    value = (value or "").strip()
-    if value and "://" not in value and "." in value.split("/", 1)[0] and " " not in value:
-        return "https://" + value
-    return value
-
-
 class ExpiryField(forms.DateTimeField):
     widget = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
 
@@ -113,9 +105,6 @@ class LinkFieldsMixin(forms.Form):
             f"Optional. After this moment the short link answers “no longer available”. "
             f"Times are in {timezone.get_current_timezone_name()}."
         )
-
-    def clean_long_url(self) -> str:
-        return _with_scheme(self.cleaned_data["long_url"])
 
 
 def split_tags(value: str) -> list[str]:
@@ -294,13 +283,6 @@ class TargetingFieldsMixin(forms.Form):
             )
         self.targeting_errors: dict[str, list[str]] = {"rules": [], "variants": []}
         self.row_errors: dict[str, list[str]] = {}
-
-    def clean(self):
-        cleaned = super().clean()
-        for name, value in list(cleaned.items()):
-            if name.endswith("_url") and (name.startswith(("rule_", "variant_"))):
-                cleaned[name] = _with_scheme(value)
-        return cleaned
 
     def _filled(self, prefix: str, count: int, keys: tuple[str, ...]) -> list[tuple[int, dict]]:
         """(row, {key: value}) of the rows with anything in them, in order."""
@@ -513,7 +495,11 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
 class LinkFilterForm(forms.Form):
     """The search / filter / sort bar above "My links"; bad values fall back to the defaults."""
 
-    STATUS_CHOICES = [("", "All links"), ("active", "Active"), ("expired", "Expired or revoked")]
+    STATUS_CHOICES = [
+        ("", "All links"),
+        ("active", "Active"),
+        ("expired", "Stopped: expired, revoked or out of visits"),
+    ]
     ORDER_CHOICES = [(key, label) for key, (label, _) in LINK_ORDERS.items()]
 
     q = forms.CharField(

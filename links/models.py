@@ -2,7 +2,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -27,21 +27,45 @@ class CodeType(models.TextChoices):
 
 
 class LinkStatus(models.TextChoices):
+    """A link's state, the one definition every page, export and API reads (UrlLink.status_at;
+    in lists with live visit counts, links.selectors.link_statuses). First match wins: a
+    revoked link is revoked whatever else; an expired one, expired. Archived is not a state:
+    an archived link still redirects (the `archived` flag says it)."""
+
     ACTIVE = "active", "Active"
     EXPIRED = "expired", "Expired"
     REVOKED = "revoked", "Revoked"
+    # Its max_visits people have been through: it answers 410 like an expired link.
+    LIMIT_REACHED = "limit_reached", "Visit limit reached"
+
+
+# Capped links whose row count has reached the cap. The row follows the live counter
+# (links.visit_caps) a few seconds behind; links.selectors reads the live count on top.
+ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits"))
 
 
 class UrlLinkQuerySet(models.QuerySet):
     def active(self, now: datetime | None = None) -> "UrlLinkQuerySet":
         now = now or timezone.now()
-        return self.filter(revoked_at__isnull=True).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        return (
+            self.filter(revoked_at__isnull=True)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+            .exclude(ROW_LIMIT_REACHED)
         )
 
     def inactive(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+        """Stopped links: revoked, expired or with their visit limit reached."""
         now = now or timezone.now()
-        return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now))
+        return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now) | ROW_LIMIT_REACHED)
+
+    def limit_reached(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+        """Neither revoked nor expired, but their visit limit reached (by the rows' counts)."""
+        now = now or timezone.now()
+        return (
+            self.filter(revoked_at__isnull=True)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+            .filter(ROW_LIMIT_REACHED)
+        )
 
     def visible_to(self, user) -> "UrlLinkQuerySet":
         """Staff see every link; everyone else the links of the workspaces they belong to."""
@@ -268,11 +292,18 @@ class UrlLink(models.Model):
         query)."""
         return "" if self.domain_id == DEFAULT_DOMAIN_ID else self.domain.host
 
-    def status_at(self, now: datetime | None = None) -> str:
+    def status_at(self, now: datetime | None = None, *, visits_used: int | None = None) -> str:
+        """The link's LinkStatus at `now`. `visits_used`: the live count of a capped link's
+        visits (links.services.gates.visits_used, or capped_visits_used for a page of links),
+        which is what the redirect goes by; without it, the row's count, a few seconds behind."""
         if self.revoked_at is not None:
             return LinkStatus.REVOKED
         if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
             return LinkStatus.EXPIRED
+        if self.max_visits is not None:
+            used = self.visits_used if visits_used is None else visits_used
+            if used >= self.max_visits:
+                return LinkStatus.LIMIT_REACHED
         return LinkStatus.ACTIVE
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -20,9 +20,20 @@ from workspaces.selectors import (
 )
 
 from .domains import current_table, host_form, hostname_of
-from .models import DEFAULT_DOMAIN_ID, Domain, ImportStatus, LinkImport, Tag, UrlLink, tag_key
-from .services.policy import url_hash
+from .models import (
+    DEFAULT_DOMAIN_ID,
+    ROW_LIMIT_REACHED,
+    Domain,
+    ImportStatus,
+    LinkImport,
+    LinkStatus,
+    Tag,
+    UrlLink,
+    tag_key,
+)
+from .services.policy import url_hash, with_default_scheme
 from .shortlinks import link_short_url
+from .visit_caps import live_counts
 
 
 class LinkNotFound(Exception):
@@ -133,6 +144,8 @@ def link_list(
     request_host: str = "",
     include_revoked: bool = True,
     workspace_id: int | None = None,
+    exclude_expired: bool = False,
+    exclude_limit_reached: bool = False,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -145,7 +158,9 @@ def link_list(
     unless `archived` is True (then they are listed with the others). `domain`: only the links
     on that short domain (a host; the default one's name too, see domain_id_for_name).
     `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
-    is our revoke, such as the Shlink layer).
+    is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
+    out the links past their expiry, the ones whose visit limit is reached (Shlink's
+    excludePastValidUntil and excludeMaxVisitsReached).
     """
     links = UrlLink.objects.select_related("owner", "domain", "workspace")
     if workspace_id is not None and user.is_staff:
@@ -172,14 +187,53 @@ def link_list(
             Q(long_url__icontains=search) | Q(title__icontains=search) | Q(code=search)
         )
     now = timezone.now()
-    if active is True:
-        links = links.active(now)
-    elif active is False:
-        links = links.inactive(now)
+    if active is not None:
+        # The rows' counts trail the live ones by seconds: links whose live count has reached
+        # the cap already are stopped too, as their visitors see them.
+        reached = _live_limit_reached(links, now)
+        if active:
+            links = links.active(now).exclude(pk__in=reached)
+        else:
+            links = links.inactive(now) | links.filter(pk__in=reached)
+    if exclude_expired:
+        links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if exclude_limit_reached:
+        reached = _live_limit_reached(links, now)
+        links = links.exclude(ROW_LIMIT_REACHED).exclude(pk__in=reached)
     if order == "clicks":
         links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
     return links.order_by(*ordering)
+
+
+# The most open capped links a filtered list reads the live counts of (one MGET of that many
+# keys at most); beyond it the rows' counts alone decide, a few seconds behind.
+LIVE_FILTER_MAX = 5000
+
+
+def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
+    """Ids of `links` that are active by their rows but whose live visit count has reached
+    their cap: one query and one batched count read (one MGET, or the node's files)."""
+    rows = list(
+        links.active(now)
+        .filter(max_visits__isnull=False)
+        .order_by()
+        .values_list("pk", "visits_used", "max_visits")[: LIVE_FILTER_MAX + 1]
+    )
+    if not rows or len(rows) > LIVE_FILTER_MAX:
+        return []
+    used = live_counts({pk: row_used for pk, row_used, _ in rows})
+    return [pk for pk, _, cap in rows if used[pk] >= cap]
+
+
+def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus]:
+    """{link id: LinkStatus} for a page of links, the capped ones by their live visit counts,
+    read together (what the redirect goes by); the one way lists, pages and exports say a
+    link's state."""
+    links = list(links)
+    now = now or timezone.now()
+    used = live_counts({link.pk: link.visits_used for link in links if link.max_visits is not None})
+    return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
 def link_find_existing(
@@ -199,7 +253,8 @@ def link_find_existing(
     case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
     options the link has.
     """
-    long_url = (long_url or "").strip()
+    # Read as a create would store it: `example.com/page` finds https://example.com/page.
+    long_url = with_default_scheme((long_url or "").strip())
     domain_id = domain_id_for_name(domain or "", request_host=request_host)
     if not long_url or domain_id is None:
         return None
@@ -366,7 +421,7 @@ def _export_pages(
         ids = [link.pk for link in page]
         totals = link_click_totals(link_ids=ids)
         tags = link_tag_names(link_ids=ids)
-        now = timezone.now()
+        statuses = link_statuses(page)
         for link in page:
             record = {
                 "code": link.code,
@@ -377,7 +432,7 @@ def _export_pages(
                 "domain": link.domain_host,
                 "created_at": link.created_at,
                 "expires_at": link.shown_expiry,
-                "status": str(link.status_at(now)),
+                "status": str(statuses[link.pk]),
                 "archived": link.archived,
                 "clicks": totals[link.pk]["clicks"],
                 "unique_visitors": totals[link.pk]["unique_visitors"],

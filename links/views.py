@@ -51,6 +51,7 @@ from .selectors import (
     link_import_get,
     link_import_list,
     link_list,
+    link_statuses,
     link_tag_names,
     tag_get,
     tag_list,
@@ -208,7 +209,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     page = Paginator(links, LINKS_PER_PAGE).get_page(request.GET.get("page"))
     totals = link_click_totals(link_ids=[link.pk for link in page.object_list])
     tags = link_tag_names(link_ids=[link.pk for link in page.object_list])
-    now = timezone.now()
+    statuses = link_statuses(page.object_list)
     rows = []
     for link in page.object_list:
         counts = totals.get(link.pk, {})
@@ -216,7 +217,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             {
                 "link": link,
                 "short_url": link_short_url(link, request=request),
-                "status": link.status_at(now),
+                "status": statuses[link.pk],
                 "clicks": counts.get("clicks", 0),
                 "unique_visitors": counts.get("unique_visitors", 0),
                 "tags": tags.get(link.pk, []),

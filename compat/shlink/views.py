@@ -214,8 +214,6 @@ class ShortUrlsView(ShlinkView):
                 raise InvalidArgument({unsupported: ["Lists cannot be filtered by date here."]})
         if params.get("tagsMode", "all") != "all":
             raise InvalidArgument({"tagsMode": ["Only “all” is supported."]})
-        if _flag(params, "excludeMaxVisitsReached"):
-            raise InvalidArgument({"excludeMaxVisitsReached": ["Not supported here."]})
         order = ORDERS.get(params.get("orderBy", "").strip())
         if order is None:
             supported = "dateCreated-ASC/DESC, shortCode-ASC, visits-DESC, nonBotVisits-DESC"
@@ -223,7 +221,8 @@ class ShortUrlsView(ShlinkView):
         links = link_list(
             user=request.user,
             search=params.get("searchTerm") or None,
-            active=True if _flag(params, "excludePastValidUntil") else None,
+            exclude_expired=_flag(params, "excludePastValidUntil"),
+            exclude_limit_reached=_flag(params, "excludeMaxVisitsReached"),
             order=order,
             owned_only=False,  # staff see every link, as on the native API
             tags=params.getlist("tags[]") or params.getlist("tags") or None,

@@ -15,7 +15,7 @@ from links.cache import idn_ascii_url
 from links.models import LinkStatus, RedirectType, UrlLink
 from links.selectors import default_domain_host
 from links.services.bulk import BULK_MAX_ITEMS
-from links.services.gates import PASSWORD_MAX_LENGTH, visits_left
+from links.services.gates import PASSWORD_MAX_LENGTH, visits_left, visits_used
 from links.services.targeting import DEVICES, OS_NAMES
 from links.services.utm import UTM_FIELDS
 from links.shortlinks import link_short_url, short_url_for
@@ -41,12 +41,15 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="The slug of the workspace the link belongs to (GET /api/v1/workspaces/)."
     )
     is_active = serializers.BooleanField(
-        read_only=True, help_text="False once the link is revoked or past its expiry."
+        read_only=True,
+        help_text="False once the link is revoked, past its expiry or out of visits "
+        "(max_visits reached): whenever `status` is not active.",
     )
     status = serializers.ChoiceField(
         choices=LinkStatus.choices,
         read_only=True,
-        help_text="active, expired (past expires_at) or revoked (at revoked_at).",
+        help_text="active, expired (past expires_at), revoked (at revoked_at) or limit_reached "
+        "(max_visits people have been through: visitors get 410, as for an expired link).",
     )
     revoked_at = serializers.DateTimeField(
         read_only=True,
@@ -133,7 +136,8 @@ class LinkSerializer(serializers.ModelSerializer):
         shows a thousand links). test_bulk_serialization holds the two in step."""
         fields = self.fields
         expires_at, revoked_at = link.expires_at, link.revoked_at
-        status = link.status
+        used = self._visits_used(link)
+        status = link.status_at(visits_used=used)
         return {
             "code": link.code,
             "short_url": self.get_short_url(link),
@@ -160,7 +164,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "archived": link.archived,
             "password_protected": bool(link.password_hash),
             "max_visits": link.max_visits,
-            "visits_left": self.get_visits_left(link),
+            "visits_left": None if used is None else max(0, link.max_visits - used),
         }
 
     def _created_at(self, value):
@@ -194,8 +198,16 @@ class LinkSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "integer", "nullable": True})
     def get_visits_left(self, link: UrlLink) -> int | None:
-        # The view reads the live counts of every capped link it shows at once ("visits_used").
-        return visits_left(link, used=(self.context.get("visits_used") or {}).get(link.pk))
+        return visits_left(link, used=self._visits_used(link))
+
+    def _visits_used(self, link: UrlLink) -> int | None:
+        """A capped link's live visit count (None uncapped): what its status and visits_left
+        both go by. A list view reads those of every capped link it shows at once
+        ("visits_used"); a single link's is read here."""
+        if link.max_visits is None:
+            return None
+        batched = self.context.get("visits_used") or {}
+        return batched[link.pk] if link.pk in batched else visits_used(link)
 
     @extend_schema_field(OpenApiTypes.INT)
     def get_clicks(self, link: UrlLink) -> int:
@@ -611,7 +623,8 @@ class LinkListQuerySerializer(serializers.Serializer):
     active = serializers.BooleanField(
         required=False,
         default=None,
-        help_text="true: only working links; false: only revoked or expired ones.",
+        help_text="true: only working links; false: only stopped ones (revoked, expired or "
+        "out of visits: limit_reached).",
         error_messages={"invalid": BOOLEAN_MESSAGE},
     )
     mine = serializers.BooleanField(

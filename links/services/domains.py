@@ -8,18 +8,17 @@ from urllib.parse import urlsplit
 
 import idna
 from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
 from django.db import transaction
 
 from .. import domains as domain_table
 from ..cache import host_to_ascii
 from ..models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
 from ..selectors import default_domain_host, domain_id_for_name
+from .policy import LOOP, LongUrlRules
 
 # Labels of letters, digits and hyphens (after IDNA), at least two of them: a name a browser
 # resolves, not an address or a bare word.
 _LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)\Z")
-_url_validator = URLValidator(schemes=["http", "https"])
 _REDIRECT_MAX_LENGTH = Domain._meta.get_field("root_redirect").max_length
 
 
@@ -59,23 +58,26 @@ def clean_host(value: str) -> str:
     return host
 
 
-def clean_redirect(value: str, *, field: str, host: str) -> str:
-    """Where a domain sends its root or unknown codes: "" (nowhere: the 404 page) or an http(s)
-    URL that is not the domain's own root (which would send visitors round in a loop)."""
+def clean_redirect(value: str, *, field: str, host: str, rules: LongUrlRules | None = None) -> str:
+    """Where a domain sends its root or unknown codes: "" (nowhere: the 404 page) or a URL the
+    long-URL rules accept (LongUrlRules: the scheme added to `example.com/page`, no local
+    address, nothing on this service's own hosts, `host` included, which would send visitors
+    round in a loop, the length limit and IDNA), refused as a link's long URL would be."""
     url = (value or "").strip()
     if not url:
         return ""
+    rules = rules or LongUrlRules(also_own=[host] if host else [])
+    try:
+        url = rules.check(url)
+    except ValidationError as exc:
+        problems = exc.error_dict["long_url"]
+        if any(problem.code == LOOP for problem in problems):
+            raise ValidationError(
+                {field: ["This address is on this short-link service: visitors would loop."]}
+            ) from None
+        raise ValidationError({field: [m for p in problems for m in p.messages]}) from None
     if len(url) > _REDIRECT_MAX_LENGTH:
         raise ValidationError({field: [f"URLs can be at most {_REDIRECT_MAX_LENGTH} characters."]})
-    try:
-        _url_validator(url)
-    except ValidationError:
-        raise ValidationError(
-            {field: ["Enter a full web address, starting with https:// or http://."]}
-        ) from None
-    parts = urlsplit(url)
-    if (parts.hostname or "") == host and parts.path in ("", "/"):
-        raise ValidationError({field: ["This is the domain's own root: visitors would loop."]})
     return url
 
 
@@ -133,9 +135,10 @@ def domain_validate(
                 errors["host"] = [f"There is a domain {host} already."]
     values = {"host": host}
     redirects = {"root_redirect": root_redirect, "not_found_redirect": not_found_redirect}
+    rules = LongUrlRules(also_own=[host] if host else [])
     for field, value in redirects.items():
         try:
-            values[field] = clean_redirect(value, field=field, host=host)
+            values[field] = clean_redirect(value, field=field, host=host, rules=rules)
         except ValidationError as exc:
             errors.update(exc.message_dict)
     if errors:

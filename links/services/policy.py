@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import re
+from collections.abc import Iterable
 from datetime import datetime
 from urllib.parse import SplitResult, urlsplit
 
@@ -47,6 +49,22 @@ def is_storable_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# A web address typed without its scheme: a host of two or more dot-separated labels (a name or
+# an IPv4 address), maybe a port, then a path, query or fragment, no spaces. Nothing with a
+# scheme, a user name (`user@example.com` is an e-mail address) or a bracketed IPv6 host. Each
+# label ends at a dot, so the match is linear in the text's length: a host pattern whose parts
+# may each take a dot backtracks quadratically (30 s on 40 KB of "a.a.a.…" and a space).
+_HOST_LABEL = r"[^\s/?#@:\[\].]+"
+_SCHEMELESS = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL})+\.?(?::\d{{1,5}})?(?:[/?#]\S*)?\Z")
+
+
+def with_default_scheme(text: str) -> str:
+    """`example.com/page` as `https://example.com/page`: people (and CSV files) leave the scheme
+    out. Only a bare host or host/path gets one; any text with a scheme (a full URL stays exactly
+    as sent, `mailto:…` stays refused) or that is not a host is returned as it is."""
+    return "https://" + text if _SCHEMELESS.match(text) else text
 
 
 def url_hash(long_url: str) -> str:
@@ -205,9 +223,11 @@ class LongUrlRules:
     `check(long_url)` returns the URL to store, or raises ValidationError({"long_url": [reason]}).
     """
 
-    def __init__(self, *, request_host: str | None = None):
+    def __init__(self, *, request_host: str | None = None, also_own: Iterable[str] = ()):
+        """`also_own`: more hosts to count as this service's (a short domain being added, not
+        in the domain table yet)."""
         self.max_length = settings.SHORTURL_MAX_URL_LENGTH
-        self.own_hosts = own_hosts(request_host)
+        self.own_hosts = own_hosts(request_host) | {_comparable_host(name) for name in also_own}
         self.own_ports = own_ports(request_host)
         self.blocked = settings.SHORTURL_BLOCKED_DOMAINS
         self.allowed = settings.SHORTURL_ALLOWED_DOMAINS
@@ -223,6 +243,7 @@ class LongUrlRules:
             raise refuse("Enter the long URL to shorten.")
         if not is_storable_text(long_url):
             raise refuse("This is not a valid URL.")
+        long_url = with_default_scheme(long_url)
         if len(long_url) > self.max_length:
             raise refuse(
                 f"URLs can be at most {self.max_length} characters (this one has {len(long_url)})."
@@ -235,7 +256,7 @@ class LongUrlRules:
         if not parts.scheme or (
             "://" not in long_url and any(character.isspace() for character in long_url)
         ):
-            # Words, or a name without a dot (the form adds https:// only to `example.com/…`).
+            # Words, or a name without a dot (with_default_scheme adds https:// only to a host).
             raise refuse(
                 f"“{long_url[:80]}” is not a web address; paste one that starts with https://, "
                 "e.g. https://example.com/page."

@@ -91,7 +91,7 @@ def test_a_redirect_back_to_the_domains_own_root_is_refused():
         domain_save(host=GO, root_redirect=f"https://{GO}/", not_found_redirect="ftp://x.test/")
     errors = refused.value.message_dict
     assert "visitors would loop" in errors["root_redirect"][0]
-    assert "starting with https://" in errors["not_found_redirect"][0]
+    assert "Only http and https" in errors["not_found_redirect"][0]
 
 
 def test_a_domain_with_links_cannot_be_removed_and_one_without_can(user, go):
