@@ -4,7 +4,6 @@ request means."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 import idna
 from django.core.exceptions import ValidationError
