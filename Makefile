@@ -53,8 +53,8 @@ serve: install-prod
 	HOST=$(HOST) PORT=$(PORT) PYTHON=$(BIN)/python exec scripts/serve
 
 # The suite for every change: unit and integration tests on the embedded default (SQLite,
-# local-memory cache, eager Celery, whatever the shell exports), in TEST_WORKERS processes
-# (pytest-xdist; TEST_WORKERS=0 runs in this one), the browser tests left to test-browser.
+# local-memory cache, eager Celery, even when the shell exports DATABASE_URL or REDIS_URL), in
+# TEST_WORKERS processes (pytest-xdist; 0: this one), the browser tests left to test-browser.
 # One file: `make test PYTEST_ARGS=links/tests/test_api.py TEST_WORKERS=0`.
 TEST_WORKERS ?= auto
 EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL -u REDIS_CLUSTER
