@@ -56,6 +56,8 @@ serve: install-prod
 # local-memory cache, eager Celery, even when the shell exports DATABASE_URL or REDIS_URL), in
 # TEST_WORKERS processes (pytest-xdist; 0: this one), the browser tests left to test-browser.
 # One file: `make test PYTEST_ARGS=links/tests/test_api.py TEST_WORKERS=0`.
+# worksteal, not loadfile: loadfile keys tests by node id, and schemathesis's 34 cases
+# (tests/test_schema_fuzz.py) share one, so all but one went unrun without a word.
 TEST_WORKERS ?= auto
 EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL -u REDIS_CLUSTER
 test: install
