@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: backend detection, a clean cache, users, a real Celery worker."""
+"""Fixtures shared by every test: backend detection, a clean cache, users, a real Celery worker;
+the `backends` marker that picks the services pass's tests."""
 
 import os
 
@@ -10,6 +11,81 @@ from shorturl_project.redis_conn import reset_redis_state, uses_redis
 
 def uses_mysql() -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.mysql"
+
+
+# What puts a test in the services pass (make test-services): the database (pytest-django lets
+# no other test reach it), or a fixture that needs Redis, MariaDB or a broker. Found from each
+# test's whole fixture closure, so a fixture that asks for `db` carries its tests along.
+BACKEND_FIXTURES = {
+    "_django_db_helper",  # db, transactional_db, live_server, django_user_model, ...
+    "requires_redis",
+    "requires_mysql",
+    "celery_worker_real",
+    "redis_buffer",
+}
+BACKEND_MARKERS = ("django_db", "services", "worker", "backends")
+
+
+def touches_backends(item: pytest.Item) -> bool:
+    return bool(BACKEND_FIXTURES.intersection(getattr(item, "fixturenames", ()))) or any(
+        item.get_closest_marker(name) for name in BACKEND_MARKERS
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if touches_backends(item):
+            item.add_marker(pytest.mark.backends)
+
+
+_current = {"item": None, "touched": None}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """In the embedded run, a test without the `backends` marker that reads or writes the cache
+    or queues a Celery task fails: the services pass would skip it, so it would never meet Redis
+    or a broker. Mark it `@pytest.mark.backends` (or give it `db`) and it runs in both."""
+    _current["item"] = None if item.get_closest_marker("backends") else item
+    _current["touched"] = None
+    try:
+        result = yield
+    finally:
+        _current["item"] = None
+    if _current["touched"]:
+        pytest.fail(
+            f"{_current['touched']} in a test the services pass does not run: mark it "
+            "@pytest.mark.backends (conftest.py) so it also runs against Redis and Celery",
+            pytrace=False,
+        )
+    return result
+
+
+def _watch(owner, names, what):
+    for name in names:
+        original = getattr(owner, name)
+
+        def watched(*args, _original=original, _what=f"{what}.{name}()", **kwargs):
+            if _current["item"] is not None and _current["touched"] is None:
+                _current["touched"] = _what
+            return _original(*args, **kwargs)
+
+        setattr(owner, name, watched)
+
+
+def pytest_sessionstart(session):
+    if uses_redis() or not settings.CELERY_TASK_ALWAYS_EAGER:
+        return  # the services pass: every test it runs is marked already
+    from celery.app.task import Task
+    from django.core.cache.backends.locmem import LocMemCache
+
+    # get_many, set_many, decr, get_or_set and the rest go through these.
+    _watch(
+        LocMemCache,
+        ("add", "get", "set", "touch", "incr", "delete", "has_key", "clear"),
+        "the cache",
+    )
+    _watch(Task, ("apply_async",), "a Celery task")
 
 
 def pytest_report_header(config):

@@ -187,6 +187,7 @@ def test_the_api_answers_json_503_with_retry_after_while_the_database_is_down(
 # --- Row 9: /healthz says ok or down, and keeps the why for the log -------------------------
 
 
+@pytest.mark.backends  # /healthz also asks the cache: Redis in the services pass
 def test_healthz_says_down_without_the_exception_text_when_the_database_is_down(
     database_down, client, caplog
 ):

@@ -2,13 +2,15 @@
 live server through /rest/: what a Shlink dashboard or script would see.
 
 Needs Node 20+ and npm; the SDK is installed with `npm ci` into a cache directory
-(SHLINK_SDK_CACHE, else ~/.cache/shorturl/shlink-client-<lock hash>), never into the checkout.
+(SHLINK_SDK_CACHE, else ~/.cache/shorturl/shlink-client-<hash of its lock and client.mjs>),
+never into the checkout.
 Without Node, npm or the registry the test is skipped with the reason, unless
 SHLINK_SDK_REQUIRED=1 (CI), which turns that into a failure.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -38,8 +40,9 @@ def _unavailable(reason: str):
 def _cache_dir() -> Path:
     if os.environ.get("SHLINK_SDK_CACHE"):
         return Path(os.environ["SHLINK_SDK_CACHE"])
-    lock = (CLIENT_DIR / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(lock).hexdigest()[:12]
+    # The client script too: a checkout with another script never shares this directory.
+    files = [(CLIENT_DIR / name).read_bytes() for name in ("package-lock.json", "client.mjs")]
+    digest = hashlib.sha256(b"\0".join(files)).hexdigest()[:12]
     cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache_home / "shorturl" / f"shlink-client-{digest}"
 
@@ -55,8 +58,21 @@ def sdk_dir() -> Path:
         _unavailable(f"the Shlink SDK needs Node 20+ (fetch); found {version}")
     target = _cache_dir()
     target.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(CLIENT_DIR / name, target / name)
+    # The directory is shared by every checkout and pass (make test and make test-services may
+    # run at once): one installs at a time, and the others wait and find it installed.
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _install(npm, target)
+    return target
+
+
+def _install(npm: str, target: Path) -> None:
+    for name in ("package.json", "package-lock.json", "client.mjs"):
+        if (
+            not (target / name).exists()
+            or (target / name).read_bytes() != (CLIENT_DIR / name).read_bytes()
+        ):
+            shutil.copyfile(CLIENT_DIR / name, target / name)
     if not (target / "node_modules/@shlinkio/shlink-js-sdk/package.json").exists():
         try:
             installed = subprocess.run(
@@ -70,8 +86,6 @@ def sdk_dir() -> Path:
             _unavailable(f"npm ci did not finish in {INSTALL_TIMEOUT} s (registry unreachable?)")
         if installed.returncode != 0:
             _unavailable(f"npm ci failed (registry unreachable?): {installed.stderr[-500:]}")
-    shutil.copyfile(CLIENT_DIR / "client.mjs", target / "client.mjs")
-    return target
 
 
 def run_client(sdk_dir: Path, phase: str, *, url: str, api_key: str) -> dict:

@@ -84,30 +84,32 @@ def _random_visits(links: list, start: dt.datetime, days: int, seed: int) -> lis
         ("Asia/Kolkata", dt.datetime(2026, 5, 1, tzinfo=UTC), 5, "day"),
     ],
 )
-@pytest.mark.parametrize("all_links", [False, True])
 def test_each_bucket_counts_its_distinct_people_exactly(
-    settings, link, other_link, zone_name, start, days, bucket, all_links
+    settings, link, other_link, zone_name, start, days, bucket
 ):
+    """One link's series, then all links': one sample stored for both (rolling up a sample's
+    ~150 hours takes most of this test's time), so the link's count also leaves the other's
+    visits out."""
     settings.TIME_ZONE = zone_name
     zone = ZoneInfo(zone_name)
-    links = [link, other_link] if all_links else [link]
-    stored = _store(_random_visits(links, start, days, seed=days))
-    with timezone.override(zone):
-        series = selectors.series(
-            link_ids=None if all_links else [link.pk],
-            start=start,
-            end=start + days * DAY,
-            bucket=bucket,
-        )
-    counted = {
-        point["hour"].date(): (point["clicks"], point["unique_visitors"])
-        for point in series
-        if point["clicks"]
-    }
-    assert counted == _expected(stored, zone, bucket)
-    # One entry per local day or week, each starting at its local midnight (DST or not).
-    assert all(point["hour"].astimezone(zone).time() == dt.time(0) for point in series[1:])
-    assert len({point["hour"].date() for point in series}) == len(series)
+    stored = _store(_random_visits([link, other_link], start, days, seed=days))
+    for link_ids, visits in (
+        ([link.pk], [visit for visit in stored if visit.link_id == link.pk]),
+        (None, stored),
+    ):
+        with timezone.override(zone):
+            series = selectors.series(
+                link_ids=link_ids, start=start, end=start + days * DAY, bucket=bucket
+            )
+        counted = {
+            point["hour"].date(): (point["clicks"], point["unique_visitors"])
+            for point in series
+            if point["clicks"]
+        }
+        assert counted == _expected(visits, zone, bucket)
+        # One entry per local day or week, each starting at its local midnight (DST or not).
+        assert all(point["hour"].astimezone(zone).time() == dt.time(0) for point in series[1:])
+        assert len({point["hour"].date() for point in series}) == len(series)
 
 
 def test_a_person_on_two_days_counts_in_both_days_and_once_in_the_week(settings, link):

@@ -13,6 +13,7 @@ skips and says why, unless BITLY_CLIENT_REQUIRED=1 (CI), which turns that into a
 
 from __future__ import annotations
 
+import fcntl
 import filecmp
 import json
 import os
@@ -68,6 +69,13 @@ def _installed_client() -> Path:
         _unavailable("node and npm are needed to run the npm bitly client")
     target = Path(settings.BASE_DIR) / ".cache" / "bitly-client"
     target.mkdir(parents=True, exist_ok=True)
+    # make test and make test-services of one checkout may run at once: one installs at a time.
+    with open(target.with_name("bitly-client.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(target)
+
+
+def _install(target: Path) -> Path:
     locked = (target / "package-lock.json").is_file() and filecmp.cmp(
         CLIENT_SOURCE / "package-lock.json", target / "package-lock.json", shallow=False
     )
