@@ -65,6 +65,11 @@ class DomainRoute:
     def is_default(self) -> bool:
         return self.id == DEFAULT_DOMAIN_ID
 
+    def takes_links_of(self, workspace_id: int | None) -> bool:
+        """Whether a link of `workspace_id` may be put on this domain: one kept for a workspace
+        takes that workspace's links alone."""
+        return self.workspace_id in (None, workspace_id)
+
 
 def _redirect_entry(url: str) -> link_cache.LinkEntry | None:
     if not url:

@@ -44,7 +44,7 @@ from .selectors import (
     LinkNotFound,
     TagNotFound,
     default_domain_host,
-    domain_list,
+    domain_list_for,
     link_click_totals,
     link_export_rows,
     link_get_visible,
@@ -171,13 +171,9 @@ def _domain_choices(request: HttpRequest) -> dict:
     """What the create form and the list's filters offer: the extra short domains the current
     workspace may use (none: no choice shown; a domain kept for another workspace is left
     out) and the default one's name."""
-    workspace_id = current_workspace(request).pk
+    usable = domain_list_for(user=request.user, workspace_id=current_workspace(request).pk)
     return {
-        "domains": [
-            domain.host
-            for domain in domain_list()
-            if not domain.is_default and domain.workspace_id in (None, workspace_id)
-        ],
+        "domains": [domain.host for domain in usable if not domain.is_default],
         "default_domain": default_domain_host(request.get_host()),
     }
 

@@ -204,14 +204,14 @@ def domain_for_create(
         hosts = sorted(
             host
             for host, route in domain_table.current_table().by_host.items()
-            if route.workspace_id in (None, workspace_id)
+            if route.takes_links_of(workspace_id)
         )
         known = ", ".join(hosts[:10]) if hosts else "none yet"
         raise ValidationError(
             {"domain": [f"“{name[:100]}” is not one of this service's short domains ({known})."]}
         )
     route = domain_table.current_table().by_id.get(domain_id)
-    if route is not None and route.workspace_id not in (None, workspace_id):
+    if route is not None and not route.takes_links_of(workspace_id):
         raise ValidationError(
             {"domain": [f"The short domain {route.host} is kept for another workspace."]}
         )
