@@ -25,10 +25,11 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 PEOPLE = 24
+HERE = Path(__file__).resolve().parent
 
 
 def _setup(root: Path, workdir: Path, db: Path) -> None:
@@ -44,6 +45,7 @@ def _setup(root: Path, workdir: Path, db: Path) -> None:
         os.environ.pop(name, None)
     os.environ["DJANGO_SETTINGS_MODULE"] = "shorturl_project.settings"
     sys.path.insert(0, str(root))
+    sys.path.append(str(HERE.parent / "e2e"))  # this checkout's list of requests (harness.py)
     os.chdir(root)
     import django
 
@@ -112,57 +114,19 @@ def _seed() -> dict:
 
 
 def _requests(code: str) -> list[tuple[str, str, dict, str]]:
-    """(what, path, params, who): the largest span each family accepts today, and the audit's."""
-    today = datetime.now(UTC).date()
-    days = (today - date(2000, 1, 1)).days
-    months = (today.year - 2000) * 12 + today.month - 1
-    bitly = f"/v4/bitlinks/bit.ly/{code}/clicks"
-    since_2000 = {"range": "custom", "start": "2000-01-01", "end": str(today)}
-    year = (datetime.now(UTC) - timedelta(days=365)).strftime("%Y-%m-%dT%H:00:00Z")
-    return [
-        ("Bitly 10,000 months (the audit's)", bitly, {"unit": "month", "units": 10000}, "bitly"),
-        ("Bitly 10,000 hours", bitly, {"unit": "hour", "units": 10000}, "bitly"),
-        (f"Bitly {days:,} days", bitly, {"unit": "day", "units": days}, "bitly"),
-        (f"Bitly {days // 7:,} weeks", bitly, {"unit": "week", "units": days // 7}, "bitly"),
-        (f"Bitly {months} months", bitly, {"unit": "month", "units": months}, "bitly"),
-        (
-            "Bitly summary 10,000 hours",
-            bitly + "/summary",
-            {"unit": "hour", "units": 10000},
-            "bitly",
-        ),
-        ("API link, 365 days by hour", f"/api/v1/links/{code}/stats/", {"start": year}, "token"),
-        (
-            "API link, days since 2000",
-            f"/api/v1/links/{code}/stats/",
-            {"start": "2000-01-01T00:00:00Z", "bucket": "day", "limit": "all"},
-            "token",
-        ),
-        ("API tag, 365 days by hour", "/api/v1/tags/spans/stats/", {"start": year}, "token"),
-        (
-            "API tag, days since 2000",
-            "/api/v1/tags/spans/stats/",
-            {"start": "2000-01-01T00:00:00Z", "bucket": "day"},
-            "token",
-        ),
-        ("page: link since 2000", f"/dashboard/links/{code}/", since_2000, "session"),
-        ("page: tag since 2000", "/dashboard/tags/spans/", since_2000, "session"),
-        ("page: overview since 2000", "/dashboard/overview/", since_2000, "session"),
-        (
-            "Shlink visits since 2000",
-            f"/rest/v3/short-urls/{code}/visits",
-            {"startDate": "2000-01-01T00:00:00Z"},
-            "shlink",
-        ),
-        ("visits CSV (every visit)", f"/dashboard/links/{code}/visits.csv", {}, "session"),
-    ]
+    """(what, path, params, who): the audit's request, then the largest span each family accepts
+    today, the same requests e2e/test_span_limits.py measures over HTTP (e2e/harness.py)."""
+    from harness import largest_spans
+
+    audit = ("Bitly 10,000 months (the audit's)", f"/v4/bitlinks/bit.ly/{code}/clicks")
+    return [(*audit, {"unit": "month", "units": 10000}, "bitly"), *largest_spans(code, "spans")]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--only", default="")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    parser.add_argument("--root", type=Path, default=HERE.parent)
     parser.add_argument("--db", type=Path, help="keep the seeded SQLite database here")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="span-cost-"))
@@ -176,9 +140,10 @@ def main() -> None:
             "bitly": Client(HTTP_AUTHORIZATION=f"Bearer {seeded['token']}"),
             "token": Client(HTTP_AUTHORIZATION=f"Token {seeded['token']}"),
             "shlink": Client(HTTP_X_API_KEY=seeded["token"]),
-            "session": Client(),
+            "owner": Client(),  # the link's owner is staff too: also the overview's
         }
-        clients["session"].force_login(seeded["owner"])
+        clients["owner"].force_login(seeded["owner"])
+        clients["staff"] = clients["owner"]
         print(f"{'request':40} {'status':>6} {'CPU median':>11} {'CPU max':>8}")
         for what, path, params, who in _requests(seeded["code"]):
             if args.only and args.only.lower() not in what.lower():

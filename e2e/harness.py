@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
@@ -993,3 +994,57 @@ def login(dep: Deployment, username: str, password: str) -> requests.Session:
         f"cookies={sorted(sess.cookies.keys())}; body: {response.text[:800]}"
     )
     return sess
+
+
+# --- requests shared with bench/ -----------------------------------------------------------------
+
+
+def largest_spans(code: str, tag: str) -> list[tuple[str, str, dict[str, Any], str]]:
+    """(what, path, params, who) of the largest time span each stats family accepts today, for
+    the link `code` and the tag `tag` (security round 3, finding 2). One list for the two that
+    measure them, so that they measure the same requests: over HTTP test_span_limits.py, and
+    in-process bench/span_cost.py (docs/analytics.md, "Span limits").
+
+    `who` says whose request it is: "bitly" (`Authorization: Bearer <key>`), "token" (the stats
+    API's `Token <key>`), "shlink" (`X-Api-Key`), "owner" (signed in as the link's owner),
+    "staff" (signed in as a staff user: the overview)."""
+    today = datetime.now(UTC).date()
+    # A day short of the most, whatever the server's time zone makes of "today".
+    days = (today - date(2000, 1, 1)).days
+    months = (today.year - 2000) * 12 + today.month - 1
+    bitly = f"/v4/bitlinks/bit.ly/{code}/clicks"
+    a_year_ago = datetime.now(UTC) - timedelta(days=365)
+    year = {"start": a_year_ago.strftime("%Y-%m-%dT%H:00:00Z"), "bucket": "hour"}
+    days_since_2000 = {"start": "2000-01-01T00:00:00Z", "bucket": "day"}
+    since_2000 = {"range": "custom", "start": "2000-01-01", "end": str(today)}
+    return [
+        ("Bitly 10,000 hours", bitly, {"unit": "hour", "units": 10000}, "bitly"),
+        (f"Bitly {days:,} days", bitly, {"unit": "day", "units": days}, "bitly"),
+        (f"Bitly {days // 7:,} weeks", bitly, {"unit": "week", "units": days // 7}, "bitly"),
+        (f"Bitly {months} months", bitly, {"unit": "month", "units": months}, "bitly"),
+        (
+            "Bitly summary, 10,000 hours",
+            bitly + "/summary",
+            {"unit": "hour", "units": 10000},
+            "bitly",
+        ),
+        ("stats API, a year of hours", f"/api/v1/links/{code}/stats/", year, "token"),
+        (
+            "stats API, days since 2000",
+            f"/api/v1/links/{code}/stats/",
+            {**days_since_2000, "limit": "all"},
+            "token",
+        ),
+        ("tag stats API, a year of hours", f"/api/v1/tags/{tag}/stats/", year, "token"),
+        ("tag stats API, days since 2000", f"/api/v1/tags/{tag}/stats/", days_since_2000, "token"),
+        ("stats page since 2000", f"/dashboard/links/{code}/", since_2000, "owner"),
+        ("tag page since 2000", f"/dashboard/tags/{tag}/", since_2000, "owner"),
+        ("overview since 2000", "/dashboard/overview/", since_2000, "staff"),
+        (
+            "Shlink visits since 2000",
+            f"/rest/v3/short-urls/{code}/visits",
+            {"startDate": "2000-01-01T00:00:00Z"},
+            "shlink",
+        ),
+        ("visits CSV (every visit)", f"/dashboard/links/{code}/visits.csv", {}, "owner"),
+    ]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, date, datetime, timedelta
 
 import harness
 import pytest
@@ -47,10 +46,6 @@ def _bitly(dep: harness.Deployment):
     sess = dep.session()
     sess.headers["Authorization"] = f"Bearer {dep.token}"
     return sess
-
-
-def _months_since_2000(today: date) -> int:
-    return (today.year - 2000) * 12 + today.month
 
 
 @pytest.fixture(scope="module")
@@ -90,71 +85,19 @@ def test_ten_thousand_months_are_refused_at_once_and_healthz_keeps_answering(
     harness.note(deployment, "/healthz beside 8 × 10,000 months", f"{waited:.2f} s")
 
 
-def _largest_allowed(dep: harness.Deployment, code: str) -> list[tuple[str, str, dict, str]]:
-    """(what, path, params, who) of the largest span each family accepts today."""
-    today = datetime.now(UTC).date()
-    # A day short of the most, whatever the server's time zone makes of "today".
-    days = (today - date(2000, 1, 1)).days
-    bitly = f"/v4/bitlinks/bit.ly/{code}/clicks"
-    a_year_ago = datetime.now(UTC) - timedelta(days=365)
-    year = {"start": a_year_ago.strftime("%Y-%m-%dT%H:00:00Z"), "bucket": "hour"}
-    since_2000 = {"range": "custom", "start": "2000-01-01", "end": str(today)}
-    return [
-        ("Bitly 10,000 hours", bitly, {"unit": "hour", "units": 10000}, "bitly"),
-        (f"Bitly {days:,} days", bitly, {"unit": "day", "units": days}, "bitly"),
-        ("Bitly weeks since 2000", bitly, {"unit": "week", "units": days // 7}, "bitly"),
-        (
-            "Bitly months since 2000",
-            bitly,
-            {"unit": "month", "units": _months_since_2000(today) - 1},
-            "bitly",
-        ),
-        (
-            "Bitly summary, 10,000 hours",
-            bitly + "/summary",
-            {"unit": "hour", "units": 10000},
-            "bitly",
-        ),
-        ("stats API, a year of hours", f"/api/v1/links/{code}/stats/", year, "token"),
-        (
-            "stats API, days since 2000",
-            f"/api/v1/links/{code}/stats/",
-            {"start": "2000-01-01T00:00:00Z", "bucket": "day", "limit": "all"},
-            "token",
-        ),
-        ("tag stats API, a year of hours", "/api/v1/tags/e2e-spans/stats/", year, "token"),
-        (
-            "tag stats API, days since 2000",
-            "/api/v1/tags/e2e-spans/stats/",
-            {"start": "2000-01-01T00:00:00Z", "bucket": "day"},
-            "token",
-        ),
-        ("stats page since 2000", f"/dashboard/links/{code}/", since_2000, "demo"),
-        ("tag page since 2000", "/dashboard/tags/e2e-spans/", since_2000, "demo"),
-        ("overview since 2000", "/dashboard/overview/", since_2000, "admin"),
-        (
-            "Shlink visits since 2000",
-            f"/rest/v3/short-urls/{code}/visits",
-            {"startDate": "2000-01-01T00:00:00Z"},
-            "shlink",
-        ),
-        ("visits CSV", f"/dashboard/links/{code}/visits.csv", {}, "demo"),
-    ]
-
-
 def test_the_largest_allowed_span_of_each_family_costs_little(deployment, spans_link):
     code = spans_link["code"]
     sessions = {
         "bitly": _bitly(deployment),
         "token": deployment.api(),
-        "demo": harness.login(deployment, "demo", "demo"),
-        "admin": harness.login(deployment, "admin", "admin"),
+        "owner": harness.login(deployment, "demo", "demo"),
+        "staff": harness.login(deployment, "admin", "admin"),
         "shlink": deployment.session(),
     }
     sessions["shlink"].headers["X-Api-Key"] = deployment.token
     costs = []
     try:
-        for what, path, params, who in _largest_allowed(deployment, code):
+        for what, path, params, who in harness.largest_spans(code, "e2e-spans"):
             response, cpu = _measured(deployment, sessions[who], path, **params)
             assert response.status_code == 200, (what, response.status_code, response.text[:500])
             costs.append((what, cpu))

@@ -75,7 +75,7 @@ def _is_bot(meta: Mapping[str, str]) -> bool:
 
 def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> bool:
     """The link's visit cap is used up (taking one of its visits when this click counts: a
-    person's GET, as counts_against_cap tells).
+    person's GET, as decide tells).
 
     links/visit_caps.py keeps the count where the redirect is (Redis, or the node's files in
     the embedded mode) and takes atomically there: however many clicks race, exactly

@@ -51,7 +51,7 @@ _REDIRECT_HEADERS = [NO_BROWSER_CACHE, ("Content-Length", "0"), *REDIRECT_SECURI
 
 def short_code_of(environ: dict) -> str | None:
     """The code a GET or HEAD of `/<code>` or `/<code>/` asks for; None for any other request."""
-    if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+    if environ.get("REQUEST_METHOD") not in _READS:
         return None
     match = _SHORT_CODE_PATH.match(environ.get("PATH_INFO", ""))
     if match is None or match[1].lower() in RESERVED_ALIASES:

@@ -36,17 +36,16 @@ from links import selectors as link_selectors
 from links import visit_caps
 from links.services import imports as link_imports
 
-from . import jobs
-from .jobs import PERIODIC_JOBS
+from .jobs import PERIODIC_JOBS, RUNNER, WEBHOOKS
 from .node_state import state_dir
 from .redis_conn import redis_failed, uses_redis
 
 logger = logging.getLogger("shorturl.embedded")
 
 
-RUNNER_LOCK = jobs.RUNNER
+RUNNER_LOCK = RUNNER
 SYNC_LOCK = "sync"
-WEBHOOKS_LOCK = jobs.WEBHOOKS
+WEBHOOKS_LOCK = WEBHOOKS
 
 # --- Background jobs -------------------------------------------------------------------------
 
