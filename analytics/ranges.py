@@ -1,9 +1,12 @@
-"""The stats span rules, one definition for every channel that lets a caller choose a span: the
-stats pages' form, the stats API (a link's, a tag's), Bitly's clicks and Shlink's visit dates.
+"""The stats span rules, one definition for every channel that lets a caller choose a series'
+span: the stats pages' form, the stats API (a link's, a tag's) and Bitly's clicks. (Shlink's
+visit dates choose no series: they filter a page of visits, checked by DRF's date field.)
 
 A range is [start, end): start from 2000 on, end at most a day ahead of now, start before end;
-a series of hours covers at most 366 days (longer ranges are shown by day or week), and no series
-lists more than settings.STATS_MAX_BUCKETS entries. Without a choice, the last 7 days.
+a range chosen by its ends (check_range: the pages and the stats API) is shown by the hour for at
+most 366 days (longer ranges by day or week), and no series lists more than
+settings.STATS_MAX_BUCKETS entries (Bitly's `units` of hours are bounded by that alone). Without
+a choice, the last 7 days.
 
 What a series costs grows with its entries (analytics.selectors.series builds one object per
 entry and never walks the hours of a longer bucket) and with the stored rows of the span, which

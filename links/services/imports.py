@@ -648,8 +648,9 @@ def link_import_queue(
     a domain that is none of ours. The links go to `workspace` (default: the user's personal
     one), where the user must be an owner or editor.
 
-    Only the start of the file is read here (the format told from its header or first item);
-    the rows are counted against SHORTURL_IMPORT_MAX_ROWS by the background run.
+    Only the start of the file is read here (the format told from its header or first item,
+    and kept with the job); the rows are counted against SHORTURL_IMPORT_MAX_ROWS by the
+    background run.
 
     Services mode queues the Celery task once the row is committed; the embedded mode's node
     runner picks queued imports up itself (shorturl_project.embedded), as it does the worker's
@@ -667,7 +668,8 @@ def link_import_queue(
         errors["file_format"] = [f"Unknown format “{file_format}”."]
     elif not file_format:
         try:
-            detect_format(decode(data))
+            # Kept with the job: the run reads the file as this format, without telling it again.
+            file_format = detect_format(decode(data))
         except ImportFileError as error:
             errors["file"] = [str(error)]
     if on_taken_code not in ON_TAKEN_CODE_CHOICES:
@@ -816,6 +818,7 @@ def link_import_run(*, import_id: int) -> bool:
 def _run(import_id: int) -> None:
     job = LinkImport.objects.select_related("owner", "workspace").get(pk=import_id)
     data = bytes(job.data)
+    # The format told on upload (link_import_queue); told here for a job queued without one.
     file_format, total = _rows_in(data, job.file_format or None, settings.SHORTURL_IMPORT_MAX_ROWS)
     running = LinkImport.objects.filter(pk=job.pk, status=ImportStatus.RUNNING)
     if not running.update(rows_total=total, updated_at=timezone.now()):
