@@ -882,16 +882,16 @@ def link_import_sweep() -> int:
 
 
 def link_imports_stop_for_departed_member(
-    *, user: AbstractBaseUser, workspace_id: int | None, reason: str
+    *, user: AbstractBaseUser, workspace_id: int | None
 ) -> int:
     """Fail `user`'s waiting and running imports into a workspace they may no longer write to
-    (None: every workspace), with `reason`. A running one stops before its next batch
-    (link_import_fail's promise). Returns how many were stopped."""
+    (None: every workspace), with DEPARTED_UPLOADER as the reason. A running one stops before
+    its next batch (link_import_fail's promise). Returns how many were stopped."""
     jobs = LinkImport.objects.filter(owner_id=user.pk, status__in=_UNFINISHED)
     if workspace_id is not None:
         jobs = jobs.filter(workspace_id=workspace_id)
     return sum(
-        link_import_fail(job=import_id, reason=reason)
+        link_import_fail(job=import_id, reason=DEPARTED_UPLOADER)
         for import_id in jobs.values_list("id", flat=True)
     )
 
