@@ -31,6 +31,7 @@ from .models import (
     UrlLink,
     tag_key,
 )
+from .services.gates import capped_visits_used
 from .services.policy import url_hash, validate_long_url
 from .shortlinks import link_short_url
 from .visit_caps import live_counts
@@ -232,7 +233,7 @@ def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus
     link's state."""
     links = list(links)
     now = now or timezone.now()
-    used = live_counts({link.pk: link.visits_used for link in links if link.max_visits is not None})
+    used = capped_visits_used(links)
     return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
