@@ -16,7 +16,6 @@ from django.http.request import validate_host
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
@@ -56,15 +55,8 @@ class LinkStatusFilter(admin.SimpleListFilter):
         return LinkStatus.choices
 
     def queryset(self, request, queryset):
-        now = timezone.now()
-        if self.value() == LinkStatus.ACTIVE:
-            return queryset.active(now)
-        if self.value() == LinkStatus.EXPIRED:
-            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
-        if self.value() == LinkStatus.REVOKED:
-            return queryset.filter(revoked_at__isnull=False)
-        if self.value() == LinkStatus.LIMIT_REACHED:
-            return queryset.limit_reached(now)
+        if self.value() in LinkStatus.values:
+            return queryset.with_status(self.value())
         return queryset
 
 

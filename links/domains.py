@@ -14,7 +14,6 @@ A request's host is
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Mapping
@@ -90,9 +89,12 @@ def host_part(spelling: str) -> str:
     without a path."""
     text = (spelling or "").strip()
     if "://" in text:
-        # An unclosed "[" (of an IPv6 address) stays as typed, for the checks to refuse.
-        with contextlib.suppress(ValueError):
+        try:
             text = urlsplit(text).netloc
+        except ValueError:
+            # urlsplit refuses an unclosed "[" (of an IPv6 address): what follows the scheme
+            # stays as typed, for clean_host to refuse as a field error (not "http:").
+            text = text.partition("://")[2]
     return text.split("/", 1)[0]
 
 

@@ -45,27 +45,30 @@ ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits")
 
 
 class UrlLinkQuerySet(models.QuerySet):
-    def active(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+    def with_status(self, status: str, now: datetime | None = None) -> "UrlLinkQuerySet":
+        """The links in `status` (a LinkStatus) at `now` by the rows' counts: UrlLink.status_at
+        in SQL, first match winning as there (an expired link is not revoked, a link past its
+        limit neither)."""
         now = now or timezone.now()
-        return (
-            self.filter(revoked_at__isnull=True)
-            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-            .exclude(ROW_LIMIT_REACHED)
-        )
+        if status == LinkStatus.REVOKED:
+            return self.filter(revoked_at__isnull=False)
+        links = self.filter(revoked_at__isnull=True)
+        if status == LinkStatus.EXPIRED:
+            return links.filter(expires_at__lte=now)
+        links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        if status == LinkStatus.LIMIT_REACHED:
+            return links.filter(ROW_LIMIT_REACHED)
+        if status == LinkStatus.ACTIVE:
+            return links.exclude(ROW_LIMIT_REACHED)
+        raise ValueError(f"No link status {status!r}.")
+
+    def active(self, now: datetime | None = None) -> "UrlLinkQuerySet":
+        return self.with_status(LinkStatus.ACTIVE, now)
 
     def inactive(self, now: datetime | None = None) -> "UrlLinkQuerySet":
         """Stopped links: revoked, expired or with their visit limit reached."""
         now = now or timezone.now()
         return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now) | ROW_LIMIT_REACHED)
-
-    def limit_reached(self, now: datetime | None = None) -> "UrlLinkQuerySet":
-        """Neither revoked nor expired, but their visit limit reached (by the rows' counts)."""
-        now = now or timezone.now()
-        return (
-            self.filter(revoked_at__isnull=True)
-            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-            .filter(ROW_LIMIT_REACHED)
-        )
 
     def visible_to(self, user) -> "UrlLinkQuerySet":
         """Staff see every link; everyone else the links of the workspaces they belong to."""

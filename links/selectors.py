@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
@@ -31,7 +31,8 @@ from .models import (
     UrlLink,
     tag_key,
 )
-from .services.policy import url_hash, with_default_scheme
+from .services.gates import capped_visits_used
+from .services.policy import url_hash, validate_long_url
 from .shortlinks import link_short_url
 from .visit_caps import live_counts
 
@@ -232,7 +233,7 @@ def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus
     link's state."""
     links = list(links)
     now = now or timezone.now()
-    used = live_counts({link.pk: link.visits_used for link in links if link.max_visits is not None})
+    used = capped_visits_used(links)
     return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
@@ -253,10 +254,14 @@ def link_find_existing(
     case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
     options the link has.
     """
-    # Read as a create would store it: `example.com/page` finds https://example.com/page.
-    long_url = with_default_scheme((long_url or "").strip())
+    # Read as a create would store it (the long-URL rules, LongUrlRules.check): `example.com/page`
+    # finds https://example.com/page; a URL they refuse has no link, and the create says why.
+    try:
+        long_url = validate_long_url(long_url, request_host=request_host)
+    except ValidationError:
+        return None
     domain_id = domain_id_for_name(domain or "", request_host=request_host)
-    if not long_url or domain_id is None:
+    if domain_id is None:
         return None
     links = (
         UrlLink.objects.active()

@@ -4,6 +4,7 @@ out again, so a change to one of them is a change everywhere.
 - What makes two tag spellings one tag: links.models.tag_key.
 - Which workspace a call acts in when it names none: workspaces.selectors.
   workspace_id_or_personal.
+- The https:// a bare host gets: links.services.policy.with_default_scheme, from LongUrlRules.
 """
 
 from __future__ import annotations
@@ -45,3 +46,11 @@ def test_the_personal_workspace_fallback_is_written_once():
     fallback = re.compile(r"personal_workspace_of\([^)]*\)\.pk")
     places = [place for place, line in _source_lines() if fallback.search(line)]
     assert [place.split(":")[0] for place in places] == ["workspaces/selectors.py"], places
+
+
+def test_the_default_scheme_is_added_by_the_long_url_rules_alone():
+    # with_default_scheme is called by LongUrlRules.check only: every channel, and a lookup
+    # reading a URL as a create would store it (link_find_existing), goes through the rules.
+    calls = re.compile(r"\bwith_default_scheme\(")
+    places = [place for place, line in _source_lines() if calls.search(line)]
+    assert [place.split(":")[0] for place in places] == ["links/services/policy.py"] * 2, places

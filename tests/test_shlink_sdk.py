@@ -16,13 +16,19 @@ import json
 import os
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from accounts.services import api_key_create
 from analytics.orphans import flush_orphans
 from analytics.services import aggregate_hourly, flush_pending
+from links.models import UrlLink
+from links.services.create import link_create
+from links.services.domains import domain_save
+from workspaces.selectors import personal_workspace_of
 
 pytestmark = [pytest.mark.shlink_sdk, pytest.mark.django_db(transaction=True)]
 
@@ -173,3 +179,55 @@ def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(
     assert [v["visitedUrl"] for v in invalid["data"]] == [f"http://{domain_host}/sdk-missing"]
     assert invalid["data"][0]["type"] == "invalid_short_url"
     assert orphans["roots"]["data"] == []
+
+
+def test_the_shlink_sdk_lists_without_links_past_their_limits_and_lists_usable_domains(
+    sdk_dir, live_server, user, other_user, staff_user
+):
+    """excludeMaxVisitsReached and excludePastValidUntil as the SDK sends them, a capped link's
+    limit reached by a visitor's redirect (the live count, not the row's); listDomains as a key
+    that may not manage domains sees them (none kept for another workspace, no redirects) and
+    as staff see them (with the redirects)."""
+    _, api_key = api_key_create(user=user, name="Shlink SDK")
+    url = live_server.url
+    domain_host = url.split("://", 1)[1].split(":")[0]
+    link_create(
+        user=user,
+        long_url="https://example.com/expired",
+        alias="sdk-expired",
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
+    UrlLink.objects.filter(code="sdk-expired").update(
+        expires_at=timezone.now() - timedelta(hours=1)
+    )
+    domain_save(host="promo.example.test", root_redirect="https://example.com/promo")
+    domain_save(host="kept.example.test", workspace=personal_workspace_of(other_user))
+
+    limits = run_client(sdk_dir, "limits", url=url, api_key=api_key)
+
+    assert limits["cappedRedirects"][0] == 302
+    assert limits["cappedRedirects"][1] != 302  # its one visit taken
+    assert limits["all"] == ["sdk-capped", "sdk-expired", "sdk-open"]
+    assert limits["notMaxed"] == ["sdk-expired", "sdk-open"]
+    assert limits["notPast"] == ["sdk-capped", "sdk-open"]
+    assert limits["neither"] == ["sdk-open"]
+    no_redirects = {
+        "baseUrlRedirect": None,
+        "regular404Redirect": None,
+        "invalidShortUrlRedirect": None,
+    }
+    domains = limits["domains"]
+    assert [(d["domain"], d["isDefault"]) for d in domains["data"]] == [
+        (domain_host, True),
+        ("promo.example.test", False),
+    ]
+    assert [d["redirects"] for d in domains["data"]] == [no_redirects, no_redirects]
+
+    _, staff_key = api_key_create(user=staff_user, name="Shlink SDK (staff)")
+    managed = run_client(sdk_dir, "managed-domains", url=url, api_key=staff_key)["domains"]
+    # A key acts for one workspace: staff's too leaves out the domain kept for another.
+    by_host = {d["domain"]: d for d in managed["data"]}
+    assert set(by_host) == {domain_host, "promo.example.test"}
+    assert by_host["promo.example.test"]["redirects"]["baseUrlRedirect"] == (
+        "https://example.com/promo"
+    )

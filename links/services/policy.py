@@ -72,12 +72,8 @@ def url_hash(long_url: str) -> str:
 
 
 def _host_matches(host: str, domains: list[str]) -> bool:
-    host = host.lower().rstrip(".")
-    for domain in domains:
-        domain = domain.lower().strip().lstrip(".")
-        if domain and (host == domain or host.endswith("." + domain)):
-            return True
-    return False
+    """Whether `host` is one of `domains` or under one; both as _comparable_host gives them."""
+    return any(host == domain or host.endswith("." + domain) for domain in domains)
 
 
 def _ip_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -128,6 +124,11 @@ def embedded_ipv4(
     if address in _NAT64 or (address in _IPV4_COMPATIBLE and int(address) > 1):  # not ::, ::1
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     return None
+
+
+def _comparable_domains(entries: Iterable[str]) -> list[str]:
+    """A blocked or allowed domains setting's entries as _comparable_host gives them."""
+    return [domain for entry in entries if (domain := _comparable_host(entry.strip().lstrip(".")))]
 
 
 def _is_this_machine(host: str) -> bool:
@@ -229,8 +230,11 @@ class LongUrlRules:
         self.max_length = settings.SHORTURL_MAX_URL_LENGTH
         self.own_hosts = own_hosts(request_host) | {_comparable_host(name) for name in also_own}
         self.own_ports = own_ports(request_host)
-        self.blocked = settings.SHORTURL_BLOCKED_DOMAINS
-        self.allowed = settings.SHORTURL_ALLOWED_DOMAINS
+        # The lists' entries as hosts are compared (`.example.com` is example.com and under it),
+        # so that `bücher.example` and `xn--bcher-kva.example` are one entry, either way round.
+        self.blocked = _comparable_domains(settings.SHORTURL_BLOCKED_DOMAINS)
+        self.allowed_names = settings.SHORTURL_ALLOWED_DOMAINS
+        self.allowed = _comparable_domains(self.allowed_names)
 
     def check(self, long_url: str) -> str:
         def refuse(message: str, code: str = "invalid") -> ValidationError:
@@ -291,10 +295,12 @@ class LongUrlRules:
                     f"The host name “{host}” is not a valid internationalised domain name "
                     f"({error})."
                 ) from None
-        if self.blocked and _host_matches(host, self.blocked):
-            raise refuse(f"Links to {host} are not allowed.")
-        if self.allowed and not _host_matches(host, self.allowed):
-            raise refuse(f"Only links to {', '.join(self.allowed)} are allowed.")
+        if self.blocked or self.allowed:
+            comparable = _comparable_host(host)
+            if self.blocked and _host_matches(comparable, self.blocked):
+                raise refuse(f"Links to {host} are not allowed.")
+            if self.allowed and not _host_matches(comparable, self.allowed):
+                raise refuse(f"Only links to {', '.join(self.allowed_names)} are allowed.")
         # What the redirect sends (and proxies limit) is the encoded Location, not the text: an
         # emoji is one character here and twelve there.
         location_length = len(redirect_location(long_url))

@@ -70,6 +70,9 @@ def test_a_host_is_stored_in_one_spelling(typed, stored):
         ("go_example.com", "not a valid host name"),
         ("-go.example.com", "not a valid host name"),
         ("10.0.0.1", "not a valid host name"),
+        # urlsplit raises ValueError for the unclosed "[": a field error all the same, never a 500.
+        ("http://[::1", "without a port"),
+        ("[::1", "without a port"),
     ],
 )
 def test_a_host_that_is_no_reachable_name_is_refused_with_its_reason(typed, reason):
@@ -397,3 +400,15 @@ def test_a_bulk_call_naming_a_domain_in_every_item_costs_no_query_per_item(user,
 
     domains.current_table()  # read once per process, as the redirect does
     assert queries_for(GO) == queries_for(None)
+
+
+def test_a_pasted_url_with_an_unclosed_ipv6_bracket_is_a_host_field_error(admin_client):
+    """host_part keeps what follows the scheme when urlsplit refuses the URL: the admin's form
+    answers with the host field's reason, not a server error."""
+    answer = admin_client.post(
+        "/admin/links/domain/add/",
+        {"host": "http://[::1", "root_redirect": "", "not_found_redirect": ""},
+    )
+    assert answer.status_code == 200
+    assert "without a port or user name" in answer.content.decode()
+    assert domains.host_part("http://[::1") == "[::1"

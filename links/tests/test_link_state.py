@@ -8,10 +8,12 @@ own counter (Redis, or the node's files)."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
@@ -158,3 +160,26 @@ def test_past_the_live_filter_bound_the_rows_decide_once_saved(user, capped_out,
     assert api.get(stopped).json()["results"] == []
     visit_caps.save_counts()
     assert [item["code"] for item in api.get(stopped).json()["results"]] == [capped_out.code]
+
+
+def test_the_rows_status_in_sql_is_status_at(user):
+    """UrlLinkQuerySet.with_status (the admin's status filter, active()) picks the links whose
+    status_at is that status, first match winning: a revoked link past its expiry and cap is
+    revoked, an expired one past its cap expired."""
+    now = timezone.now()
+    past = now - timedelta(hours=1)
+    made = {}
+    for name, changes in {
+        "open": {},
+        "capped": {"max_visits": 1, "visits_used": 1},
+        "expired": {"expires_at": past, "max_visits": 1, "visits_used": 1},
+        "revoked": {"revoked_at": past, "expires_at": past, "max_visits": 1, "visits_used": 1},
+    }.items():
+        link = link_create(user=user, long_url=f"https://example.com/{name}").link
+        UrlLink.objects.filter(pk=link.pk).update(**changes)
+        made[name] = link.pk
+    links = UrlLink.objects.filter(pk__in=made.values())
+    for status in LinkStatus.values:
+        picked = set(links.with_status(status, now).values_list("pk", flat=True))
+        assert picked == {link.pk for link in links if link.status_at(now) == status}, status
+        assert len(picked) == 1, status

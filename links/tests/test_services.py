@@ -154,6 +154,25 @@ def test_blocked_and_allowed_domains(settings, user):
         link_create(user=user, long_url="https://other.org/")
 
 
+@pytest.mark.parametrize(
+    ("entry", "long_url"),
+    [
+        ("xn--bcher-kva.example", "https://bücher.example/a"),
+        ("Bücher.example", "https://XN--BCHER-KVA.example/a"),
+        (".bücher.example", "https://shop.bücher.example./a"),
+    ],
+)
+def test_a_blocked_domain_is_matched_however_either_side_spells_it(settings, user, entry, long_url):
+    # One host form (_comparable_host) for the URL's host and the setting's entries: an
+    # internationalised name is blocked in its Unicode and its ASCII spelling alike.
+    settings.SHORTURL_BLOCKED_DOMAINS = [entry]
+    with pytest.raises(ValidationError, match="not allowed"):
+        link_create(user=user, long_url=long_url)
+    settings.SHORTURL_BLOCKED_DOMAINS = []
+    settings.SHORTURL_ALLOWED_DOMAINS = [entry]
+    link_create(user=user, long_url=long_url)
+
+
 def test_bad_redirect_type_and_past_expiry_are_refused(user):
     with pytest.raises(ValidationError, match="301, 302, 307 or 308"):
         link_create(user=user, long_url="https://example.com", redirect_type=303)

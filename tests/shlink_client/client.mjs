@@ -1,6 +1,6 @@
 // Drives the published Shlink JS SDK against a shorturl server, as a Shlink dashboard would.
-// Usage: node client.mjs <before-visits|after-visits|orphans>, with SHLINK_URL and SHLINK_API_KEY
-// set.
+// Usage: node client.mjs <before-visits|after-visits|orphans|limits|managed-domains>, with
+// SHLINK_URL and SHLINK_API_KEY set.
 // Prints one JSON object of what the SDK returned (errors as the problem documents it threw);
 // tests/test_shlink_sdk.py asserts on it. Between the two phases the test stores the visits.
 import { ShlinkApiClient } from '@shlinkio/shlink-js-sdk';
@@ -63,7 +63,38 @@ async function orphans() {
   return { overview, invalid, roots };
 }
 
-const phases = { 'before-visits': beforeVisits, 'after-visits': afterVisits, orphans };
+// The list filters a dashboard offers (links past their visit limit or their end date left out)
+// and the domains a key may put links on. The test has made `sdk-expired` (past its end) and
+// the domains; `sdk-capped` takes its one visit here, as a visitor's redirect.
+async function limits() {
+  const capped = await api.createShortUrl({
+    longUrl: 'https://example.com/capped', customSlug: 'sdk-capped', maxVisits: 1,
+  });
+  await api.createShortUrl({ longUrl: 'https://example.com/open', customSlug: 'sdk-open' });
+  const cappedRedirects = [];
+  for (let visit = 0; visit < 2; visit++) {
+    const response = await fetch(capped.shortUrl, { redirect: 'manual', headers: { 'User-Agent': PERSON } });
+    cappedRedirects.push(response.status);
+  }
+  const codes = async (params) => (await api.listShortUrls(params)).data.map((link) => link.shortCode).sort();
+  return {
+    cappedRedirects,
+    all: await codes({}),
+    notMaxed: await codes({ excludeMaxVisitsReached: true }),
+    notPast: await codes({ excludePastValidUntil: true }),
+    neither: await codes({ excludeMaxVisitsReached: true, excludePastValidUntil: true }),
+    domains: await api.listDomains(),
+  };
+}
+
+// With a staff key: the domains as those who manage them see them.
+async function managedDomains() {
+  return { domains: await api.listDomains() };
+}
+
+const phases = {
+  'before-visits': beforeVisits, 'after-visits': afterVisits, orphans, limits, 'managed-domains': managedDomains,
+};
 const phase = phases[process.argv[2]];
 if (!phase) {
   console.error(`usage: node client.mjs ${Object.keys(phases).join('|')}`);
