@@ -148,11 +148,13 @@ def api_keys_revoke_for_departed_member(*, user: AbstractBaseUser, workspace_id:
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     """The active key with this value (its user loaded), marking it used; None if unknown,
-    revoked or expired, or acting for a workspace its user is no longer a member of (in the
-    same query: a membership removed by any path, the admin's included)."""
+    revoked or expired, its user inactive, or acting for a workspace its user is no longer a
+    member of (in the same query: a membership removed by any path, the admin's included).
+    The one lookup of a key for every channel: the native API (authentication.py) and the
+    compat layers (links.compat.auth.credential_for)."""
     api_key = (
         ApiKey.objects.select_related("user")
-        .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
+        .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True, user__is_active=True)
         .filter(Q(workspace__isnull=True) | Q(workspace__memberships__user_id=F("user_id")))
         .first()
     )
