@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
 from axes.utils import reset as axes_reset
-from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -182,17 +181,14 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
     (LOGIN_FAILURE_LIMIT) tries within AXES_COOLOFF_TIME (LOGIN_LOCKOUT_MINUTES) of the last one,
     PasswordChecksPaused is raised, even for the right password. A try is counted before the
     password is checked, so requests sent at once cannot check more than the limit."""
-    limit = settings.AXES_FAILURE_LIMIT
     now = timezone.now()
     with transaction.atomic():
         tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
             user_id=user.pk, defaults={"last_try_at": now}
         )
-        if tries.last_try_at <= now - settings.AXES_COOLOFF_TIME:
-            tries.tries = 0
-        paused = tries.tries >= limit
+        paused = tries.is_paused(now)
         if not paused:
-            tries.tries += 1
+            tries.tries = tries.tries_counted(now) + 1
         tries.last_try_at = now
         tries.save(update_fields=["tries", "last_try_at"])
     if paused:
@@ -208,7 +204,7 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
             username = attempted_username(request, {"username": user.get_username()})
             axes_reset(ip=address, username=username)
         return True
-    if tries.tries >= limit:
+    if tries.is_paused(now):
         raise PasswordChecksPaused()  # that was the last try allowed
     return False
 
