@@ -4,6 +4,7 @@ import re
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
@@ -68,6 +69,16 @@ def may_manage(*, user: AbstractBaseUser, role: str | None) -> bool:
     """May someone with this role in a workspace rename it and manage its members (its
     owners, and staff with the workspaces permission)?"""
     return role == Role.OWNER or user.has_perm(MANAGE_PERMISSION)
+
+
+MANAGERS_ONLY_MESSAGE = "Only the workspace's owners can manage it."
+
+
+def manage_required(*, user: AbstractBaseUser, workspace: Workspace) -> None:
+    """PermissionDenied unless `user` may manage the workspace (may_manage): the one guard of
+    its members, invitations and name, whatever the channel."""
+    if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace.pk)):
+        raise PermissionDenied(MANAGERS_ONLY_MESSAGE)
 
 
 def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:

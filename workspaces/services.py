@@ -13,7 +13,7 @@ from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, 
 from .selectors import (
     PERSONAL_SUFFIX,
     WorkspaceNotFound,
-    may_manage,
+    manage_required,
     role_in,
     slug_is_a_users,
     username_slug,
@@ -115,11 +115,6 @@ def workspace_for_writing(
     return found
 
 
-def _require_owner(*, by: AbstractBaseUser, workspace: Workspace) -> None:
-    if not may_manage(user=by, role=role_in(user=by, workspace_id=workspace.pk)):
-        raise PermissionDenied("Only the workspace's owners can manage it.")
-
-
 def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Workspace:
     """A new team workspace with `user` as its owner."""
     name = (name or "").strip()
@@ -152,7 +147,7 @@ def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Wo
 
 
 def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -> Workspace:
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
@@ -184,7 +179,7 @@ def member_add(
     """Add a user (by username or email) with a role at once; an existing member gets the new
     role. No consent asked: for trusted code only (manage.py commands, fixtures). People add
     someone by invitation (workspaces.invitations), which the invitee accepts."""
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     role = _check_role(role)
     user = _user_named(username)
     with transaction.atomic():
@@ -216,7 +211,7 @@ def _keep_an_owner(workspace: Workspace, membership: Membership) -> None:
 def member_set_role(
     *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
 ) -> Membership:
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     role = _check_role(role)
     user = _user_named(username)
     with transaction.atomic():
@@ -236,7 +231,7 @@ def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) 
     own user stay."""
     user = _user_named(username)
     if user.pk != by.pk:
-        _require_owner(by=by, workspace=workspace)
+        manage_required(user=by, workspace=workspace)
     with transaction.atomic():
         membership = _membership_locked(workspace, user)
         _keep_an_owner(workspace, membership)
