@@ -40,7 +40,7 @@ from workspaces.services import workspace_for_writing
 
 from . import sending
 from .models import PING_EVENT, DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent
-from .selectors import webhook_get, webhooks_hearing
+from .selectors import webhook_get
 from .targets import validate_webhook_url
 
 logger = logging.getLogger("shorturl.webhooks")
@@ -250,23 +250,26 @@ def _queue(event_ids: list[uuid.UUID]) -> None:
     transaction.on_commit(send)
 
 
-def webhook_events_emit(*, event: str, data_by_workspace: dict[int, list[dict]]) -> int:
+def webhook_events_emit(
+    *, event: str, hearing: dict[int, list[Webhook]], data_by_workspace: dict[int, list[dict]]
+) -> int:
     """Make a delivery of `event` for every item of data, to every webhook hearing its
-    workspace's links ({workspace id: [data, …]}); returns how many were made."""
-    hearing = webhooks_hearing(event=event, workspace_ids=data_by_workspace)
-    if not hearing:
-        return 0
+    workspace's links ({workspace id: [data, …]}; `hearing`: webhooks_hearing's answer for
+    `event`, which the caller has read to build no data nobody hears); returns how many were
+    made."""
     now = timezone.now()
     deliveries = [
         _new_delivery(webhook, event, data, now)
-        for workspace_id, webhooks in hearing.items()
-        for webhook in webhooks
-        for data in data_by_workspace[workspace_id]
+        for workspace_id, items in data_by_workspace.items()
+        for webhook in hearing.get(workspace_id, ())
+        for data in items
     ]
+    if not deliveries:
+        return 0
     with transaction.atomic():
         WebhookDelivery.objects.bulk_create(deliveries, batch_size=500)
         _queue([delivery.event_id for delivery in deliveries])
-    for webhook in {webhook.pk: webhook for ws in hearing.values() for webhook in ws}.values():
+    for webhook in {delivery.webhook.pk: delivery.webhook for delivery in deliveries}.values():
         _purge_old(webhook)
     return len(deliveries)
 
