@@ -35,7 +35,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
-from workspaces.models import WRITER_ROLES, Membership, Workspace
+from workspaces.models import Workspace
+from workspaces.selectors import can_write
 from workspaces.services import workspace_for_writing
 
 from . import sending
@@ -142,14 +143,8 @@ def _turn_on(webhook: Webhook, *, by: AbstractBaseUser) -> None:
     webhook.retry_after = None
     webhook.disabled_reason = ""
     webhook.disabled_at = None
-    if not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id):
+    if not can_write(user=webhook.owner, workspace_id=webhook.workspace_id):
         webhook.owner = by
-
-
-def _is_writer(*, user_id: int, workspace_id: int) -> bool:
-    return Membership.objects.filter(
-        user_id=user_id, workspace_id=workspace_id, role__in=WRITER_ROLES
-    ).exists()
 
 
 def webhook_disable(*, webhook_id: int, reason: str) -> bool:
@@ -328,7 +323,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     now = timezone.now()
     if not _claim(delivery_id, now):
         return None
-    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    delivery = (
+        WebhookDelivery.objects.select_related("webhook__owner").filter(pk=delivery_id).first()
+    )
     if delivery is None:
         return None  # its webhook was deleted meanwhile
     webhook = delivery.webhook
@@ -336,7 +333,7 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     if (
         not is_ping
         and webhook.is_active
-        and not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id)
+        and not can_write(user=webhook.owner, workspace_id=webhook.workspace_id)
     ):
         # Its maker left by a path that did not say so (webhooks_hearing keeps new events off).
         webhook_disable(
