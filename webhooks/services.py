@@ -35,6 +35,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
+from workspaces import events as workspace_events
 from workspaces.models import Workspace
 from workspaces.selectors import can_write
 from workspaces.services import workspace_for_writing
@@ -158,9 +159,13 @@ def webhook_disable(*, webhook_id: int, reason: str) -> bool:
 
 
 DEPARTED_REASONS = {
-    "removed": "Turned off: its maker {user} left the workspace or was removed from it.",
-    "demoted": "Turned off: its maker {user} is no longer an owner or editor of the workspace.",
-    "deleted": "Turned off: the account of its maker {user} was deleted.",
+    workspace_events.REMOVED: (
+        "Turned off: its maker {user} left the workspace or was removed from it."
+    ),
+    workspace_events.DEMOTED: (
+        "Turned off: its maker {user} is no longer an owner or editor of the workspace."
+    ),
+    workspace_events.DELETED: "Turned off: the account of its maker {user} was deleted.",
 }
 
 
@@ -338,7 +343,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
         # Its maker left by a path that did not say so (webhooks_hearing keeps new events off).
         webhook_disable(
             webhook_id=webhook.pk,
-            reason=DEPARTED_REASONS["demoted"].format(user=webhook.owner.get_username()),
+            reason=DEPARTED_REASONS[workspace_events.DEMOTED].format(
+                user=webhook.owner.get_username()
+            ),
         )
         webhook.refresh_from_db()
     if not webhook.is_active and not is_ping:
