@@ -41,7 +41,14 @@ from workspaces.selectors import can_write
 from workspaces.services import workspace_for_writing
 
 from . import sending
-from .models import PING_EVENT, DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent
+from .models import (
+    PING_EVENT,
+    TEST_WAITING,
+    DeliveryStatus,
+    Webhook,
+    WebhookDelivery,
+    WebhookEvent,
+)
 from .selectors import webhook_get
 from .targets import validate_webhook_url
 
@@ -297,9 +304,7 @@ def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDeli
     yet over is answered for the next ones: pressing the button again sends nothing more, so
     a receiver that holds its tests costs the lane one attempt at a time."""
     webhook = webhook_get(user=user, webhook_id=webhook_id)
-    waiting = WebhookDelivery.objects.filter(
-        webhook=webhook, event=PING_EVENT, status=DeliveryStatus.PENDING, attempts=0
-    ).first()
+    waiting = WebhookDelivery.objects.filter(TEST_WAITING, webhook=webhook).first()
     if waiting is not None:
         return waiting
     now = timezone.now()
@@ -409,7 +414,7 @@ def _webhook_attempted(webhook: Webhook, *, delivered: bool, error: str) -> None
     )
     WebhookDelivery.objects.filter(
         webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__lt=retry_after
-    ).exclude(event=PING_EVENT, attempts=0).update(next_attempt_at=retry_after)
+    ).exclude(TEST_WAITING).update(next_attempt_at=retry_after)
     limit = settings.WEBHOOK_DISABLE_AFTER_FAILURES
     if webhook.is_active and failures >= limit:
         webhook_disable(
