@@ -26,6 +26,7 @@ from .selectors import (
     MANAGERS_ONLY_MESSAGE,
     InvitationNotFound,
     invitations_open_in,
+    invitations_waiting_for,
     manage_required,
     may_manage,
     role_in,
@@ -148,18 +149,7 @@ def invitation_withdraw(*, by: AbstractBaseUser, workspace: Workspace, invitatio
 
 
 def _waiting_locked(user: AbstractBaseUser, invitation_id: int) -> Invitation:
-    invitation = (
-        Invitation.objects.select_for_update()
-        .select_related("workspace", "invited_by")
-        .filter(
-            pk=invitation_id,
-            invitee_id=user.pk,
-            accepted_at__isnull=True,
-            declined_at__isnull=True,
-            expires_at__gt=timezone.now(),
-        )
-        .first()
-    )
+    invitation = invitations_waiting_for(user).select_for_update().filter(pk=invitation_id).first()
     if invitation is None:
         raise InvitationNotFound(invitation_id)
     return invitation

@@ -171,26 +171,20 @@ class InvitationNotFound(Exception):
     unknown, someone else's, expired, answered or withdrawn alike."""
 
 
-def invitations_waiting_for(user: AbstractBaseUser) -> list[Invitation]:
-    """The invitations `user` may accept or decline, newest first, with their workspace and
-    inviter."""
-    return list(
-        Invitation.objects.filter(
-            invitee_id=user.pk,
-            accepted_at__isnull=True,
-            declined_at__isnull=True,
-            expires_at__gt=timezone.now(),
-        ).select_related("workspace", "invited_by")
-    )
-
-
-def invitations_count_waiting_for(user: AbstractBaseUser) -> int:
+def invitations_waiting_for(user: AbstractBaseUser) -> QuerySet[Invitation]:
+    """The invitations `user` may accept or decline (made to them, unanswered, unexpired),
+    newest first, with their workspace and inviter: the one definition of an invitation
+    waiting for someone, which accepting and declining take theirs from too."""
     return Invitation.objects.filter(
         invitee_id=user.pk,
         accepted_at__isnull=True,
         declined_at__isnull=True,
         expires_at__gt=timezone.now(),
-    ).count()
+    ).select_related("workspace", "invited_by")
+
+
+def invitations_count_waiting_for(user: AbstractBaseUser) -> int:
+    return invitations_waiting_for(user).count()
 
 
 def invitations_open_in(workspace: Workspace) -> QuerySet:
