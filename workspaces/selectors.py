@@ -86,10 +86,11 @@ def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:
     return role_in(user=user, workspace_id=workspace_id) in WRITER_ROLES
 
 
-def username_slug(username: str) -> str:
-    """The slug a username gives its user's personal workspace (when no other workspace holds
-    it): "Ada.Lovelace" → "adalovelace"."""
-    return (slugify(username) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+def name_slug(name: str) -> str:
+    """The slug a name gives: a username its user's personal workspace's (when no other
+    workspace holds it), a team's name its workspace's (when free): "Ada.Lovelace" →
+    "adalovelace"."""
+    return (slugify(name) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
 
 
 def slug_is_a_users(slug: str) -> bool:
@@ -107,7 +108,7 @@ def slug_is_a_users(slug: str) -> bool:
         | Q(personal_workspace__slug=slug)
         | Q(personal_workspace__slug__regex="^" + aside)
     ).values_list(User.USERNAME_FIELD, flat=True)
-    return any(username_slug(str(name)) == slug for name in names)
+    return any(name_slug(str(name)) == slug for name in names)
 
 
 def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> Workspace:
@@ -120,7 +121,7 @@ def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> 
     never lands in someone else's workspace. `exact`: the slug only (the pages, whose links
     carry each workspace's own slug)."""
     slug = (slug or "").strip().lower()
-    if not exact and slug and slug == username_slug(user.get_username()):
+    if not exact and slug and slug == name_slug(user.get_username()):
         workspace = personal_workspace_of(user)
         workspace.role = role_in(user=user, workspace_id=workspace.pk)
         return workspace

@@ -6,7 +6,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
-from django.utils.text import slugify
 
 from . import events
 from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
@@ -14,9 +13,9 @@ from .selectors import (
     PERSONAL_SUFFIX,
     WorkspaceNotFound,
     manage_required,
+    name_slug,
     role_in,
     slug_is_a_users,
-    username_slug,
     workspace_get,
 )
 
@@ -28,7 +27,7 @@ def _free_personal_slug(username: str) -> str:
     """The username's slug, else (another workspace holds it) that slug with "--2", "--3"…,
     which no username gives (PERSONAL_SUFFIX), so a personal workspace never takes the slug of
     another user's name."""
-    base = username_slug(username)
+    base = name_slug(username)
     slug, n = base, 1
     while Workspace.objects.filter(slug=slug).exists():
         n += 1
@@ -50,7 +49,7 @@ def _team_slug_refusal(slug: str) -> str | None:
 
 
 def _free_team_slug(name: str) -> str:
-    base = (slugify(name) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+    base = name_slug(name)
     slug, n = base, 1
     while _team_slug_refusal(slug) is not None:
         n += 1
