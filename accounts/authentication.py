@@ -31,7 +31,7 @@ class ApiKeyAuthentication(authentication.TokenAuthentication):
                 "Invalid token header. Token string should not contain invalid characters."
             ) from None
         api_key = services.api_key_authenticate(raw_key=raw_key)
-        if api_key is None or not api_key.user.is_active:
+        if api_key is None:
             if raw_key.startswith(services.API_KEY_PREFIX):
                 raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
             raise exceptions.AuthenticationFailed("Invalid token.")

@@ -101,3 +101,11 @@ class PasswordCheckTries(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.tries} old password(s) tried"
+
+    def tries_counted(self, now: datetime) -> int:
+        """The tries that still count at `now`: none once the window since the last has run."""
+        return 0 if self.last_try_at <= now - settings.AXES_COOLOFF_TIME else self.tries
+
+    def is_paused(self, now: datetime) -> bool:
+        """The one definition of a pause (services.password_check, selectors)."""
+        return self.tries_counted(now) >= settings.AXES_FAILURE_LIMIT

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -24,7 +23,5 @@ def profile_time_zone(*, user: AbstractBaseUser) -> str:
 
 def password_checks_paused(*, user: AbstractBaseUser) -> bool:
     """Whether the user's old-password checks are paused now (services.password_check)."""
-    threshold = timezone.now() - settings.AXES_COOLOFF_TIME
-    return PasswordCheckTries.objects.filter(
-        user_id=user.pk, tries__gte=settings.AXES_FAILURE_LIMIT, last_try_at__gt=threshold
-    ).exists()
+    tries = PasswordCheckTries.objects.filter(user_id=user.pk).first()
+    return tries is not None and tries.is_paused(timezone.now())

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
 from axes.utils import reset as axes_reset
-from django.conf import settings
 from django.contrib.auth import authenticate
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -148,11 +147,13 @@ def api_keys_revoke_for_departed_member(*, user: AbstractBaseUser, workspace_id:
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     """The active key with this value (its user loaded), marking it used; None if unknown,
-    revoked or expired, or acting for a workspace its user is no longer a member of (in the
-    same query: a membership removed by any path, the admin's included)."""
+    revoked or expired, its user inactive, or acting for a workspace its user is no longer a
+    member of (in the same query: a membership removed by any path, the admin's included).
+    The one lookup of a key for every channel: the native API (authentication.py) and the
+    compat layers (links.compat.auth.credential_for)."""
     api_key = (
         ApiKey.objects.select_related("user")
-        .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
+        .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True, user__is_active=True)
         .filter(Q(workspace__isnull=True) | Q(workspace__memberships__user_id=F("user_id")))
         .first()
     )
@@ -180,17 +181,14 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
     (LOGIN_FAILURE_LIMIT) tries within AXES_COOLOFF_TIME (LOGIN_LOCKOUT_MINUTES) of the last one,
     PasswordChecksPaused is raised, even for the right password. A try is counted before the
     password is checked, so requests sent at once cannot check more than the limit."""
-    limit = settings.AXES_FAILURE_LIMIT
     now = timezone.now()
     with transaction.atomic():
         tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
             user_id=user.pk, defaults={"last_try_at": now}
         )
-        if tries.last_try_at <= now - settings.AXES_COOLOFF_TIME:
-            tries.tries = 0
-        paused = tries.tries >= limit
+        paused = tries.is_paused(now)
         if not paused:
-            tries.tries += 1
+            tries.tries = tries.tries_counted(now) + 1
         tries.last_try_at = now
         tries.save(update_fields=["tries", "last_try_at"])
     if paused:
@@ -206,7 +204,7 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
             username = attempted_username(request, {"username": user.get_username()})
             axes_reset(ip=address, username=username)
         return True
-    if tries.tries >= limit:
+    if tries.is_paused(now):
         raise PasswordChecksPaused()  # that was the last try allowed
     return False
 

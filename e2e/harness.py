@@ -886,6 +886,14 @@ def create_link(dep: Deployment, long_url: str, **extra: Any) -> dict:
     return response.json()
 
 
+def call_as(dep: Deployment, token: str, method: str, path: str, **kwargs: Any) -> Any:
+    """One request to `path` with `token` (an API key or a DRF-style token) as the credential;
+    the requests response."""
+    with dep.session() as sess:
+        sess.headers["Authorization"] = f"Token {token}"
+        return sess.request(method, dep.url(path), timeout=HTTP_TIMEOUT, **kwargs)
+
+
 def api_get(dep: Deployment, path: str, **params: Any) -> Any:
     """GET an API path with the deployment's key; its JSON, asserting a 200."""
     with dep.api() as api:

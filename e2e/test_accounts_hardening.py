@@ -119,9 +119,7 @@ def test_the_database_holds_no_usable_token(deployment):
     drf_model_token = re.search(r"E2E-TOKEN ([0-9a-f]{40})", out).group(1)
 
     for token in (deployment.token, drf_model_token):
-        with deployment.session() as sess:
-            sess.headers["Authorization"] = f"Token {token}"
-            answer = sess.get(deployment.url("/api/v1/links/"), timeout=HTTP_TIMEOUT)
+        answer = harness.call_as(deployment, token, "GET", "/api/v1/links/")
         assert answer.status_code == 200, f"the token is refused: {answer.status_code}"
     held = _database_bytes(deployment)
     assert len(held) > 10_000, "nothing read from the database"

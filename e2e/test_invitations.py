@@ -48,9 +48,7 @@ class Caller:
     token: str
 
     def __call__(self, method: str, path: str, **kwargs):
-        with self.dep.session() as sess:
-            sess.headers["Authorization"] = f"Token {self.token}"
-            return sess.request(method, self.dep.url(path), timeout=HTTP_TIMEOUT, **kwargs)
+        return harness.call_as(self.dep, self.token, method, path, **kwargs)
 
 
 def _rows(response) -> list[dict]:

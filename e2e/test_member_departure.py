@@ -15,7 +15,6 @@ import secrets
 
 import harness
 import pytest
-from harness import HTTP_TIMEOUT
 
 PASSWORD = "e2e-departure-pass"  # noqa: S105 (throw-away users of a throw-away deployment)
 ROLES = ("owner", "removed", "demoted", "deleted")
@@ -64,12 +63,6 @@ def receivers():
         receiver.close()
 
 
-def _call(dep: harness.Deployment, token: str, method: str, path: str, **kwargs):
-    with dep.session() as sess:
-        sess.headers["Authorization"] = f"Token {token}"
-        return sess.request(method, dep.url(path), timeout=HTTP_TIMEOUT, **kwargs)
-
-
 def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
     run = secrets.token_hex(3)
     slug = f"dept-{run}"
@@ -82,7 +75,7 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
 
     hooks = {}
     for role in ROLES:
-        added = _call(
+        added = harness.call_as(
             deployment,
             token[role],
             "POST",
@@ -98,7 +91,7 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
 
     def team_link(label: str) -> tuple[str, str]:
         long_url = harness.unique_url(label)
-        made = _call(
+        made = harness.call_as(
             deployment,
             token["owner"],
             "POST",
@@ -126,9 +119,9 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
 
     # Leaving through the product's own paths.
     members = f"/api/v1/workspaces/{slug}/members/"
-    removed = _call(deployment, token["owner"], "DELETE", f"{members}{names['removed']}/")
+    removed = harness.call_as(deployment, token["owner"], "DELETE", f"{members}{names['removed']}/")
     assert removed.status_code == 204, removed.text[:500]
-    demoted = _call(
+    demoted = harness.call_as(
         deployment,
         token["owner"],
         "PATCH",
@@ -144,7 +137,7 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
     )
 
     # The removed editor's key for the team stops.
-    assert _call(deployment, made["key"], "GET", "/api/v1/links/").status_code == 401
+    assert harness.call_as(deployment, made["key"], "GET", "/api/v1/links/").status_code == 401
 
     # A new team link and its clicks: the owner's receiver hears them (so the pipeline ran) …
     after, _ = team_link("after")
@@ -166,7 +159,7 @@ def test_a_departed_members_receiver_gets_nothing_more(deployment, receivers):
         assert after not in receivers[role].codes(), f"the {role} editor still hears the team"
 
     # The owners see each one turned off, and why, pointing where it did.
-    listed = _call(
+    listed = harness.call_as(
         deployment, token["owner"], "GET", "/api/v1/webhooks/", params={"workspace": slug}
     )
     assert listed.status_code == 200, listed.text[:500]

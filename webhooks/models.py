@@ -64,6 +64,11 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+# A "Send a test" not yet attempted: it answers for the next presses (webhook_send_test), keeps
+# its own time when its webhook backs off, and keeps the webhooks page reloading until it is in.
+TEST_WAITING = models.Q(event=PING_EVENT, status=DeliveryStatus.PENDING, attempts=0)
+
+
 class WebhookDelivery(models.Model):
     """One event for one webhook: its body, and how its attempts went (the last one's answer)."""
 
@@ -89,3 +94,12 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} {self.event_id}"
+
+    @property
+    def is_test_waiting(self) -> bool:
+        """This delivery matches TEST_WAITING."""
+        return (
+            self.event == PING_EVENT
+            and self.status == DeliveryStatus.PENDING
+            and self.attempts == 0
+        )

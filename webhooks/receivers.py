@@ -46,7 +46,7 @@ def on_link_changed(sender, *, event: str, links: list[UrlLink], **kwargs) -> No
         if link.workspace_id in hearing:
             by_workspace[link.workspace_id].append({"link": link_data(link)})
     if by_workspace:
-        webhook_events_emit(event=event, data_by_workspace=dict(by_workspace))
+        webhook_events_emit(event=event, hearing=hearing, data_by_workspace=dict(by_workspace))
 
 
 @receiver(visits_stored, dispatch_uid="webhooks.visits_stored")
@@ -72,6 +72,7 @@ def on_visits_stored(sender, *, clicks, **kwargs) -> None:
             by_workspace[workspace_id].append({**click, "visit_time": _time(click["visit_time"])})
     webhook_events_emit(
         event=event,
+        hearing=hearing,
         data_by_workspace={ws: [{"clicks": items}] for ws, items in by_workspace.items()},
     )
 

@@ -35,12 +35,21 @@ from django.db.models import F
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
-from workspaces.models import WRITER_ROLES, Membership, Workspace
+from workspaces import events as workspace_events
+from workspaces.models import Workspace
+from workspaces.selectors import can_write
 from workspaces.services import workspace_for_writing
 
 from . import sending
-from .models import PING_EVENT, DeliveryStatus, Webhook, WebhookDelivery, WebhookEvent
-from .selectors import webhook_get, webhooks_hearing
+from .models import (
+    PING_EVENT,
+    TEST_WAITING,
+    DeliveryStatus,
+    Webhook,
+    WebhookDelivery,
+    WebhookEvent,
+)
+from .selectors import webhook_get
 from .targets import validate_webhook_url
 
 logger = logging.getLogger("shorturl.webhooks")
@@ -142,14 +151,8 @@ def _turn_on(webhook: Webhook, *, by: AbstractBaseUser) -> None:
     webhook.retry_after = None
     webhook.disabled_reason = ""
     webhook.disabled_at = None
-    if not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id):
+    if not can_write(user=webhook.owner, workspace_id=webhook.workspace_id):
         webhook.owner = by
-
-
-def _is_writer(*, user_id: int, workspace_id: int) -> bool:
-    return Membership.objects.filter(
-        user_id=user_id, workspace_id=workspace_id, role__in=WRITER_ROLES
-    ).exists()
 
 
 def webhook_disable(*, webhook_id: int, reason: str) -> bool:
@@ -163,9 +166,13 @@ def webhook_disable(*, webhook_id: int, reason: str) -> bool:
 
 
 DEPARTED_REASONS = {
-    "removed": "Turned off: its maker {user} left the workspace or was removed from it.",
-    "demoted": "Turned off: its maker {user} is no longer an owner or editor of the workspace.",
-    "deleted": "Turned off: the account of its maker {user} was deleted.",
+    workspace_events.REMOVED: (
+        "Turned off: its maker {user} left the workspace or was removed from it."
+    ),
+    workspace_events.DEMOTED: (
+        "Turned off: its maker {user} is no longer an owner or editor of the workspace."
+    ),
+    workspace_events.DELETED: "Turned off: the account of its maker {user} was deleted.",
 }
 
 
@@ -250,23 +257,26 @@ def _queue(event_ids: list[uuid.UUID]) -> None:
     transaction.on_commit(send)
 
 
-def webhook_events_emit(*, event: str, data_by_workspace: dict[int, list[dict]]) -> int:
+def webhook_events_emit(
+    *, event: str, hearing: dict[int, list[Webhook]], data_by_workspace: dict[int, list[dict]]
+) -> int:
     """Make a delivery of `event` for every item of data, to every webhook hearing its
-    workspace's links ({workspace id: [data, …]}); returns how many were made."""
-    hearing = webhooks_hearing(event=event, workspace_ids=data_by_workspace)
-    if not hearing:
-        return 0
+    workspace's links ({workspace id: [data, …]}; `hearing`: webhooks_hearing's answer for
+    `event`, which the caller has read to build no data nobody hears); returns how many were
+    made."""
     now = timezone.now()
     deliveries = [
         _new_delivery(webhook, event, data, now)
-        for workspace_id, webhooks in hearing.items()
-        for webhook in webhooks
-        for data in data_by_workspace[workspace_id]
+        for workspace_id, items in data_by_workspace.items()
+        for webhook in hearing.get(workspace_id, ())
+        for data in items
     ]
+    if not deliveries:
+        return 0
     with transaction.atomic():
         WebhookDelivery.objects.bulk_create(deliveries, batch_size=500)
         _queue([delivery.event_id for delivery in deliveries])
-    for webhook in {webhook.pk: webhook for ws in hearing.values() for webhook in ws}.values():
+    for webhook in {delivery.webhook.pk: delivery.webhook for delivery in deliveries}.values():
         _purge_old(webhook)
     return len(deliveries)
 
@@ -294,9 +304,7 @@ def webhook_send_test(*, user: AbstractBaseUser, webhook_id: int) -> WebhookDeli
     yet over is answered for the next ones: pressing the button again sends nothing more, so
     a receiver that holds its tests costs the lane one attempt at a time."""
     webhook = webhook_get(user=user, webhook_id=webhook_id)
-    waiting = WebhookDelivery.objects.filter(
-        webhook=webhook, event=PING_EVENT, status=DeliveryStatus.PENDING, attempts=0
-    ).first()
+    waiting = WebhookDelivery.objects.filter(TEST_WAITING, webhook=webhook).first()
     if waiting is not None:
         return waiting
     now = timezone.now()
@@ -325,7 +333,9 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     now = timezone.now()
     if not _claim(delivery_id, now):
         return None
-    delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    delivery = (
+        WebhookDelivery.objects.select_related("webhook__owner").filter(pk=delivery_id).first()
+    )
     if delivery is None:
         return None  # its webhook was deleted meanwhile
     webhook = delivery.webhook
@@ -333,12 +343,14 @@ def webhook_delivery_attempt(*, delivery_id: int) -> bool | None:
     if (
         not is_ping
         and webhook.is_active
-        and not _is_writer(user_id=webhook.owner_id, workspace_id=webhook.workspace_id)
+        and not can_write(user=webhook.owner, workspace_id=webhook.workspace_id)
     ):
         # Its maker left by a path that did not say so (webhooks_hearing keeps new events off).
         webhook_disable(
             webhook_id=webhook.pk,
-            reason=DEPARTED_REASONS["demoted"].format(user=webhook.owner.get_username()),
+            reason=DEPARTED_REASONS[workspace_events.DEMOTED].format(
+                user=webhook.owner.get_username()
+            ),
         )
         webhook.refresh_from_db()
     if not webhook.is_active and not is_ping:
@@ -402,7 +414,7 @@ def _webhook_attempted(webhook: Webhook, *, delivered: bool, error: str) -> None
     )
     WebhookDelivery.objects.filter(
         webhook_id=webhook.pk, status=DeliveryStatus.PENDING, next_attempt_at__lt=retry_after
-    ).exclude(event=PING_EVENT, attempts=0).update(next_attempt_at=retry_after)
+    ).exclude(TEST_WAITING).update(next_attempt_at=retry_after)
     limit = settings.WEBHOOK_DISABLE_AFTER_FAILURES
     if webhook.is_active and failures >= limit:
         webhook_disable(

@@ -16,7 +16,7 @@ from workspaces.current import can_write_current, current_workspace
 
 from . import selectors, services
 from .forms import WebhookCreateForm
-from .models import PING_EVENT, DeliveryStatus, Webhook
+from .models import Webhook
 
 
 @never_cache  # the page shows secrets: no copy of it in any cache
@@ -45,11 +45,7 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
     ]
     # A test just queued: the page reloads itself until its outcome is in the log.
     awaiting_test = any(
-        delivery.event == PING_EVENT
-        and delivery.status == DeliveryStatus.PENDING
-        and delivery.attempts == 0
-        for _, deliveries in webhooks
-        for delivery in deliveries
+        delivery.is_test_waiting for _, deliveries in webhooks for delivery in deliveries
     )
     return render(
         request,

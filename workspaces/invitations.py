@@ -22,7 +22,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from .models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
-from .selectors import InvitationNotFound, invitations_open_in, may_manage, role_in
+from .selectors import (
+    MANAGERS_ONLY_MESSAGE,
+    InvitationNotFound,
+    invitations_open_in,
+    invitations_waiting_for,
+    manage_required,
+    may_manage,
+    role_in,
+)
 
 ADDRESS_MAX_LENGTH = 254
 
@@ -75,7 +83,7 @@ def invitation_create(
     expiry), so one address has one invitation per workspace."""
     grantable = roles_grantable(by=by, workspace=workspace)
     if not grantable:
-        raise PermissionDenied("Only the workspace's owners can manage it.")
+        raise PermissionDenied(MANAGERS_ONLY_MESSAGE)
     address = (address or "").strip()
     errors: dict[str, list[str]] = {}
     if not address:
@@ -132,8 +140,7 @@ def invitation_create(
 
 def invitation_withdraw(*, by: AbstractBaseUser, workspace: Workspace, invitation_id: int) -> None:
     """An owner takes back one of the workspace's waiting invitations."""
-    if not may_manage(user=by, role=role_in(user=by, workspace_id=workspace.pk)):
-        raise PermissionDenied("Only the workspace's owners can manage it.")
+    manage_required(user=by, workspace=workspace)
     deleted, _ = Invitation.objects.filter(
         pk=invitation_id, workspace=workspace, accepted_at__isnull=True
     ).delete()
@@ -142,18 +149,7 @@ def invitation_withdraw(*, by: AbstractBaseUser, workspace: Workspace, invitatio
 
 
 def _waiting_locked(user: AbstractBaseUser, invitation_id: int) -> Invitation:
-    invitation = (
-        Invitation.objects.select_for_update()
-        .select_related("workspace", "invited_by")
-        .filter(
-            pk=invitation_id,
-            invitee_id=user.pk,
-            accepted_at__isnull=True,
-            declined_at__isnull=True,
-            expires_at__gt=timezone.now(),
-        )
-        .first()
-    )
+    invitation = invitations_waiting_for(user).select_for_update().filter(pk=invitation_id).first()
     if invitation is None:
         raise InvitationNotFound(invitation_id)
     return invitation

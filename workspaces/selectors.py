@@ -4,6 +4,7 @@ import re
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
@@ -70,15 +71,26 @@ def may_manage(*, user: AbstractBaseUser, role: str | None) -> bool:
     return role == Role.OWNER or user.has_perm(MANAGE_PERMISSION)
 
 
+MANAGERS_ONLY_MESSAGE = "Only the workspace's owners can manage it."
+
+
+def manage_required(*, user: AbstractBaseUser, workspace: Workspace) -> None:
+    """PermissionDenied unless `user` may manage the workspace (may_manage): the one guard of
+    its members, invitations and name, whatever the channel."""
+    if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace.pk)):
+        raise PermissionDenied(MANAGERS_ONLY_MESSAGE)
+
+
 def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:
     """May `user` create and change links in the workspace (owner or editor)?"""
     return role_in(user=user, workspace_id=workspace_id) in WRITER_ROLES
 
 
-def username_slug(username: str) -> str:
-    """The slug a username gives its user's personal workspace (when no other workspace holds
-    it): "Ada.Lovelace" → "adalovelace"."""
-    return (slugify(username) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+def name_slug(name: str) -> str:
+    """The slug a name gives: a username its user's personal workspace's (when no other
+    workspace holds it), a team's name its workspace's (when free): "Ada.Lovelace" →
+    "adalovelace"."""
+    return (slugify(name) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
 
 
 def slug_is_a_users(slug: str) -> bool:
@@ -96,7 +108,7 @@ def slug_is_a_users(slug: str) -> bool:
         | Q(personal_workspace__slug=slug)
         | Q(personal_workspace__slug__regex="^" + aside)
     ).values_list(User.USERNAME_FIELD, flat=True)
-    return any(username_slug(str(name)) == slug for name in names)
+    return any(name_slug(str(name)) == slug for name in names)
 
 
 def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> Workspace:
@@ -109,7 +121,7 @@ def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> 
     never lands in someone else's workspace. `exact`: the slug only (the pages, whose links
     carry each workspace's own slug)."""
     slug = (slug or "").strip().lower()
-    if not exact and slug and slug == username_slug(user.get_username()):
+    if not exact and slug and slug == name_slug(user.get_username()):
         workspace = personal_workspace_of(user)
         workspace.role = role_in(user=user, workspace_id=workspace.pk)
         return workspace
@@ -160,26 +172,20 @@ class InvitationNotFound(Exception):
     unknown, someone else's, expired, answered or withdrawn alike."""
 
 
-def invitations_waiting_for(user: AbstractBaseUser) -> list[Invitation]:
-    """The invitations `user` may accept or decline, newest first, with their workspace and
-    inviter."""
-    return list(
-        Invitation.objects.filter(
-            invitee_id=user.pk,
-            accepted_at__isnull=True,
-            declined_at__isnull=True,
-            expires_at__gt=timezone.now(),
-        ).select_related("workspace", "invited_by")
-    )
-
-
-def invitations_count_waiting_for(user: AbstractBaseUser) -> int:
+def invitations_waiting_for(user: AbstractBaseUser) -> QuerySet[Invitation]:
+    """The invitations `user` may accept or decline (made to them, unanswered, unexpired),
+    newest first, with their workspace and inviter: the one definition of an invitation
+    waiting for someone, which accepting and declining take theirs from too."""
     return Invitation.objects.filter(
         invitee_id=user.pk,
         accepted_at__isnull=True,
         declined_at__isnull=True,
         expires_at__gt=timezone.now(),
-    ).count()
+    ).select_related("workspace", "invited_by")
+
+
+def invitations_count_waiting_for(user: AbstractBaseUser) -> int:
+    return invitations_waiting_for(user).count()
 
 
 def invitations_open_in(workspace: Workspace) -> QuerySet:

@@ -6,17 +6,16 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
-from django.utils.text import slugify
 
 from . import events
 from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
 from .selectors import (
     PERSONAL_SUFFIX,
     WorkspaceNotFound,
-    may_manage,
+    manage_required,
+    name_slug,
     role_in,
     slug_is_a_users,
-    username_slug,
     workspace_get,
 )
 
@@ -28,7 +27,7 @@ def _free_personal_slug(username: str) -> str:
     """The username's slug, else (another workspace holds it) that slug with "--2", "--3"…,
     which no username gives (PERSONAL_SUFFIX), so a personal workspace never takes the slug of
     another user's name."""
-    base = username_slug(username)
+    base = name_slug(username)
     slug, n = base, 1
     while Workspace.objects.filter(slug=slug).exists():
         n += 1
@@ -50,7 +49,7 @@ def _team_slug_refusal(slug: str) -> str | None:
 
 
 def _free_team_slug(name: str) -> str:
-    base = (slugify(name) or "workspace")[: SLUG_MAX_LENGTH - 4].strip("-") or "workspace"
+    base = name_slug(name)
     slug, n = base, 1
     while _team_slug_refusal(slug) is not None:
         n += 1
@@ -115,11 +114,6 @@ def workspace_for_writing(
     return found
 
 
-def _require_owner(*, by: AbstractBaseUser, workspace: Workspace) -> None:
-    if not may_manage(user=by, role=role_in(user=by, workspace_id=workspace.pk)):
-        raise PermissionDenied("Only the workspace's owners can manage it.")
-
-
 def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Workspace:
     """A new team workspace with `user` as its owner."""
     name = (name or "").strip()
@@ -152,7 +146,7 @@ def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Wo
 
 
 def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -> Workspace:
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
@@ -184,7 +178,7 @@ def member_add(
     """Add a user (by username or email) with a role at once; an existing member gets the new
     role. No consent asked: for trusted code only (manage.py commands, fixtures). People add
     someone by invitation (workspaces.invitations), which the invitee accepts."""
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     role = _check_role(role)
     user = _user_named(username)
     with transaction.atomic():
@@ -216,7 +210,7 @@ def _keep_an_owner(workspace: Workspace, membership: Membership) -> None:
 def member_set_role(
     *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
 ) -> Membership:
-    _require_owner(by=by, workspace=workspace)
+    manage_required(user=by, workspace=workspace)
     role = _check_role(role)
     user = _user_named(username)
     with transaction.atomic():
@@ -236,7 +230,7 @@ def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) 
     own user stay."""
     user = _user_named(username)
     if user.pk != by.pk:
-        _require_owner(by=by, workspace=workspace)
+        manage_required(user=by, workspace=workspace)
     with transaction.atomic():
         membership = _membership_locked(workspace, user)
         _keep_an_owner(workspace, membership)

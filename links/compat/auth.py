@@ -33,9 +33,7 @@ def credential_for(raw_key: str) -> tuple[AbstractBaseUser, ApiKey] | None:
     if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
         return None
     api_key = api_key_authenticate(raw_key=raw_key)
-    if api_key is None or not api_key.user.is_active:
-        return None
-    return api_key.user, api_key
+    return None if api_key is None else (api_key.user, api_key)
 
 
 def user_for_password(

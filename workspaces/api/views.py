@@ -255,8 +255,7 @@ class InvitationListCreateView(_WorkspaceView):
     )
     def get(self, request, slug: str):
         workspace = self.get_workspace(slug)
-        if not selectors.may_manage(user=request.user, role=workspace.role):
-            raise PermissionDenied("Only the workspace's owners can manage it.")
+        selectors.manage_required(user=request.user, workspace=workspace)
         waiting = selectors.invitations_open_in(workspace)
         return Response(InvitationSerializer([_invitation(i) for i in waiting], many=True).data)
 
