@@ -8,10 +8,9 @@ from django.http import HttpRequest
 from rest_framework.authtoken import admin as drf_token_admin
 from rest_framework.authtoken.models import TokenProxy
 
+from accounts import services, views
+from accounts.models import ApiKey, PasswordCheckTries
 from shorturl_project.admin_base import short_date
-
-from . import services, views
-from .models import ApiKey, PasswordCheckTries
 
 # DRF's token list showed each key in full; tokens are hashed API keys now (listed below), and
 # its "add" would make a token the admin could not show. (Imported first: this app comes before

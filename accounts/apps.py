@@ -9,9 +9,8 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         # Registers the start-up check, the sign-in and token hooks and the API key scheme for
         # the docs.
+        from accounts import checks, schema, signals  # noqa: F401
         from shorturl_project.private_files import make_node_files_private
-
-        from . import checks, schema, signals  # noqa: F401
 
         # Every process of the node starts here, before its first database connection: the
         # files holding sessions, key hashes and webhook secrets are its user's alone.

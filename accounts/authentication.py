@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import authentication, exceptions
 
-from . import services
+from accounts import services
 
 
 class ApiKeyAuthentication(authentication.TokenAuthentication):

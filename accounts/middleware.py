@@ -9,7 +9,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from . import selectors, services
+from accounts import selectors, services
 
 # Set by static/js/timezone.js from the browser's own zone (Intl), for people who chose none.
 BROWSER_ZONE_COOKIE = "tz"

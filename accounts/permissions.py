@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from .models import ApiKey, ApiScope
+from accounts.models import ApiKey, ApiScope
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -6,7 +6,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from .models import ApiKey, PasswordCheckTries, Profile
+from accounts.models import ApiKey, PasswordCheckTries, Profile
 
 
 def api_key_list(*, user: AbstractBaseUser) -> QuerySet[ApiKey]:

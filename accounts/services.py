@@ -19,11 +19,10 @@ from django.http import HttpRequest
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
 from shorturl_project.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
-
-from .models import ApiKey, PasswordCheckTries, Profile, all_scopes
 
 # Marks the keys made on the keys page apart from DRF-style 40-hex tokens (drf_create_token);
 # both are sent as `Authorization: Token <key>` and stored only as a hash.

@@ -8,10 +8,9 @@ from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from rest_framework.authtoken.models import Token, TokenProxy
 
+from accounts import selectors, services
+from accounts.middleware import SESSION_TIME_ZONE
 from workspaces import events as workspace_events
-
-from . import selectors, services
-from .middleware import SESSION_TIME_ZONE
 
 # Where the usable key waits between the two signals of one save.
 _RAW_KEY = "_accounts_raw_key"

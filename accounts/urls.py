@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from accounts import views
 
 urlpatterns = [
     # Sign-in and sign-out are links.urls'; the password change checks guesses (views).

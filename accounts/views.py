@@ -12,14 +12,13 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts import selectors, services
+from accounts.forms import ApiKeyCreateForm, GuardedPasswordChangeForm, TimeZoneForm
+from accounts.middleware import SESSION_TIME_ZONE, database_converts_time_zones
+from accounts.models import ApiKey
 from links.forms import add_service_errors
 from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
 from workspaces.current import current_workspace
-
-from . import selectors, services
-from .forms import ApiKeyCreateForm, GuardedPasswordChangeForm, TimeZoneForm
-from .middleware import SESSION_TIME_ZONE, database_converts_time_zones
-from .models import ApiKey
 
 # The new key travels to the page after the redirect in the session, and is dropped there.
 NEW_KEY_SESSION = "accounts.new_api_key"

@@ -8,10 +8,9 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
+from analytics.charts import chart_data
+from analytics.models import HourlyClick, VisitRecord
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
-
-from .charts import chart_data
-from .models import HourlyClick, VisitRecord
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
 HOURLY_CHART_HOURS = 24 * 14

@@ -17,25 +17,24 @@ from collections.abc import Mapping
 
 from redis.exceptions import RedisError
 
-from shorturl_project.node_state import local_redirects
-from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
-
-from . import services, spool
+from analytics import services, spool
 
 # A capped link's bots use up none of its visits (links.gates).
-from .bots import detect_bot as detect_bot
-from .buffer import VISITS_KEY
+from analytics.bots import detect_bot as detect_bot
+from analytics.buffer import VISITS_KEY
 
 # The redirect drops the QR code's marker from the query string it passes on; the message of
 # such a visit says it came through the QR code (analytics.messages).
-from .channels import QR_MARKER as QR_MARKER
-from .channels import qr_url as qr_url
-from .channels import without_qr_marker as without_qr_marker
-from .messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
+from analytics.channels import QR_MARKER as QR_MARKER
+from analytics.channels import qr_url as qr_url
+from analytics.channels import without_qr_marker as without_qr_marker
+from analytics.messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 
 # Requests that reached no link, counted in memory (the 404 path does no I/O for them).
-from .orphans import OrphanKind as OrphanKind
-from .orphans import note_orphan as note_orphan
+from analytics.orphans import OrphanKind as OrphanKind
+from analytics.orphans import note_orphan as note_orphan
+from shorturl_project.node_state import local_redirects
+from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +52,14 @@ FORWARD_LIMIT = 50_000
 
 def visitor_agent(user_agent: str):
     """analytics.enrich.parse_user_agent (cached per User-Agent): device_type, os_type, …"""
-    from .enrich import parse_user_agent
+    from analytics.enrich import parse_user_agent
 
     return parse_user_agent(user_agent[:MAX_USER_AGENT])
 
 
 def visitor_country(ip: str) -> str:
     """The ISO country code of an address, from the enrichment's GeoIP reader ("" if unknown)."""
-    from .enrich import geo_lookup
+    from analytics.enrich import geo_lookup
 
     return geo_lookup(ip).country_code if ip else ""
 
@@ -70,7 +69,7 @@ def visitor_client_id(ip: str, user_agent: str) -> str:
     counted by it, so a variant chosen by it is one variant per person in the stats."""
     from django.conf import settings
 
-    from .enrich import client_id
+    from analytics.enrich import client_id
 
     return client_id(
         ip,
@@ -82,7 +81,7 @@ def visitor_client_id(ip: str, user_agent: str) -> str:
 
 def country_codes() -> frozenset[str]:
     """Every ISO 3166 alpha-2 code the GeoIP data may give (and XK, Kosovo)."""
-    from .geodata import country_names
+    from analytics.geodata import country_names
 
     return frozenset(country_names("en"))
 

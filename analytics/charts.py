@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from .selectors import UNKNOWN
+from analytics.selectors import UNKNOWN
 
 BREAKDOWN_TITLES = [
     ("countries", "Countries"),

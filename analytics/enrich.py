@@ -18,11 +18,10 @@ from typing import NamedTuple, cast
 
 from django.conf import settings
 
+from analytics import geodata
+from analytics.bots import detect_bot
+from analytics.messages import MAX_USER_AGENT
 from shorturl_project.client_ip import canonical_ip
-
-from . import geodata
-from .bots import detect_bot
-from .messages import MAX_USER_AGENT
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ def parse_user_agent(ua: str) -> UserAgentInfo:
     (analytics.bots: maintained crawler lists; link-preview fetchers and HTTP libraries count)."""
     from user_agents import parse  # imported here: loading the regex tables takes ~0.1 s
 
-    from .devices import device_type_from_model
+    from analytics.devices import device_type_from_model
 
     parsed = parse(ua or "")
     browser, browser_version = parsed.browser.family, parsed.browser.version_string

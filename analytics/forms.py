@@ -10,9 +10,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from . import ranges
-from .models import utc_hour
-from .selectors import series_bucket
+from analytics import ranges
+from analytics.models import utc_hour
+from analytics.selectors import series_bucket
 
 PRESETS = {
     "24h": dt.timedelta(hours=24),

@@ -19,9 +19,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring as _json_string
 
+from analytics.channels import CHANNELS, LINK, QR, is_qr_scan
 from shorturl_project.client_ip import canonical_ip, client_ip
-
-from .channels import CHANNELS, LINK, QR, is_qr_scan
 
 # VisitRecord's max_lengths (client_ip's is client_ip.MAX_IP_LENGTH); a test keeps them in step
 # with the model.

@@ -2,10 +2,9 @@ from datetime import UTC, datetime
 
 from django.db import models
 
+from analytics import channels
+from analytics.bots import BotKind
 from links.models import UrlLink
-
-from . import channels
-from .bots import BotKind
 
 
 class DeviceType(models.TextChoices):

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
-from .models import OrphanKind, OrphanVisitCount
+from analytics.models import OrphanKind, OrphanVisitCount
 
 logger = logging.getLogger(__name__)
 

@@ -30,12 +30,9 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value, Window
 from django.db.models.expressions import RowRange
 from django.utils import timezone
 
-from links.models import UrlLink
-from shorturl_project.redis_conn import redis_client
-
-from . import buffer, channels, ranges, spool
-from .bots import BotKind
-from .models import (
+from analytics import buffer, channels, ranges, spool
+from analytics.bots import BotKind
+from analytics.models import (
     DailyBreakdown,
     HourlyBreakdown,
     HourlyClick,
@@ -45,6 +42,8 @@ from .models import (
     VisitRecord,
     utc_hour,
 )
+from links.models import UrlLink
+from shorturl_project.redis_conn import redis_client
 
 BREAKDOWN_FIELDS = {
     "countries": "country",

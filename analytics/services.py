@@ -28,13 +28,9 @@ from django.db.models import Count, Max, Min, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from links.models import UrlLink
-from shorturl_project.node_state import node_lock
-from shorturl_project.redis_conn import redis_client, uses_cluster
-
-from . import buffer, channels, enrich, events, spool
-from .messages import decode_visits
-from .models import (
+from analytics import buffer, channels, enrich, events, spool
+from analytics.messages import decode_visits
+from analytics.models import (
     DailyBreakdown,
     HourlyBreakdown,
     HourlyClick,
@@ -42,7 +38,10 @@ from .models import (
     VisitRecord,
     utc_hour,
 )
-from .selectors import ROLLED_UP_DIMENSIONS, referrer_host
+from analytics.selectors import ROLLED_UP_DIMENSIONS, referrer_host
+from links.models import UrlLink
+from shorturl_project.node_state import node_lock
+from shorturl_project.redis_conn import redis_client, uses_cluster
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ concurrently and to repeat.
 
 from celery import shared_task
 
-from . import services
+from analytics import services
 
 # A flush keeps taking batches while there is a backlog, but hands back the worker in time for
 # the next beat tick; a parallel tick finds the lock taken and returns at once.

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from analytics import views
 
 urlpatterns = [
     path("dashboard/overview/", views.overview, name="overview"),

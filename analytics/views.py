@@ -19,6 +19,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from analytics import geodata, selectors
+from analytics.charts import breakdown_cards, breakdown_tables, chart_data
+from analytics.enrich import asn_reader, city_db_path
+from analytics.forms import StatsRangeForm, TagRenameForm, TimeRange
 from links.cache import redirect_location
 from links.codes import pool
 from links.exports import LineEcho, spreadsheet_safe
@@ -29,11 +33,6 @@ from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.redis_conn import uses_redis
 from workspaces.current import can_write_current, current_workspace
-
-from . import geodata, selectors
-from .charts import breakdown_cards, breakdown_tables, chart_data
-from .enrich import asn_reader, city_db_path
-from .forms import StatsRangeForm, TagRenameForm, TimeRange
 
 
 def _range_form(

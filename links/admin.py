@@ -20,7 +20,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from links.cache import idn_ascii_url
+from links.cache import CacheUnavailable, idn_ascii_url
+from links.codes import pool
+from links.domains import host_form
+from links.models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
+from links.selectors import default_domain_host
 from links.services.change import link_cache_refresh, link_revoke, link_update
 from links.services.domains import (
     KEEP_WORKSPACE,
@@ -30,14 +34,8 @@ from links.services.domains import (
     domain_workspace_check,
 )
 from links.services.gates import visits_used
+from links.shortlinks import link_page_url, link_short_url
 from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
-
-from .cache import CacheUnavailable
-from .codes import pool
-from .domains import host_form
-from .models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
-from .selectors import default_domain_host
-from .shortlinks import link_page_url, link_short_url
 
 admin.site.site_header = "shorturl administration"
 admin.site.site_title = "shorturl admin"

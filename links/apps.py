@@ -3,13 +3,13 @@ from django.db.models.signals import post_migrate
 
 
 def _ensure_default_domain(**kwargs) -> None:
-    from .services.domains import ensure_default_domain
+    from links.services.domains import ensure_default_domain
 
     ensure_default_domain()
 
 
 def _stop_imports_of_departed_member(sender, *, user, workspace_id, why, **kwargs) -> None:
-    from .services.imports import link_imports_stop_for_departed_member
+    from links.services.imports import link_imports_stop_for_departed_member
 
     link_imports_stop_for_departed_member(user=user, workspace_id=workspace_id)
 

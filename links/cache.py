@@ -37,6 +37,9 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import fused_push
+from links import code_filter
+from links.codes.shape import is_generated_shape
+from links.models import DEFAULT_DOMAIN_ID, CodeType, UrlLink
 from shorturl_project.node_state import (
     generations,
     local_entries_trusted,
@@ -52,10 +55,6 @@ from shorturl_project.redis_conn import (
     uses_cluster,
     uses_redis,
 )
-
-from . import code_filter
-from .codes.shape import is_generated_shape
-from .models import DEFAULT_DOMAIN_ID, CodeType, UrlLink
 
 logger = logging.getLogger(__name__)
 

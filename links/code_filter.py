@@ -34,9 +34,8 @@ from pathlib import Path
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from links.codes.shape import is_generated_shape
 from shorturl_project.node_state import generations, state_dir
-
-from .codes.shape import is_generated_shape
 
 logger = logging.getLogger(__name__)
 

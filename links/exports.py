@@ -18,8 +18,8 @@ from typing import TextIO
 
 from django.utils import timezone
 
-from .importers.rows import FORMULA_PREFIXES
-from .shortlinks import short_url_for
+from links.importers.rows import FORMULA_PREFIXES
+from links.shortlinks import short_url_for
 
 EXPORT_FORMATS = ("csv", "json")
 EXPORT_FIELDS = [

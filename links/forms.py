@@ -9,11 +9,11 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from .importers import FORMATS
-from .models import RedirectType, UrlLink, tag_key
-from .selectors import DEFAULT_ORDER, LINK_ORDERS
-from .services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
-from .services.utm import UTM_FIELDS, UTM_MAX_LENGTH
+from links.importers import FORMATS
+from links.models import RedirectType, UrlLink, tag_key
+from links.selectors import DEFAULT_ORDER, LINK_ORDERS
+from links.services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
+from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]

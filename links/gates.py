@@ -30,11 +30,10 @@ from analytics.capture import (
     visitor_client_id,
     visitor_country,
 )
+from links import visit_caps
+from links.cache import LinkEntry
+from links.services.targeting import CONDITIONS, DEVICES, accept_language, os_name
 from shorturl_project.client_ip import client_ip
-
-from . import visit_caps
-from .cache import LinkEntry
-from .services.targeting import CONDITIONS, DEVICES, accept_language, os_name
 
 UNLOCK = 200  # the password form, answered by Django's view (CSRF, templates), not counted
 

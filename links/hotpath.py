@@ -12,12 +12,10 @@ from http import HTTPStatus
 
 from django.db import close_old_connections
 
-from shorturl_project.outages import is_database_unavailable
-
-from . import gates, not_found_limit
-from .cache import database_reads
-from .codes.aliases import RESERVED_ALIASES
-from .redirect import (
+from links import gates, not_found_limit
+from links.cache import database_reads
+from links.codes.aliases import RESERVED_ALIASES
+from links.redirect import (
     DOMAIN_ROOT_PAGE,
     NO_BROWSER_CACHE,
     NOT_FOUND,
@@ -31,6 +29,7 @@ from .redirect import (
     resolve,
     with_visitor_query,
 )
+from shorturl_project.outages import is_database_unavailable
 
 logger = logging.getLogger(__name__)
 

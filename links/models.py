@@ -6,9 +6,8 @@ from django.db.models import F, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from links.fields import CaseSensitiveCharField
 from workspaces.deletion import hand_over_to_the_team
-
-from .fields import CaseSensitiveCharField
 
 
 class RedirectType(models.IntegerChoices):

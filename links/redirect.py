@@ -37,11 +37,10 @@ from analytics.capture import (
     record_visit,
     without_qr_marker,
 )
-
-from . import cache as link_cache
-from . import domains, gates, not_found_limit
-from .codes.aliases import ALIAS_RE
-from .codes.shape import check_character, is_generated_shape
+from links import cache as link_cache
+from links import domains, gates, not_found_limit
+from links.codes.aliases import ALIAS_RE
+from links.codes.shape import check_character, is_generated_shape
 
 NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
 SEE_OTHER = 303
@@ -300,7 +299,7 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     if status == gates.UNLOCK:
         # A password-protected link (the fast path hands these here): its unlock page, or,
         # once the request has proved the password, the click decided again and counted.
-        from .unlock import unlock
+        from links.unlock import unlock
 
         page = unlock(request, entry)
         if page is not None:

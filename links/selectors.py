@@ -12,15 +12,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from workspaces.selectors import (
-    can_write,
-    role_in,
-    workspace_id_or_personal,
-    workspace_ids_of,
-)
-
-from .domains import current_table, host_form, hostname_of
-from .models import (
+from links.domains import current_table, host_form, hostname_of
+from links.models import (
     DEFAULT_DOMAIN_ID,
     ROW_LIMIT_REACHED,
     Domain,
@@ -31,10 +24,16 @@ from .models import (
     UrlLink,
     tag_key,
 )
-from .services.gates import capped_visits_used
-from .services.policy import url_hash, validate_long_url
-from .shortlinks import link_short_url
-from .visit_caps import live_counts
+from links.services.gates import capped_visits_used
+from links.services.policy import url_hash, validate_long_url
+from links.shortlinks import link_short_url
+from links.visit_caps import live_counts
+from workspaces.selectors import (
+    can_write,
+    role_in,
+    workspace_id_or_personal,
+    workspace_ids_of,
+)
 
 
 class LinkNotFound(Exception):

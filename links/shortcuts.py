@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest
 
-from .models import UrlLink
-from .selectors import LinkNotFound, link_get_changeable, link_get_visible
+from links.models import UrlLink
+from links.selectors import LinkNotFound, link_get_changeable, link_get_visible
 
 
 def visible_link_or_404(request: HttpRequest, code: str) -> UrlLink:

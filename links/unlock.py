@@ -28,10 +28,10 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from . import gates
-from .cache import LinkEntry
-from .forms import UnlockForm
-from .not_found_limit import client_key
+from links import gates
+from links.cache import LinkEntry
+from links.forms import UnlockForm
+from links.not_found_limit import client_key
 
 logger = logging.getLogger(__name__)
 

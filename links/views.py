@@ -25,22 +25,20 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
-from workspaces.current import can_write_current, current_workspace
-
-from . import qr
-from .cache import CacheUnavailable
-from .codes.base import CodeGenerationError
-from .exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
-from .forms import (
+from links import qr
+from links.cache import CacheUnavailable
+from links.codes.base import CodeGenerationError
+from links.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
+from links.forms import (
     LinkCreateForm,
     LinkEditForm,
     LinkFilterForm,
     LinkImportForm,
     add_service_errors,
 )
-from .models import LinkImport, LinkStatus, Tag
-from .redirect import bare_root_view
-from .selectors import (
+from links.models import LinkImport, LinkStatus, Tag
+from links.redirect import bare_root_view
+from links.selectors import (
     LinkNotFound,
     TagNotFound,
     default_domain_host,
@@ -56,12 +54,13 @@ from .selectors import (
     tag_get,
     tag_list,
 )
-from .services import change, create, imports
-from .services.gates import visits_used
-from .services.policy import LinkRevoked, ensure_changeable
-from .services.utm import UTM_FIELDS
-from .shortcuts import changeable_link_or_404, visible_link_or_404
-from .shortlinks import link_page_url, link_short_url
+from links.services import change, create, imports
+from links.services.gates import visits_used
+from links.services.policy import LinkRevoked, ensure_changeable
+from links.services.utm import UTM_FIELDS
+from links.shortcuts import changeable_link_or_404, visible_link_or_404
+from links.shortlinks import link_page_url, link_short_url
+from workspaces.current import can_write_current, current_workspace
 
 LINKS_PER_PAGE = 20
 

@@ -16,6 +16,6 @@ app.autodiscover_tasks()
 def _schedule_periodic_jobs(sender: Celery, **kwargs) -> None:
     """Beat's schedule, built when the configuration is first read: the jobs' intervals are
     Django settings, which the settings module cannot read from here while it is loading."""
-    from .jobs import beat_schedule
+    from shorturl_project.jobs import beat_schedule
 
     sender.conf.beat_schedule = beat_schedule()

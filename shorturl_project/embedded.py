@@ -35,10 +35,9 @@ from links import cache as link_cache
 from links import selectors as link_selectors
 from links import visit_caps
 from links.services import imports as link_imports
-
-from .jobs import PERIODIC_JOBS, RUNNER, WEBHOOKS
-from .node_state import state_dir
-from .redis_conn import redis_failed, uses_redis
+from shorturl_project.jobs import PERIODIC_JOBS, RUNNER, WEBHOOKS
+from shorturl_project.node_state import state_dir
+from shorturl_project.redis_conn import redis_failed, uses_redis
 
 logger = logging.getLogger("shorturl.embedded")
 

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from .client_ip import client_ip
+from shorturl_project.client_ip import client_ip
 
 
 def client_address(request: HttpRequest) -> str:

@@ -34,7 +34,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from .redis_conn import uses_redis
+from shorturl_project.redis_conn import uses_redis
 
 SLOTS = 1 << 14  # 16,384 counters, 128 KiB; codes sharing a slot only cost each other a re-read
 _COUNTER = struct.Struct("<Q")

@@ -9,8 +9,8 @@ import os
 
 from django.conf import settings
 
-from .bodies import BufferedBodies
-from .wsgi import application as wsgi_application
+from shorturl_project.bodies import BufferedBodies
+from shorturl_project.wsgi import application as wsgi_application
 
 application = BufferedBodies(
     wsgi_application,

@@ -5,8 +5,7 @@ from links.api.base import api_not_found
 from links.codes.aliases import RESERVED_ALIASES
 from links.compat.yourls import YourlsApiView
 from links.redirect import redirect_view
-
-from .health import healthz
+from shorturl_project.health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),

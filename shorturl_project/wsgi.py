@@ -17,9 +17,8 @@ django_application = get_wsgi_application()
 
 # Imported after setup: they need Django's settings and apps.
 from links.hotpath import ShortCodeDispatcher  # noqa: E402
-
-from .embedded import WithBackgroundJobs  # noqa: E402
-from .health import warn_if_static_files_are_not_collected  # noqa: E402
+from shorturl_project.embedded import WithBackgroundJobs  # noqa: E402
+from shorturl_project.health import warn_if_static_files_are_not_collected  # noqa: E402
 
 warn_if_static_files_are_not_collected()
 # Always, in both modes: with Redis the node's runner also sends the Redis part of changes made

@@ -3,8 +3,7 @@
 from django.contrib import admin
 
 from shorturl_project.admin_base import ReadOnlyAdminMixin
-
-from .models import Webhook, WebhookDelivery
+from webhooks.models import Webhook, WebhookDelivery
 
 
 @admin.register(Webhook)

@@ -7,4 +7,4 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         # The links and analytics apps announce what happened; this app listens (one-way).
-        from . import receivers  # noqa: F401
+        from webhooks import receivers  # noqa: F401

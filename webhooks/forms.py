@@ -1,6 +1,6 @@
 from django import forms
 
-from .models import WebhookEvent
+from webhooks.models import WebhookEvent
 
 
 class WebhookCreateForm(forms.Form):

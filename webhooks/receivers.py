@@ -11,11 +11,10 @@ from analytics.events import visits_stored
 from links.events import link_changed
 from links.models import UrlLink
 from links.shortlinks import link_short_url
+from webhooks.models import Webhook, WebhookEvent
+from webhooks.selectors import webhooks_hearing
+from webhooks.services import webhook_disable_for_departed_member, webhook_events_emit
 from workspaces.events import member_departed
-
-from .models import Webhook, WebhookEvent
-from .selectors import webhooks_hearing
-from .services import webhook_disable_for_departed_member, webhook_events_emit
 
 
 def _time(moment: datetime | None) -> str | None:

@@ -8,10 +8,9 @@ from collections.abc import Iterable
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F, QuerySet
 
+from webhooks.models import Webhook, WebhookDelivery
 from workspaces.models import WRITER_ROLES
 from workspaces.selectors import workspace_ids_of
-
-from .models import Webhook, WebhookDelivery
 
 # How many deliveries the page and the API show per webhook.
 DELIVERY_LOG_LENGTH = 20

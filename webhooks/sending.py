@@ -33,7 +33,7 @@ from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import HTTPError, TimeoutError
 
-from .targets import UnsafeTarget, check_target
+from webhooks.targets import UnsafeTarget, check_target
 
 # No single step (connecting, one read) may take longer than this, within the attempt's deadline.
 STEP_TIMEOUT_SECONDS = 5.0

@@ -35,13 +35,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from shorturl_project.redis_conn import uses_redis
-from workspaces import events as workspace_events
-from workspaces.models import Workspace
-from workspaces.selectors import can_write
-from workspaces.services import workspace_for_writing
-
-from . import sending
-from .models import (
+from webhooks import sending
+from webhooks.models import (
     PING_EVENT,
     TEST_WAITING,
     DeliveryStatus,
@@ -49,8 +44,12 @@ from .models import (
     WebhookDelivery,
     WebhookEvent,
 )
-from .selectors import webhook_get
-from .targets import validate_webhook_url
+from webhooks.selectors import webhook_get
+from webhooks.targets import validate_webhook_url
+from workspaces import events as workspace_events
+from workspaces.models import Workspace
+from workspaces.selectors import can_write
+from workspaces.services import workspace_for_writing
 
 logger = logging.getLogger("shorturl.webhooks")
 

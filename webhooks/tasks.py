@@ -8,7 +8,7 @@ Both go to the `webhooks` queue (settings.CELERY_TASK_ROUTES), whose own worker
 
 from celery import shared_task
 
-from . import services
+from webhooks import services
 
 # A sweep hands back the worker in time for the next beat tick.
 SWEEP_MAX_SECONDS = 30.0

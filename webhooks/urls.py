@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from webhooks import views
 
 urlpatterns = [
     path("dashboard/webhooks/", views.webhooks_page, name="webhooks"),

@@ -12,11 +12,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from links.forms import add_service_errors
+from webhooks import selectors, services
+from webhooks.forms import WebhookCreateForm
+from webhooks.models import Webhook
 from workspaces.current import can_write_current, current_workspace
-
-from . import selectors, services
-from .forms import WebhookCreateForm
-from .models import Webhook
 
 
 @never_cache  # the page shows secrets: no copy of it in any cache

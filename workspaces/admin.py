@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.forms.models import BaseInlineFormSet
 
-from .models import Membership, Role, Workspace
+from workspaces.models import Membership, Role, Workspace
 
 
 class MembershipFormSet(BaseInlineFormSet):

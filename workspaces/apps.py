@@ -5,7 +5,7 @@ from django.db.models.signals import post_save, pre_delete
 
 def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwargs) -> None:
     if created and not raw:
-        from .services import personal_workspace_ensure
+        from workspaces.services import personal_workspace_ensure
 
         personal_workspace_ensure(instance)
 
@@ -13,7 +13,7 @@ def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwa
 def _keep_owners_as_a_user_goes(sender, instance, **kwargs) -> None:
     # pre_delete: sent by the delete itself (inside its transaction), never by the admin's
     # confirmation page, which only collects.
-    from .services import workspaces_keep_owners
+    from workspaces.services import workspaces_keep_owners
 
     workspaces_keep_owners(instance)
 

@@ -4,8 +4,8 @@ that never shows it costs no query)."""
 
 from django.utils.functional import SimpleLazyObject
 
-from .current import current_workspace, my_workspaces
-from .selectors import invitations_count_waiting_for
+from workspaces.current import current_workspace, my_workspaces
+from workspaces.selectors import invitations_count_waiting_for
 
 
 def workspaces(request):

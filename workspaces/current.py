@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from .models import WRITER_ROLES, Workspace
-from .selectors import personal_workspace_of, workspaces_of
+from workspaces.models import WRITER_ROLES, Workspace
+from workspaces.selectors import personal_workspace_of, workspaces_of
 
 SESSION_KEY = "workspace"
 _CACHE = "_workspaces_current"

@@ -12,7 +12,7 @@ def hand_over_to_the_team(collector, field, sub_objs, using) -> None:
     (workspaces.services.team_heir: another owner, else the longest-standing member, made
     owner), and only rows nobody else can see (the user's personal workspace, a team of one)
     go with the user, as before."""
-    from .services import team_heir
+    from workspaces.services import team_heir
 
     heirs: dict[int, int | None] = {}
     handed: dict[int, list] = defaultdict(list)

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from .models import Role
+from workspaces.models import Role
 
 
 class WorkspaceCreateForm(forms.Form):

@@ -21,8 +21,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
-from .selectors import (
+from workspaces.models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
+from workspaces.selectors import (
     MANAGERS_ONLY_MESSAGE,
     InvitationNotFound,
     invitations_open_in,

@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
-from .models import (
+from workspaces.models import (
     MANAGE_PERMISSION,
     ROLE_RANK,
     SLUG_MAX_LENGTH,
@@ -138,7 +138,7 @@ def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> 
 def personal_workspace_of(user: AbstractBaseUser) -> Workspace:
     """`user`'s own workspace (made now for a user who predates workspaces' signal, such as
     one loaded from a fixture)."""
-    from .services import personal_workspace_ensure
+    from workspaces.services import personal_workspace_ensure
 
     return personal_workspace_ensure(user)
 

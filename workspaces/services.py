@@ -7,9 +7,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
-from . import events
-from .models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
-from .selectors import (
+from workspaces import events
+from workspaces.models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
+from workspaces.selectors import (
     PERSONAL_SUFFIX,
     WorkspaceNotFound,
     manage_required,

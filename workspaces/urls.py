@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from workspaces import views
 
 urlpatterns = [
     path("workspaces/", views.workspace_list_page, name="workspaces"),

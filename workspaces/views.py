@@ -18,12 +18,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from links.forms import add_service_errors
-
-from . import invitations, services
-from .current import current_workspace, my_workspaces, switch_to
-from .forms import MemberAddForm, WorkspaceCreateForm
-from .models import Role, Workspace
-from .selectors import (
+from workspaces import invitations, services
+from workspaces.current import current_workspace, my_workspaces, switch_to
+from workspaces.forms import MemberAddForm, WorkspaceCreateForm
+from workspaces.models import Role, Workspace
+from workspaces.selectors import (
     InvitationNotFound,
     WorkspaceNotFound,
     invitations_open_in,

@@ -16,11 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.models import ApiScope
+from analytics import ranges
+from analytics.selectors import links_totals, series
 from links.compat.bitly import BITLINK, BitlyView, bitly_date, invalid_arg, visible_link
 from links.models import UrlLink
-
-from .. import ranges
-from ..selectors import links_totals, series
 
 # Bitly's units of time; ours are counted by the hour, so `minute` is refused.
 UNITS = ("hour", "day", "week", "month")

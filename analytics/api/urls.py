@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import LinkStatsView, TagStatsView
+from analytics.api.views import LinkStatsView, TagStatsView
 
 # Included under /api/v1/ before links.api.urls, whose last pattern answers every other path.
 urlpatterns = [

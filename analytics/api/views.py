@@ -6,12 +6,11 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework.response import Response
 
 from accounts.models import ApiScope
+from analytics.api.serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
 from analytics.selectors import link_stats, links_stats
 from links.api.base import ApiView
 from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER, error_responses
 from links.selectors import tag_get
-
-from .serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
 
 STATS_EXAMPLE = {
     "code": "aZ3kP9q",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django import template
 
-from .. import selectors
-from ..charts import chart_data
-from ..forms import StatsRangeForm
+from analytics import selectors
+from analytics.charts import chart_data
+from analytics.forms import StatsRangeForm
 
 register = template.Library()
 

@@ -5,9 +5,8 @@ import pytest
 
 from analytics import buffer, services
 from analytics.models import VisitRecord
+from analytics.tests.visits import visit_message
 from shorturl_project.redis_conn import redis_client
-
-from .visits import visit_message
 
 pytestmark = pytest.mark.django_db
 

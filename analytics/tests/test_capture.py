@@ -11,12 +11,11 @@ from django.test import RequestFactory
 from analytics import buffer, capture, enrich, services
 from analytics.messages import decode_visit, decode_visits, encode_visit
 from analytics.models import HourlyClick, VisitRecord
+from analytics.tests.visits import CHROME_MAC, GOOGLEBOT
 from links.cache import LinkEntry
 from links.selectors import link_click_totals
 from shorturl_project.client_ip import client_ip
 from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
-
-from .visits import CHROME_MAC, GOOGLEBOT
 
 DEAD_REDIS = {
     "default": {

@@ -18,10 +18,9 @@ from analytics import capture, channels, selectors
 from analytics.messages import decode_visit, encode_visit
 from analytics.models import HourlyClick, VisitRecord, utc_hour
 from analytics.tests.factories import VisitRecordFactory
+from analytics.tests.visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 from links.cache import LinkEntry
 from links.tests.helpers import call_wsgi, client_for
-
-from .visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
 ENTRY = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
 

@@ -9,9 +9,8 @@ from django.core.management import CommandError, call_command
 
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
+from analytics.tests.visits import GOOGLEBOT, visit_message
 from shorturl_project.redis_conn import redis_client
-
-from .visits import GOOGLEBOT, visit_message
 
 
 def _run(*args) -> str:

@@ -14,10 +14,9 @@ from django.utils import timezone
 from analytics import selectors
 from analytics.messages import decode_visit, encode_visit
 from analytics.models import VisitRecord
+from analytics.tests.visits import SAFARI_IPHONE
 from links.cache import LinkEntry
 from links.tests.helpers import client_for
-
-from .visits import SAFARI_IPHONE
 
 ENTRY = LinkEntry("Abc1234", 42, "https://example.com/", 302, None, False)
 CHINA, USA = "223.5.5.5", "8.8.8.8"

@@ -5,8 +5,7 @@ import hashlib
 import pytest
 
 from analytics import enrich
-
-from .visits import (
+from analytics.tests.visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
     GOOGLEBOT,

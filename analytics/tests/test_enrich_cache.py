@@ -15,8 +15,7 @@ import user_agents
 from analytics import enrich, geodata, services
 from analytics.messages import decode_visit
 from analytics.models import VisitRecord
-
-from .visits import (
+from analytics.tests.visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
     GOOGLEBOT,

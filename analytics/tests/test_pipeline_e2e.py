@@ -10,9 +10,7 @@ from django.utils import timezone
 from analytics import selectors
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tasks import aggregate_hourly_task, flush_visits_task
-from links.services.create import link_create
-
-from .visits import (
+from analytics.tests.visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
     GOOGLEBOT,
@@ -21,6 +19,7 @@ from .visits import (
     SLACKBOT,
     WECHAT_ANDROID,
 )
+from links.services.create import link_create
 
 VISITS = 1000
 BOTS = {GOOGLEBOT, SLACKBOT}

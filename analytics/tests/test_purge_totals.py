@@ -14,9 +14,8 @@ from rest_framework.test import APIClient
 from accounts.services import api_key_create
 from analytics import services
 from analytics.models import VisitRecord
+from analytics.tests.visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 from links.selectors import link_export_rows
-
-from .visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
 T0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)
 MINUTE = dt.timedelta(minutes=1)

@@ -8,10 +8,9 @@ from django.utils import timezone
 from analytics import selectors, services
 from analytics.models import VisitRecord
 from analytics.tests.factories import add_visits
+from analytics.tests.visits import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, visit_message
 from links.codes import pool
 from links.selectors import link_click_totals
-
-from .visits import GOOGLEBOT, SAFARI_IPHONE, SLACKBOT, WECHAT_ANDROID, visit_message
 
 UTC = dt.UTC
 T0 = dt.datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

@@ -7,8 +7,7 @@ import pytest
 
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
-
-from .visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
+from analytics.tests.visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
 UTC = dt.UTC
 

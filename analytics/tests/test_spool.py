@@ -10,9 +10,8 @@ import pytest
 
 from analytics import services, spool
 from analytics.models import HourlyClick, VisitRecord
+from analytics.tests.visits import visit_message
 from shorturl_project.redis_conn import uses_redis
-
-from .visits import visit_message
 
 
 @pytest.fixture(autouse=True)

@@ -11,12 +11,11 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from compat.shlink.auth import InvalidApiKey
 from links.api.base import api_exception_handler
 from links.selectors import AmbiguousCode, LinkNotFound, TagNotFound
 from links.services.policy import ALIAS_TAKEN, LinkRevoked
 from links.services.tags import TagNameTaken
-
-from .auth import InvalidApiKey
 
 PROBLEM_JSON = "application/problem+json"
 _ERROR = "https://shlink.io/api/error/"

@@ -2,8 +2,8 @@
 
 from django.urls import path, re_path
 
-from .problems import route_not_found
-from .views import (
+from compat.shlink.problems import route_not_found
+from compat.shlink.views import (
     DomainsView,
     HealthView,
     MercureInfoView,

@@ -16,6 +16,9 @@ from analytics.selectors import (
     orphan_visits_visible,
     visit_list,
 )
+from compat.shlink import shapes
+from compat.shlink.auth import ShlinkApiKeyAuthentication
+from compat.shlink.problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
 from links.api.base import ApiView, validated
 from links.api.throttles import AnonThrottle
 from links.codes.aliases import ALIAS_RE
@@ -39,10 +42,6 @@ from links.services.tags import tag_delete_many, tag_rename
 from links.shortlinks import link_short_url
 from shorturl_project.health import check_database
 from workspaces.selectors import workspace_id_or_personal
-
-from . import shapes
-from .auth import ShlinkApiKeyAuthentication
-from .problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
 
 # What we answer as Shlink's version: the API level this layer follows, which dashboards read to
 # choose features.

@@ -28,6 +28,8 @@ from rest_framework.views import exception_handler, set_rollback
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope, scope_by_method
+from links.api.serializers import WorkspaceQuerySerializer
+from links.api.throttles import API_THROTTLES, AnonThrottle
 from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
@@ -45,9 +47,6 @@ from workspaces.selectors import (
     pinned_workspace_id,
     workspace_get,
 )
-
-from .serializers import WorkspaceQuerySerializer
-from .throttles import API_THROTTLES, AnonThrottle
 
 logger = logging.getLogger("links.api")
 

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
-from .base import SchemaView, SwaggerView, api_not_found
-from .views import (
+from links.api.base import SchemaView, SwaggerView, api_not_found
+from links.api.views import (
     DomainListView,
     LinkBulkView,
     LinkDetailView,

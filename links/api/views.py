@@ -9,25 +9,15 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from links import qr
-from links.selectors import (
-    default_domain_host,
-    domain_list_for,
-    link_click_totals,
-    link_list,
-    link_tag_names,
-    tag_list,
+from links.api.base import ApiView, validated
+from links.api.docs import (
+    CODE_PARAMETER,
+    DOMAIN_PARAMETER,
+    LINK_EXAMPLE,
+    RETRY_AFTER,
+    error_responses,
 )
-from links.services.bulk import link_create_many
-from links.services.change import link_revoke, link_update
-from links.services.create import link_create
-from links.services.gates import capped_visits_used
-from links.services.tags import tag_delete, tag_rename
-from links.shortlinks import link_page_url, link_short_url
-from workspaces.services import workspace_for_writing
-
-from .base import ApiView, validated
-from .docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE, RETRY_AFTER, error_responses
-from .serializers import (
+from links.api.serializers import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
@@ -44,6 +34,21 @@ from .serializers import (
     WorkspaceQuerySerializer,
     validate_create_items,
 )
+from links.selectors import (
+    default_domain_host,
+    domain_list_for,
+    link_click_totals,
+    link_list,
+    link_tag_names,
+    tag_list,
+)
+from links.services.bulk import link_create_many
+from links.services.change import link_revoke, link_update
+from links.services.create import link_create
+from links.services.gates import capped_visits_used
+from links.services.tags import tag_delete, tag_rename
+from links.shortlinks import link_page_url, link_short_url
+from workspaces.services import workspace_for_writing
 
 TAGS = ["links"]
 ITEM_WORKSPACE_MESSAGE = (

@@ -6,7 +6,7 @@ import re
 
 from django.core.exceptions import ValidationError
 
-from .shape import code_length, is_generated_shape
+from links.codes.shape import code_length, is_generated_shape
 
 ALIAS_MAX_LENGTH = 32
 ALIAS_RE = re.compile(rf"^[A-Za-z0-9_-]{{3,{ALIAS_MAX_LENGTH}}}$")

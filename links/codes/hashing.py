@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from django.conf import settings
 
-from ..models import CodeType
-from .base import Candidate, CodeStrategy
-from .shape import BASE62, with_check
+from links.codes.base import Candidate, CodeStrategy
+from links.codes.shape import BASE62, with_check
+from links.models import CodeType
 
 
 def hash_candidates(long_url: str, salt: str) -> list[str]:

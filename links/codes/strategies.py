@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from ..models import CodeType
-from .base import CodeStrategy
-from .hashing import HashStrategy
-from .pool import PoolStrategy
-from .sequence import SequenceStrategy
+from links.codes.base import CodeStrategy
+from links.codes.hashing import HashStrategy
+from links.codes.pool import PoolStrategy
+from links.codes.sequence import SequenceStrategy
+from links.models import CodeType
 
 STRATEGIES: dict[str, type[CodeStrategy]] = {
     CodeType.POOL: PoolStrategy,

@@ -38,23 +38,22 @@ from rest_framework.views import APIView, set_rollback
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope
-from workspaces.selectors import pinned_workspace_id
-
-from ..api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
-from ..api.throttles import API_THROTTLES
-from ..codes.aliases import ALIAS_RE
-from ..models import UrlLink
-from ..selectors import (
+from links.api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
+from links.api.throttles import API_THROTTLES
+from links.codes.aliases import ALIAS_RE
+from links.compat.auth import credential_for
+from links.models import UrlLink
+from links.selectors import (
     AmbiguousCode,
     LinkNotFound,
     default_domain_host,
     link_get_visible,
     link_tag_names,
 )
-from ..services.change import link_update
-from ..services.create import link_create
-from ..shortlinks import link_short_url
-from .auth import credential_for
+from links.services.change import link_update
+from links.services.create import link_create
+from links.shortlinks import link_short_url
+from workspaces.selectors import pinned_workspace_id
 
 # The host Bitly clients put in bodies and ids they make up: stands for "no domain named".
 BITLY_HOST = "bit.ly"

@@ -34,15 +34,13 @@ from rest_framework.views import APIView
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope
-from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
-from workspaces.selectors import pinned_workspace_id
-
-from .. import domains
-from ..api.base import WrongCredentialsThrottledMixin, api_exception_handler
-from ..api.throttles import API_THROTTLES
-from ..codes.aliases import ALIAS_RE
-from ..models import UrlLink
-from ..selectors import (
+from links import domains
+from links.api.base import WrongCredentialsThrottledMixin, api_exception_handler
+from links.api.throttles import API_THROTTLES
+from links.codes.aliases import ALIAS_RE
+from links.compat.auth import SignInLockedOut, credential_for, user_for_password
+from links.models import UrlLink
+from links.selectors import (
     LINK_RANKINGS,
     AmbiguousCode,
     LinkNotFound,
@@ -52,10 +50,11 @@ from ..selectors import (
     link_ranking,
     link_totals,
 )
-from ..services.create import link_create
-from ..services.policy import LOOP
-from ..shortlinks import link_short_url
-from .auth import SignInLockedOut, credential_for, user_for_password
+from links.services.create import link_create
+from links.services.policy import LOOP
+from links.shortlinks import link_short_url
+from shorturl_project.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
+from workspaces.selectors import pinned_workspace_id
 
 # What `version` says: the YOURLS whose answers these are.
 YOURLS_VERSION = "1.9.2"

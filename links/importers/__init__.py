@@ -26,9 +26,9 @@ import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import bitly, jsonstream, kutt, plain, shlink, yourls
-from .csvfiles import first_record
-from .rows import ImportFileError, ParsedFile, SourceRow, header_key
+from links.importers import bitly, jsonstream, kutt, plain, shlink, yourls
+from links.importers.csvfiles import first_record
+from links.importers.rows import ImportFileError, ParsedFile, SourceRow, header_key
 
 
 @dataclass(frozen=True)

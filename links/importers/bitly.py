@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .csvfiles import read_records
-from .jsonstream import item_rows
-from .rows import (
+from links.importers.csvfiles import read_records
+from links.importers.jsonstream import item_rows
+from links.importers.rows import (
     ParsedFile,
     SourceRow,
     first_given,

@@ -8,7 +8,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .rows import ImportFileError, first_given, header_key
+from links.importers.rows import ImportFileError, first_given, header_key
 
 
 @dataclass

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from .rows import ImportFileError, ParsedFile, SourceRow
+from links.importers.rows import ImportFileError, ParsedFile, SourceRow
 
 # Where each format keeps its list of links; () is a document that is the list itself.
 Path = tuple[str, ...]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .jsonstream import item_rows
-from .rows import ParsedFile, SourceRow, parse_bool, parse_datetime, text_of
+from links.importers.jsonstream import item_rows
+from links.importers.rows import ParsedFile, SourceRow, parse_bool, parse_datetime, text_of
 
 KUTT_HOSTS = frozenset({"kutt.it"})
 # Where the list of links is (links.importers.jsonstream): the API's answer or the bare list.

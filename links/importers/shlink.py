@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .csvfiles import pick, read_records
-from .jsonstream import item_rows
-from .rows import (
+from links.importers.csvfiles import pick, read_records
+from links.importers.jsonstream import item_rows
+from links.importers.rows import (
     ParsedFile,
     SourceRow,
     parse_bool,

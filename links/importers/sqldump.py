@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .rows import ImportFileError
+from links.importers.rows import ImportFileError
 
 
 class DumpSyntaxError(ImportFileError):

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .csvfiles import first_record, read_records
-from .rows import ParsedFile, SourceRow, header_key, parse_datetime, text_of
-from .sqldump import DumpSyntaxError, insert_rows
+from links.importers.csvfiles import first_record, read_records
+from links.importers.rows import ParsedFile, SourceRow, header_key, parse_datetime, text_of
+from links.importers.sqldump import DumpSyntaxError, insert_rows
 
 COLUMNS = ["keyword", "url", "title", "timestamp", "ip", "clicks"]
 _INSERT_INTO_URL_TABLE = re.compile(

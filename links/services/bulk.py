@@ -10,29 +10,28 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
-from workspaces.models import Workspace
-from workspaces.services import workspace_for_writing
-
-from .. import cache as link_cache
-from .. import events
-from ..codes.base import CodeGenerationError
-from ..codes.pool import pool_claim
-from ..codes.strategies import get_strategy
-from ..models import CodeType, UrlLink
-from .create import (
+from links import cache as link_cache
+from links import events
+from links.codes.base import CodeGenerationError
+from links.codes.pool import pool_claim
+from links.codes.strategies import get_strategy
+from links.models import CodeType, UrlLink
+from links.services.create import (
     PreparedLink,
     create_with_alias,
     create_with_strategy,
     hold_owner,
     prepare_link,
 )
-from .policy import (
+from links.services.policy import (
     LongUrlRules,
     alias_case_warnings_many,
     alias_taken_error,
     free_alias_suggestions,
 )
-from .tags import link_tags_set_many
+from links.services.tags import link_tags_set_many
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
 
 BULK_MAX_ITEMS = 1000
 # Each distinct password costs a hash (~0.3 s of CPU): a call may give its links this many

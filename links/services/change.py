@@ -9,12 +9,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .. import cache as link_cache
-from .. import events
-from ..models import UrlLink
-from ..selectors import link_get_changeable
-from .gates import validate_max_visits, validate_password
-from .policy import (
+from links import cache as link_cache
+from links import events
+from links.models import UrlLink
+from links.selectors import link_get_changeable
+from links.services.gates import validate_max_visits, validate_password
+from links.services.policy import (
     LongUrlRules,
     ensure_changeable,
     url_hash,
@@ -23,9 +23,9 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
-from .tags import clean_tags, link_tags_set
-from .targeting import validate_rules, validate_variants
-from .utm import clean_utm, merge_utm
+from links.services.tags import clean_tags, link_tags_set
+from links.services.targeting import validate_rules, validate_variants
+from links.services.utm import clean_utm, merge_utm
 
 _UNSET = object()
 

@@ -10,18 +10,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from workspaces.models import Workspace
-from workspaces.services import workspace_for_writing
-
-from .. import cache as link_cache
-from .. import events
-from ..codes.aliases import validate_alias
-from ..codes.base import CodeGenerationError
-from ..codes.strategies import get_strategy
-from ..models import CodeType, RedirectType, UrlLink
-from .domains import domain_for_create
-from .gates import check_password_rules, hash_password, validate_max_visits
-from .policy import (
+from links import cache as link_cache
+from links import events
+from links.codes.aliases import validate_alias
+from links.codes.base import CodeGenerationError
+from links.codes.strategies import get_strategy
+from links.models import CodeType, RedirectType, UrlLink
+from links.services.domains import domain_for_create
+from links.services.gates import check_password_rules, hash_password, validate_max_visits
+from links.services.policy import (
     LongUrlRules,
     alias_case_warnings,
     alias_taken_error,
@@ -31,9 +28,11 @@ from .policy import (
     validate_redirect_type,
     validate_title,
 )
-from .tags import clean_tags, link_tags_set
-from .targeting import validate_rules, validate_variants
-from .utm import clean_utm, merge_utm
+from links.services.tags import clean_tags, link_tags_set
+from links.services.targeting import validate_rules, validate_variants
+from links.services.utm import clean_utm, merge_utm
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ import idna
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .. import domains as domain_table
-from ..cache import host_to_ascii
-from ..models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
-from ..selectors import default_domain_host, domain_id_for_name
-from .policy import LOOP, LongUrlRules
+from links import domains as domain_table
+from links.cache import host_to_ascii
+from links.models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
+from links.selectors import default_domain_host, domain_id_for_name
+from links.services.policy import LOOP, LongUrlRules
 
 # Labels of letters, digits and hyphens (after IDNA), at least two of them: a name a browser
 # resolves, not an address or a bare word.

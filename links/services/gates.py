@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 
-from ..models import UrlLink
-from ..visit_caps import live_counts
+from links.models import UrlLink
+from links.visit_caps import live_counts
 
 PASSWORD_MIN_LENGTH = 4
 PASSWORD_MAX_LENGTH = 128

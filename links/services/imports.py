@@ -33,11 +33,8 @@ from django.db import DatabaseError, connections, transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
-from workspaces.models import Workspace
-from workspaces.services import workspace_for_writing
-
-from ..codes.aliases import validate_alias
-from ..importers import (
+from links.codes.aliases import validate_alias
+from links.importers import (
     FORMATS,
     ImportFileError,
     ParsedFile,
@@ -47,12 +44,14 @@ from ..importers import (
     no_links_error,
     open_file,
 )
-from ..models import DEFAULT_DOMAIN_ID, IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
-from .bulk import BULK_MAX_ITEMS, link_create_many
-from .create import prepare_link
-from .domains import domain_for_create
-from .policy import LongUrlRules, is_storable_text, url_hash, validate_title
-from .tags import MAX_TAGS_PER_LINK, clean_tags, tag_key
+from links.models import DEFAULT_DOMAIN_ID, IMPORT_STALE_AFTER, ImportStatus, LinkImport, UrlLink
+from links.services.bulk import BULK_MAX_ITEMS, link_create_many
+from links.services.create import prepare_link
+from links.services.domains import domain_for_create
+from links.services.policy import LongUrlRules, is_storable_text, url_hash, validate_title
+from links.services.tags import MAX_TAGS_PER_LINK, clean_tags, tag_key
+from workspaces.models import Workspace
+from workspaces.services import workspace_for_writing
 
 logger = logging.getLogger("shorturl.imports")
 

@@ -17,10 +17,10 @@ from django.db.models.functions import Lower
 from django.http.request import split_domain_port
 from django.utils import timezone
 
-from ..cache import host_to_ascii, redirect_location
-from ..codes.aliases import ALIAS_MAX_LENGTH, validate_alias
-from ..domains import current_table
-from ..models import DEFAULT_DOMAIN_ID, CodeType, RedirectType, UrlLink
+from links.cache import host_to_ascii, redirect_location
+from links.codes.aliases import ALIAS_MAX_LENGTH, validate_alias
+from links.domains import current_table
+from links.models import DEFAULT_DOMAIN_ID, CodeType, RedirectType, UrlLink
 
 _url_validator = URLValidator(schemes=["http", "https"])
 

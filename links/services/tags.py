@@ -7,12 +7,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
+from links.models import TAG_MAX_LENGTH, Tag, UrlLink, tag_key
+from links.selectors import TagNotFound, may_change_every_link
+from links.services.policy import is_storable_text
 from workspaces.models import WRITER_ROLES, Role, Workspace
 from workspaces.selectors import role_in, workspace_id_or_personal
-
-from ..models import TAG_MAX_LENGTH, Tag, UrlLink, tag_key
-from ..selectors import TagNotFound, may_change_every_link
-from .policy import is_storable_text
 
 MAX_TAGS_PER_LINK = 20
 

@@ -18,7 +18,7 @@ import re
 
 from django.core.exceptions import ValidationError
 
-from .policy import LongUrlRules
+from links.services.policy import LongUrlRules
 
 # The rule's device → analytics' device type (analytics.models.DeviceType) of the visitor.
 DEVICES = {"mobile": "Mobile", "tablet": "Tablet", "desktop": "PC"}

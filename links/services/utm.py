@@ -6,7 +6,7 @@ from urllib.parse import quote, unquote_plus
 
 from django.core.exceptions import ValidationError
 
-from .policy import is_storable_text
+from links.services.policy import is_storable_text
 
 UTM_FIELDS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content")
 UTM_MAX_LENGTH = 200

@@ -8,8 +8,7 @@ from django.urls import reverse
 from analytics.tests.factories import add_visits
 from links import cache as link_cache
 from links.models import UniqueCode, UniqueCodeStatus
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

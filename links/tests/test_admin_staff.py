@@ -6,8 +6,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from links.models import UniqueCode, UniqueCodeStatus
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,8 @@ from rest_framework.test import APIClient
 
 from analytics.models import HourlyClick
 from links.models import UrlLink
-
-from .factories import UrlLinkFactory
-from .helpers import client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,8 @@ from rest_framework.test import APIClient
 from links.models import CodeType, UniqueCode, UrlLink
 from links.services.bulk import link_create_many
 from links.services.create import link_create
-
-from .factories import UrlLinkFactory
-from .helpers import client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 BULK = "/api/v1/links/bulk/"

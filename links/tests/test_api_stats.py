@@ -6,9 +6,8 @@ import pytest
 from django.utils import timezone
 
 from analytics.models import DeviceType, HourlyClick, VisitRecord
-
-from .factories import UrlLinkFactory
-from .helpers import client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ The counters live in the shared cache (Redis in the services run), so they hold 
 import pytest
 from rest_framework.test import APIClient
 
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,7 @@ from links.models import UrlLink
 from links.services.change import link_revoke
 from links.services.create import link_create
 from links.services.domains import domain_save
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from links.codes import hashing, pool, sequence
 from links.codes.strategies import get_strategy
 from links.models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
 from links.services.bulk import link_create_many
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ from django.utils import timezone
 
 from links.api.serializers import LinkCreateSerializer, validate_create_items
 from links.services.policy import LongUrlRules, validate_long_url
-
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 LATER = (timezone.now() + timedelta(days=3)).isoformat()
 

@@ -13,8 +13,7 @@ from rest_framework.request import Request
 from links.api.serializers import LinkSerializer
 from links.models import RedirectType
 from links.shortlinks import short_url_for
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -16,10 +16,9 @@ from links.cache import LinkEntry, ProcessCache, redirect_location
 from links.codes import shape
 from links.models import UrlLink
 from links.services.change import link_update
+from links.tests.factories import UrlLinkFactory
 from shorturl_project import node_state
 from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
-
-from .factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from links.cache import redirect_location
 from links.models import UrlLink
 from links.services.change import link_update
 from links.services.create import link_create
-
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

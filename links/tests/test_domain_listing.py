@@ -9,10 +9,9 @@ from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
 from links.services.domains import domain_save
+from links.tests.helpers import client_for
 from workspaces.models import Membership, Role
 from workspaces.services import workspace_create
-
-from .helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

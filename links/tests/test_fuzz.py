@@ -20,8 +20,7 @@ from links.codes.aliases import RESERVED_ALIASES
 from links.models import UrlLink
 from links.services.change import link_revoke
 from links.services.create import link_create
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 FUZZ = hypothesis_settings(
     max_examples=300,

@@ -12,8 +12,7 @@ from links.models import UrlLink
 from links.services.change import link_update
 from links.services.create import link_create
 from links.services.gates import validate_max_visits, validate_password, visits_left
-
-from .helpers import call_wsgi, client_for
+from links.tests.helpers import call_wsgi, client_for
 
 pytestmark = pytest.mark.django_db
 

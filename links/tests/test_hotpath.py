@@ -8,9 +8,8 @@ from django.test import override_settings
 from links import not_found_limit
 from links.hotpath import is_short_code_request
 from links.services.change import link_revoke
-
-from .factories import UrlLinkFactory
-from .helpers import call_wsgi
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import call_wsgi
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from links.services.create import link_create
-
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

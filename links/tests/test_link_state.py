@@ -21,8 +21,7 @@ from links import selectors, visit_caps
 from links.models import LinkStatus, UrlLink
 from links.selectors import link_export_rows
 from links.services.create import link_create
-
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

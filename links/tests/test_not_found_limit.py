@@ -11,8 +11,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from links import not_found_limit
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

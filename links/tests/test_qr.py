@@ -12,9 +12,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from links import qr
-
-from .factories import UrlLinkFactory
-from .helpers import client_for, read_png
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for, read_png
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,8 @@ import pytest
 from links.cache import LinkEntry
 from links.services.change import link_update
 from links.services.create import link_create
-
-from .factories import UrlLinkFactory
-from .helpers import call_wsgi, client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import call_wsgi, client_for
 
 pytestmark = pytest.mark.django_db
 

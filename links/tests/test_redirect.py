@@ -7,9 +7,8 @@ from django.utils import timezone
 
 from links.codes import shape
 from links.services.change import link_revoke
+from links.tests.factories import UrlLinkFactory
 from shorturl_project.redis_conn import uses_redis
-
-from .factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

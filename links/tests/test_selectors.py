@@ -4,8 +4,7 @@ import pytest
 
 from analytics.tests.factories import add_visits
 from links import selectors
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

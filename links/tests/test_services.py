@@ -15,8 +15,7 @@ from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.policy import LinkRevoked
 from links.tests.concurrency import all_at_once
-
-from .factories import UrlLinkFactory, UserFactory
+from links.tests.factories import UrlLinkFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

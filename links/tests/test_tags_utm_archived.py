@@ -13,9 +13,8 @@ from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.tags import clean_tags
 from links.services.utm import merge_utm
-
-from .factories import UrlLinkFactory
-from .helpers import client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from links.services.change import link_update
 from links.services.create import link_create
 from links.services.policy import LongUrlRules
 from links.services.targeting import accept_language, os_name, validate_rules, validate_variants
-
-from .helpers import call_wsgi, client_for
+from links.tests.helpers import call_wsgi, client_for
 
 CHINA, USA = "223.5.5.5", "8.8.8.8"  # AliDNS and Google's resolver: stable in every GeoIP file
 WINDOWS_CHROME = (

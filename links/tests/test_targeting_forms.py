@@ -6,8 +6,7 @@ import pytest
 from django.urls import reverse
 
 from links.models import UrlLink
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,7 @@ from links.services.create import link_create
 from links.services.domains import domain_save
 from links.services.imports import link_import
 from links.services.policy import validate_long_url, with_default_scheme
-
-from .helpers import client_for
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

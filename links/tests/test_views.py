@@ -8,8 +8,7 @@ from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links.models import RedirectType, UrlLink
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,8 @@ from links import visit_caps
 from links.models import UrlLink
 from links.services.create import link_create
 from links.services.gates import visits_left
+from links.tests.helpers import call_wsgi, redis_calls
 from shorturl_project.redis_conn import redis_client, redis_failed, uses_redis
-
-from .helpers import call_wsgi, redis_calls
 
 pytestmark = pytest.mark.django_db
 
@@ -121,7 +120,7 @@ def test_while_redis_is_unreachable_the_row_counts_and_redis_catches_up(
 
 
 def test_a_page_of_capped_links_shows_each_live_count_read_together(client, user):
-    from .helpers import client_for
+    from links.tests.helpers import client_for
 
     links = [
         link_create(user=user, long_url=f"https://example.com/c{i}", max_visits=5).link

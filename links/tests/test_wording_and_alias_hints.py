@@ -14,9 +14,8 @@ from links.models import UrlLink
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke
 from links.services.create import link_create
-
-from .factories import UrlLinkFactory
-from .helpers import client_for
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -22,9 +22,8 @@ from links.hotpath import short_code_of
 from links.models import UrlLink
 from links.services.create import link_create
 from links.services.domains import domain_save
-
-from .factories import UrlLinkFactory
-from .helpers import call_wsgi
+from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import call_wsgi
 
 pytestmark = pytest.mark.django_db
 

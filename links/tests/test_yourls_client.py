@@ -22,8 +22,7 @@ from yourls import (
 from accounts.services import api_key_create
 from analytics.models import HourlyClick
 from links.models import UrlLink
-
-from .factories import UrlLinkFactory
+from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from links.api.serializers import StrictBooleanField, StrictCharField
-
-from ..models import Webhook, WebhookDelivery, WebhookEvent
+from webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 
 
 class WebhookSerializer(serializers.ModelSerializer):

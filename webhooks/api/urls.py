@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import (
+from webhooks.api.views import (
     WebhookDeliveriesView,
     WebhookDetailView,
     WebhookListCreateView,

@@ -14,16 +14,15 @@ from rest_framework.response import Response
 from accounts.models import ApiScope
 from links.api.base import ApiView, validated
 from links.api.docs import error_responses
-
-from .. import selectors, services
-from ..models import Webhook
-from .serializers import (
+from webhooks import selectors, services
+from webhooks.api.serializers import (
     WebhookCreateSerializer,
     WebhookDeliverySerializer,
     WebhookListQuerySerializer,
     WebhookSerializer,
     WebhookUpdateSerializer,
 )
+from webhooks.models import Webhook
 
 TAGS = ["webhooks"]
 SCOPE_REFUSED = {

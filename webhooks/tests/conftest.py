@@ -1,6 +1,6 @@
 import pytest
 
-from .receiver import start_receiver
+from webhooks.tests.receiver import start_receiver
 
 
 @pytest.fixture

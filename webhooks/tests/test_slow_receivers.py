@@ -20,8 +20,7 @@ from links.services.create import link_create
 from shorturl_project.celery import app as celery_app
 from webhooks import services
 from webhooks.models import DeliveryStatus, Webhook, WebhookDelivery
-
-from .receiver import start_tarpit
+from webhooks.tests.receiver import start_tarpit
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from links.api.serializers import StrictCharField
-
-from ..models import Role
+from workspaces.models import Role
 
 
 class WorkspaceSerializer(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import (
+from workspaces.api.views import (
     InvitationDetailView,
     InvitationListCreateView,
     MemberDetailView,

@@ -15,10 +15,8 @@ from rest_framework.response import Response
 
 from links.api.base import ApiView, validated
 from links.api.docs import error_responses
-
-from .. import invitations, selectors, services
-from ..models import Invitation, Membership, Workspace
-from .serializers import (
+from workspaces import invitations, selectors, services
+from workspaces.api.serializers import (
     AcceptedSerializer,
     InvitationSerializer,
     MemberAddSerializer,
@@ -29,6 +27,7 @@ from .serializers import (
     WorkspaceSerializer,
     WorkspaceUpdateSerializer,
 )
+from workspaces.models import Invitation, Membership, Workspace
 
 TAGS = ["workspaces"]
 SLUG_PARAMETER = OpenApiParameter(

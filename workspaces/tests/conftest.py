@@ -7,8 +7,7 @@ import pytest
 from links.tests.factories import UrlLinkFactory, UserFactory
 from workspaces.models import Role
 from workspaces.services import member_add, workspace_create
-
-from .helpers import Team
+from workspaces.tests.helpers import Team
 
 
 @pytest.fixture

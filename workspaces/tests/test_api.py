@@ -14,8 +14,7 @@ from links.tests.factories import UrlLinkFactory
 from webhooks import services as webhook_services
 from webhooks.models import Webhook
 from workspaces.models import Membership, Role, Workspace
-
-from .helpers import key_of, native, token_of
+from workspaces.tests.helpers import key_of, native, token_of
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from django.test import Client
 
 from links.models import UrlLink
 from links.services.change import link_update
-
-from .helpers import key_of, token_of
+from workspaces.tests.helpers import key_of, token_of
 
 pytestmark = pytest.mark.django_db
 

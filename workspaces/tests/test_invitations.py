@@ -23,8 +23,7 @@ from links.tests.factories import UserFactory
 from workspaces.models import Membership, Role, Workspace
 from workspaces.selectors import personal_workspace_of
 from workspaces.services import member_set_role, workspace_create
-
-from .helpers import key_of, native, token_of
+from workspaces.tests.helpers import key_of, native, token_of
 
 pytestmark = pytest.mark.django_db
 
