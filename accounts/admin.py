@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import TokenProxy
 
 from accounts import services, views
 from accounts.models import ApiKey, PasswordCheckTries
-from shorturl_project.admin_base import short_date
+from core.admin_base import short_date
 
 # DRF's token list showed each key in full; tokens are hashed API keys now (listed below), and
 # its "add" would make a token the admin could not show. (Imported first: this app comes before

@@ -10,7 +10,7 @@ class AccountsConfig(AppConfig):
         # Registers the start-up check, the sign-in and token hooks and the API key scheme for
         # the docs.
         from accounts import checks, schema, signals  # noqa: F401
-        from shorturl_project.private_files import make_node_files_private
+        from core.private_files import make_node_files_private
 
         # Every process of the node starts here, before its first database connection: the
         # files holding sessions, key hashes and webhook secrets are its user's alone.

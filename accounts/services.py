@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
-from shorturl_project.login_attempts import attempted_username
+from core.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
 
@@ -149,7 +149,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     revoked or expired, its user inactive, or acting for a workspace its user is no longer a
     member of (in the same query: a membership removed by any path, the admin's included).
     The one lookup of a key for every channel: the native API (authentication.py) and the
-    compat layers (links.compat.auth.credential_for)."""
+    compat layers (compat.auth.credential_for)."""
     api_key = (
         ApiKey.objects.select_related("user")
         .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True, user__is_active=True)

@@ -10,7 +10,7 @@ from django.utils.text import Truncator
 
 from analytics.charts import chart_data
 from analytics.models import HourlyClick, VisitRecord
-from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
+from core.admin_base import ReadOnlyAdminMixin, short_date
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
 HOURLY_CHART_HOURS = 24 * 14

@@ -19,22 +19,22 @@ from redis.exceptions import RedisError
 
 from analytics import services, spool
 
-# A capped link's bots use up none of its visits (links.gates).
+# A capped link's bots use up none of its visits (serving.gates).
 from analytics.bots import detect_bot as detect_bot
 from analytics.buffer import VISITS_KEY
-
-# The redirect drops the QR code's marker from the query string it passes on; the message of
-# such a visit says it came through the QR code (analytics.messages).
-from analytics.channels import QR_MARKER as QR_MARKER
-from analytics.channels import qr_url as qr_url
-from analytics.channels import without_qr_marker as without_qr_marker
 from analytics.messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 
 # Requests that reached no link, counted in memory (the 404 path does no I/O for them).
 from analytics.orphans import OrphanKind as OrphanKind
 from analytics.orphans import note_orphan as note_orphan
-from shorturl_project.node_state import local_redirects
-from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
+
+# The redirect drops the QR code's marker from the query string it passes on; the message of
+# such a visit says it came through the QR code (analytics.messages).
+from core.channels import QR_MARKER as QR_MARKER
+from core.channels import qr_url as qr_url
+from core.channels import without_qr_marker as without_qr_marker
+from core.node_state import local_redirects
+from core.redis_conn import live_redis_client, redis_failed, uses_redis
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ FORWARD_BATCH = 2000
 FORWARD_LIMIT = 50_000
 
 
-# What links/gates.py asks of a visitor for rules and variants, computed as the enrichment does
+# What serving/gates.py asks of a visitor for rules and variants, computed as the enrichment does
 # (links use analytics through this module only). Imported on first use: the parsers load their
 # tables then, and a process serving plain links never does.
 
@@ -81,7 +81,7 @@ def visitor_client_id(ip: str, user_agent: str) -> str:
 
 def country_codes() -> frozenset[str]:
     """Every ISO 3166 alpha-2 code the GeoIP data may give (and XK, Kosovo)."""
-    from analytics.geodata import country_names
+    from core.geodata import country_names
 
     return frozenset(country_names("en"))
 

@@ -18,10 +18,10 @@ from typing import NamedTuple, cast
 
 from django.conf import settings
 
-from analytics import geodata
 from analytics.bots import detect_bot
 from analytics.messages import MAX_USER_AGENT
-from shorturl_project.client_ip import canonical_ip
+from core import geodata
+from core.client_ip import canonical_ip
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def client_id(ip: str, ua: str, *, anonymize: bool, key: str) -> str:
 
 
 # --- GeoIP -----------------------------------------------------------------------------------
-# The default databases are those `make` installs (analytics/geodata.py: DB-IP City Lite and an
+# The default databases are those `make` installs (core/geodata.py: DB-IP City Lite and an
 # IP-to-ASN file), else the 2018 GeoLite2 City file; GEOIP_CITY_DB / GEOIP_ASN_DB override them
 # with MaxMind's formats (or the same kinds of files).
 

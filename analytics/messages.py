@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring as _json_string
 
-from analytics.channels import CHANNELS, LINK, QR, is_qr_scan
-from shorturl_project.client_ip import canonical_ip, client_ip
+from core.channels import CHANNELS, LINK, QR, is_qr_scan
+from core.client_ip import canonical_ip, client_ip
 
 # VisitRecord's max_lengths (client_ip's is client_ip.MAX_IP_LENGTH); a test keeps them in step
 # with the model.
@@ -38,8 +38,8 @@ WIRE_KEYS = {
     "client_ip": "i",
     "user_agent": "u",
     "referrer": "r",
-    "channel": "q",  # analytics.channels; absent: the short link
-    "destination": "d",  # a rule's or variant's location (links/gates.py); absent: the long URL
+    "channel": "q",  # core.channels; absent: the short link
+    "destination": "d",  # a rule's or variant's location (serving/gates.py); absent: the long URL
 }
 # The channel's part of a QR scan's message, written once.
 _QR_SCAN = f',"q":{_json_string(QR)}'

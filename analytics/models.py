@@ -2,8 +2,8 @@ from datetime import UTC, datetime
 
 from django.db import models
 
-from analytics import channels
 from analytics.bots import BotKind
+from core import channels
 from links.models import UrlLink
 
 
@@ -16,7 +16,7 @@ class DeviceType(models.TextChoices):
 
 
 class Channel(models.TextChoices):
-    """How the visitor came (analytics.channels): the short link, or a scan of its QR code."""
+    """How the visitor came (core.channels): the short link, or a scan of its QR code."""
 
     LINK = channels.LINK, channels.LABELS[channels.LINK]
     QR = channels.QR, channels.LABELS[channels.QR]

@@ -30,7 +30,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum, Value, Window
 from django.db.models.expressions import RowRange
 from django.utils import timezone
 
-from analytics import buffer, channels, ranges, spool
+from analytics import buffer, ranges, spool
 from analytics.bots import BotKind
 from analytics.models import (
     DailyBreakdown,
@@ -42,8 +42,9 @@ from analytics.models import (
     VisitRecord,
     utc_hour,
 )
+from core import channels
+from core.redis_conn import redis_client
 from links.models import UrlLink
-from shorturl_project.redis_conn import redis_client
 
 BREAKDOWN_FIELDS = {
     "countries": "country",
@@ -54,9 +55,9 @@ BREAKDOWN_FIELDS = {
     "os": "os_type",
     "devices": "device_type",
     "referrers": "referrer_host",
-    # The short link itself or its QR code (analytics.channels), named by the channels' labels.
+    # The short link itself or its QR code (core.channels), named by the channels' labels.
     "channels": "channel",
-    # Where a link's rules and variants sent people (links/gates.py): the URL, "" for the long
+    # Where a link's rules and variants sent people (serving/gates.py): the URL, "" for the long
     # URL; cut to the roll-up's 255 characters.
     "destinations": "destination",
 }

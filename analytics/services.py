@@ -28,7 +28,7 @@ from django.db.models import Count, Max, Min, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from analytics import buffer, channels, enrich, events, spool
+from analytics import buffer, enrich, events, spool
 from analytics.messages import decode_visits
 from analytics.models import (
     DailyBreakdown,
@@ -39,9 +39,10 @@ from analytics.models import (
     utc_hour,
 )
 from analytics.selectors import ROLLED_UP_DIMENSIONS, referrer_host
+from core import channels
+from core.node_state import node_lock
+from core.redis_conn import redis_client, uses_cluster
 from links.models import UrlLink
-from shorturl_project.node_state import node_lock
-from shorturl_project.redis_conn import redis_client, uses_cluster
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class _VisitRow(NamedTuple):
     event_id: str
     visit_time: str  # connection.ops.adapt_datetimefield_value() of the aware UTC datetime
     referrer: str
-    channel: str  # one of analytics.channels.CHANNELS (messages.decode_visit sees to it)
+    channel: str  # one of core.channels.CHANNELS (messages.decode_visit sees to it)
     destination: str  # "" for the long URL (messages.decode_visit: absent in older messages)
     # From here on the values depend only on the visitor (address, User-Agent): _VISITOR_FIELDS.
     user_agent: str

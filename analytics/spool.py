@@ -28,7 +28,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from shorturl_project.node_state import node_lock, state_dir
+from core.node_state import node_lock, state_dir
 
 logger = logging.getLogger(__name__)
 

@@ -19,19 +19,20 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from analytics import geodata, selectors
+from analytics import selectors
 from analytics.charts import breakdown_cards, breakdown_tables, chart_data
 from analytics.enrich import asn_reader, city_db_path
 from analytics.forms import StatsRangeForm, TagRenameForm, TimeRange
+from core import geodata
+from core.redis_conn import uses_redis
 from links.cache import redirect_location
 from links.codes import pool
-from links.exports import LineEcho, spreadsheet_safe
 from links.forms import add_service_errors
+from links.imports.exports import LineEcho, spreadsheet_safe
 from links.selectors import TagNotFound, link_list, link_statuses, tag_get
 from links.services.tags import tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
-from shorturl_project.redis_conn import uses_redis
 from workspaces.current import can_write_current, current_workspace
 
 

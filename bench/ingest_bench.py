@@ -276,9 +276,9 @@ def role_fill(visits: int, link_count: int) -> dict:
 
     from analytics import buffer
     from analytics.messages import encode_visit
+    from core.redis_conn import redis_client
     from links.cache import LinkEntry
     from links.services.create import link_create
-    from shorturl_project.redis_conn import redis_client
 
     user = get_user_model().objects.create_user("bench-ingest")
     entries = []
@@ -314,7 +314,7 @@ def role_worker(profile: str | None) -> dict:
     from analytics import buffer
     from analytics.models import VisitRecord
     from analytics.tasks import flush_visits_task
-    from shorturl_project.redis_conn import redis_client
+    from core.redis_conn import redis_client
 
     client = redis_client()
     profiler = None

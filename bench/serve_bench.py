@@ -377,7 +377,7 @@ def main() -> None:
         print(f"seconds until each round's visits were stored: {quiesced}", flush=True)
 
         # Gated links (issue #15), right after the plain rounds so both figures come from one
-        # run: decided in links/gates.py instead of the fused read-and-count (links with rules:
+        # run: decided in serving/gates.py instead of the fused read-and-count (links with rules:
         # User-Agent parsed, address looked up, visit recorded with its destination; capped
         # links: one row UPDATE per person's click).
         for (mode, kind), script in gated_scripts.items():

@@ -17,7 +17,7 @@ _CREATE = (
 )
 
 
-# Gated links (issue #15), each kind decided by links/gates.py instead of the plain fused
+# Gated links (issue #15), each kind decided by serving/gates.py instead of the plain fused
 # read-and-count:
 # - "rules": a phone-from-China rule and a language rule that a desktop Chrome from the loopback
 #   address does not meet, so every request parses its User-Agent (cached per process), looks

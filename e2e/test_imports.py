@@ -1,8 +1,8 @@
 """Issue #16's import and export against both deployments, the way an operator migrating from
 YOURLS runs them: `manage.py import_links` on a YOURLS SQL dump (made by hand to its published
-shape, links/tests/fixtures/imports/) keeps the old keywords, which then redirect over HTTP from
-every worker; the rows it cannot take are reported with their line and reason; a second run
-imports nothing twice; `manage.py export_links` lists the imported links."""
+shape, links/imports/tests/fixtures/imports/) keeps the old keywords, which then redirect over
+HTTP from every worker; the rows it cannot take are reported with their line and reason; a second
+run imports nothing twice; `manage.py export_links` lists the imported links."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import harness
 
-DUMP = Path(__file__).resolve().parent.parent / "links/tests/fixtures/imports/yourls_dump.sql"
+FIXTURES = Path(__file__).resolve().parent.parent / "links/imports/tests/fixtures/imports"
+DUMP = FIXTURES / "yourls_dump.sql"
 # Keyword → URL of rows the dump holds (see the fixture).
 KEPT = {
     "abc": "https://www.example.com/a?x=1&y=2",

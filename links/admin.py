@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
+from core.admin_base import ReadOnlyAdminMixin, short_date
 from links.cache import CacheUnavailable, idn_ascii_url
 from links.codes import pool
 from links.domains import host_form
@@ -35,7 +36,6 @@ from links.services.domains import (
 )
 from links.services.gates import visits_used
 from links.shortlinks import link_page_url, link_short_url
-from shorturl_project.admin_base import ReadOnlyAdminMixin, short_date
 
 admin.site.site_header = "shorturl administration"
 admin.site.site_title = "shorturl admin"

@@ -9,7 +9,7 @@ def _ensure_default_domain(**kwargs) -> None:
 
 
 def _stop_imports_of_departed_member(sender, *, user, workspace_id, why, **kwargs) -> None:
-    from links.services.imports import link_imports_stop_for_departed_member
+    from links.imports.service import link_imports_stop_for_departed_member
 
     link_imports_stop_for_departed_member(user=user, workspace_id=workspace_id)
 

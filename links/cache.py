@@ -6,7 +6,7 @@ pickles behind the Django cache, so that one Lua call can read an entry and push
 single round trip (see `fetch_and_record`).
 
 Each web process also keeps its own entries (ProcessCache), each tagged with the code's counter
-in the node's shared generation table (shorturl_project.node_state) as read before the Redis or
+in the node's shared generation table (core.node_state) as read before the Redis or
 database read; a change bumps the counter, so every process of the node drops its copy on its
 next redirect. Without Redis (embedded mode) that is the only cache. With Redis
 (SHORTURL_LOCAL_REDIRECTS) a change is also published on the `shorturl:changes` stream, which
@@ -37,17 +37,14 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import fused_push
-from links import code_filter
-from links.codes.shape import is_generated_shape
-from links.models import DEFAULT_DOMAIN_ID, CodeType, UrlLink
-from shorturl_project.node_state import (
+from core.node_state import (
     generations,
     local_entries_trusted,
     local_redirects,
     node_lock,
     state_dir,
 )
-from shorturl_project.redis_conn import (
+from core.redis_conn import (
     live_redis_client,
     redis_client,
     redis_failed,
@@ -55,6 +52,9 @@ from shorturl_project.redis_conn import (
     uses_cluster,
     uses_redis,
 )
+from links import code_filter
+from links.codes.shape import is_generated_shape
+from links.models import DEFAULT_DOMAIN_ID, CodeType, UrlLink
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ VERSION_KEPT_SECONDS = 300
 # and entries cached before it, stay valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
 # The revoked field of a gated, active link: the Lua script in fetch_and_record pushes a visit
-# only for "0", so a gated link's clicks are decided (and counted, or not) in links/gates.py.
+# only for "0", so a gated link's clicks are decided (and counted, or not) in serving/gates.py.
 _GATED = "2"
 
 
@@ -154,7 +154,7 @@ class LinkEntry:
     expires_at: float | None  # epoch seconds
     revoked: bool
     pass_query: bool = True  # a visitor's query string goes on to the location
-    # The gates (links/gates.py): a link with any of them is not counted by the fused push.
+    # The gates (serving/gates.py): a link with any of them is not counted by the fused push.
     password_hash: str = ""  # Django's hash; the password itself is never cached
     max_visits: int | None = None
     # ({"device"?, "os"?, "country"?, "language"?, "location"}, …): "location" is the rule's url
@@ -192,7 +192,7 @@ class LinkEntry:
             ),
         )
 
-    # A password, a visit cap, rules or variants: the click is decided in links/gates.py. Worked
+    # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
     # out once per entry, not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
 

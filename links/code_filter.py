@@ -34,8 +34,8 @@ from pathlib import Path
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from core.node_state import generations, state_dir
 from links.codes.shape import is_generated_shape
-from shorturl_project.node_state import generations, state_dir
 
 logger = logging.getLogger(__name__)
 

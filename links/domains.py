@@ -27,9 +27,9 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.http.request import split_domain_port, validate_host
 
+from core.node_state import GenerationTable, generations, local_entries_trusted
 from links import cache as link_cache
 from links.models import DEFAULT_DOMAIN_ID, Domain, RedirectType
-from shorturl_project.node_state import GenerationTable, generations, local_entries_trusted
 
 # The generation-table key of the domain table (no code contains "*"), and where its counter is:
 # read on every redirect.

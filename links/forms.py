@@ -9,7 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from links.importers import FORMATS
+from links.imports.formats import FORMATS
 from links.models import RedirectType, UrlLink, tag_key
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS
 from links.services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
@@ -575,7 +575,7 @@ class UnlockForm(forms.Form):
 
 class LinkImportForm(forms.Form):
     """The import page's upload: a file from another shortener and how to bring it in (the
-    rules are links.services.imports')."""
+    rules are links.imports.service')."""
 
     file = forms.FileField(
         label="File",

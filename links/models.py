@@ -251,15 +251,15 @@ class UrlLink(models.Model):
         db_default=True,
         help_text="Add the query string a visitor brings (?utm_source=…) to the long URL.",
     )
-    # Gates: a link with any of these is decided in links/gates.py, not by the fused
+    # Gates: a link with any of these is decided in serving/gates.py, not by the fused
     # read-and-count of the redirect's cache entry (see LinkEntry.gated).
     # Django's password hash (never the password): visitors unlock the link with a form.
     password_hash = models.CharField(max_length=128, blank=True, default="", db_default="")
     # After this many clicks by people the link answers 410 (bots and HEAD never count, and are
-    # not sent on: links/gates.py).
+    # not sent on: serving/gates.py).
     max_visits = models.PositiveIntegerField(null=True, blank=True)
     # Visits taken from the cap so far: the truth in both modes, taken one at a time by a
-    # conditional UPDATE (links/gates.py), so no more than max_visits people ever get through.
+    # conditional UPDATE (serving/gates.py), so no more than max_visits people ever get through.
     visits_used = models.PositiveIntegerField(default=0, db_default=0, editable=False)
     # [{"device"?, "os"?, "country"?, "language"?, "url"}]: the first rule whose every given key
     # matches the visitor sends them to its url.
@@ -373,7 +373,7 @@ class ImportStatus(models.TextChoices):
 
 class LinkImport(models.Model):
     """A file uploaded on the import page: waiting for the background run, being imported, or
-    imported with its report (links.services.imports). The file lives in the row until it has
+    imported with its report (links.imports.service). The file lives in the row until it has
     been read, so any worker of any node can run it."""
 
     owner = models.ForeignKey(
@@ -385,7 +385,7 @@ class LinkImport(models.Model):
     )
     file_name = models.CharField(max_length=255)
     data = models.BinaryField(default=b"")  # the upload; emptied once it has been read
-    # What the uploader chose: a links.importers.FORMATS key ("" = told from the content), a
+    # What the uploader chose: a links.imports.formats.FORMATS key ("" = told from the content), a
     # short domain's host for every link ("" = each link's own), new/skip for codes not kept.
     file_format = models.CharField(max_length=20, blank=True, default="")
     domain = models.CharField(max_length=HOST_MAX_LENGTH, blank=True, default="")

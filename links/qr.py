@@ -1,6 +1,6 @@
 """QR codes of short links, as PNG at a chosen size or as SVG.
 
-Every QR code made here encodes the short URL with the QR marker (`?qr=1`, analytics.channels),
+Every QR code made here encodes the short URL with the QR marker (`?qr=1`, core.channels),
 so the redirect counts its scans apart from clicks on the short link and drops the marker
 before the destination sees it.
 

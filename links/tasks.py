@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from links.codes import pool
-from links.services import imports
+from links.imports import service as imports
 
 
 @shared_task(ignore_result=True, soft_time_limit=120, time_limit=150)

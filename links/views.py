@@ -28,7 +28,6 @@ from django.views.decorators.http import require_http_methods
 from links import qr
 from links.cache import CacheUnavailable
 from links.codes.base import CodeGenerationError
-from links.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
 from links.forms import (
     LinkCreateForm,
     LinkEditForm,
@@ -36,8 +35,9 @@ from links.forms import (
     LinkImportForm,
     add_service_errors,
 )
+from links.imports import service as imports
+from links.imports.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
 from links.models import LinkImport, LinkStatus, Tag
-from links.redirect import bare_root_view
 from links.selectors import (
     LinkNotFound,
     TagNotFound,
@@ -54,12 +54,13 @@ from links.selectors import (
     tag_get,
     tag_list,
 )
-from links.services import change, create, imports
+from links.services import change, create
 from links.services.gates import visits_used
 from links.services.policy import LinkRevoked, ensure_changeable
 from links.services.utm import UTM_FIELDS
 from links.shortcuts import changeable_link_or_404, visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
+from serving.redirect import bare_root_view
 from workspaces.current import can_write_current, current_workspace
 
 LINKS_PER_PAGE = 20

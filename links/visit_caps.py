@@ -33,10 +33,10 @@ from django.conf import settings
 from django.db.models import F, Q
 from redis.exceptions import RedisError
 
+from core.node_state import state_dir
+from core.redis_conn import live_redis_client, redis_failed, uses_redis
 from links.cache import database_reads
 from links.models import UrlLink
-from shorturl_project.node_state import state_dir
-from shorturl_project.redis_conn import live_redis_client, redis_failed, uses_redis
 
 logger = logging.getLogger(__name__)
 

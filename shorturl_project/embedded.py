@@ -1,6 +1,6 @@
 """The node's background runners: threads in the web processes of each server.
 
-Each runner thread is elected by a lock file in the node's state dir (shorturl_project.node_state),
+Each runner thread is elected by a lock file in the node's state dir (core.node_state),
 so one process of the node runs each set of jobs. Without Redis (embedded mode) the `runner`
 and `webhooks` threads run the periodic jobs beat has Celery run in services mode, from the
 same list (shorturl_project.jobs: store spooled visits, roll up hours, refill the code pool, end
@@ -31,13 +31,13 @@ from django.utils.module_loading import import_string
 from redis.exceptions import RedisError
 
 from analytics.capture import forward_spooled_visits
+from core.node_state import state_dir
+from core.redis_conn import redis_failed, uses_redis
 from links import cache as link_cache
 from links import selectors as link_selectors
 from links import visit_caps
-from links.services import imports as link_imports
+from links.imports import service as link_imports
 from shorturl_project.jobs import PERIODIC_JOBS, RUNNER, WEBHOOKS
-from shorturl_project.node_state import state_dir
-from shorturl_project.redis_conn import redis_failed, uses_redis
 
 logger = logging.getLogger("shorturl.embedded")
 

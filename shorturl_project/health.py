@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 logger = logging.getLogger("shorturl")
 

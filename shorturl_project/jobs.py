@@ -67,7 +67,7 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
     PeriodicJob(
         name="sweep-imports",
         task="links.tasks.sweep_imports_task",
-        function="links.services.imports.link_import_sweep",
+        function="links.imports.service.link_import_sweep",
         every="IMPORT_SWEEP_SECONDS",
         expires=60,
     ),

@@ -63,7 +63,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "shorturl_project.outages.DatabaseUnavailableMiddleware",
+    "core.outages.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -148,7 +148,7 @@ if REDIS_URL:
         # REDIS_URL names any node of a Redis Cluster; the broker must be a plain Redis or
         # RabbitMQ (CELERY_BROKER_URL), which Celery needs.
         CACHES["default"]["OPTIONS"]["CONNECTION_FACTORY"] = (
-            "shorturl_project.redis_conn.ClusterConnectionFactory"
+            "core.redis_conn.ClusterConnectionFactory"
         )
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
@@ -251,9 +251,9 @@ AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "shorturl_project.login_attempts.client_address"
-AXES_USERNAME_CALLABLE = "shorturl_project.login_attempts.attempted_username"
-AXES_LOCKOUT_CALLABLE = "shorturl_project.login_attempts.locked_out_response"
+AXES_CLIENT_IP_CALLABLE = "core.login_attempts.client_address"
+AXES_USERNAME_CALLABLE = "core.login_attempts.attempted_username"
+AXES_LOCKOUT_CALLABLE = "core.login_attempts.locked_out_response"
 # Axes keeps a failed try's form fields; these are masked like "password" (the password-change
 # form's old and new passwords; YOURLS's `signature`, an API key).
 AXES_SENSITIVE_PARAMETERS = [
@@ -288,7 +288,7 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "shorturl_project.storage.ManifestStaticFilesStorage"
+            else "core.storage.ManifestStaticFilesStorage"
         )
     },
 }
@@ -347,7 +347,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "links.api.pagination.LinkPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.LinkPagination",
     "DEFAULT_THROTTLE_RATES": {
         "api_write": env.str("API_WRITE_RATE", default="600/min"),
         "api_read": env.str("API_READ_RATE", default="3000/min"),
@@ -395,10 +395,10 @@ SHORTURL_ALLOWED_DOMAINS = env.list("SHORTURL_ALLOWED_DOMAINS", default=[])
 SHORTURL_CACHE_TTL = env.int("SHORTURL_CACHE_TTL", default=24 * 3600)
 SHORTURL_NEGATIVE_CACHE_TTL = env.int("SHORTURL_NEGATIVE_CACHE_TTL", default=60)
 # 404s one client (IP, IPv6 /64) is answered per worker process before it gets 429 instead, per
-# s/min/hour/day like the API rates; "" turns it off (links/not_found_limit.py).
+# s/min/hour/day like the API rates; "" turns it off (serving/not_found_limit.py).
 SHORTURL_NOT_FOUND_RATE = env.str("SHORTURL_NOT_FOUND_RATE", default="300/min")
 # Password tries on password-protected links one client (IP, IPv6 /64) may make per window
-# before it is answered 429 without its password being checked (links/unlock.py).
+# before it is answered 429 without its password being checked (serving/unlock.py).
 SHORTURL_UNLOCK_TRIES = env.int("SHORTURL_UNLOCK_TRIES", default=10)
 SHORTURL_UNLOCK_WINDOW_SECONDS = env.int("SHORTURL_UNLOCK_WINDOW_SECONDS", default=600)
 # The largest file the import page takes (about 50,000 links of CSV per 5 MiB); the command

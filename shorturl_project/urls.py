@@ -1,10 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from compat.yourls.views import YourlsApiView
 from links.api.base import api_not_found
 from links.codes.aliases import RESERVED_ALIASES
-from links.compat.yourls import YourlsApiView
-from links.redirect import redirect_view
+from serving.redirect import redirect_view
 from shorturl_project.health import healthz
 
 urlpatterns = [
@@ -21,8 +21,8 @@ urlpatterns = [
     path("rest/", include("compat.shlink.urls")),
     # Bitly's API v4 (docs/api.md). Its paths have several segments, which no short code has:
     # the WSGI fast path never takes them, and `/v4` alone stays a possible short code.
-    path("v4/", include("analytics.api.bitly")),  # clicks
-    path("v4/", include("links.compat.bitly")),
+    path("v4/", include("compat.bitly.clicks")),  # clicks
+    path("v4/", include("compat.bitly.views")),
     path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),
@@ -39,5 +39,5 @@ urlpatterns = [
     ),
 ]
 
-# An outage met outside a view is a 503 too (shorturl_project.outages).
-handler500 = "shorturl_project.outages.server_error"
+# An outage met outside a view is a 503 too (core.outages).
+handler500 = "core.outages.server_error"

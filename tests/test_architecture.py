@@ -110,8 +110,8 @@ def _cycles() -> list[list[str]]:
 
 def test_the_checker_sees_the_imports_it_must_judge():
     """Guards the checker itself: known edges, relative and function-level, are found."""
-    assert "links.cache" in GRAPH["links.redirect"]  # from . import cache as link_cache
-    assert "analytics.capture" in GRAPH["links.redirect"]
+    assert "links.cache" in GRAPH["serving.redirect"]  # from . import cache as link_cache
+    assert "analytics.capture" in GRAPH["serving.redirect"]
     assert "links.codes.pool" in GRAPH["links.tasks"]  # from .codes import pool
     assert "analytics.services" in GRAPH["analytics.capture"]  # from . import services, spool
 
@@ -149,10 +149,10 @@ REDIRECT_MAY_USE = {
     "analytics.capture",
     "links.codes.shape",
     "links.codes.aliases",
-    "links.not_found_limit",  # counts 404s in process memory (no database, no Redis)
-    "shorturl_project.outages",  # tells an outage from a bug when the fast path fails
-    "links.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
-    "links.unlock",  # the password page, imported by the Django view only when it is needed
+    "serving.not_found_limit",  # counts 404s in process memory (no database, no Redis)
+    "core.outages",  # tells an outage from a bug when the fast path fails
+    "serving.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
+    "serving.unlock",  # the password page, imported by the Django view only when it is needed
     # Host → short domain: a table in process memory, read from the database once per process
     # and again only after a domain changes.
     "links.domains",
@@ -160,8 +160,8 @@ REDIRECT_MAY_USE = {
 
 
 def test_the_redirect_imports_only_the_cache_the_hand_off_and_pure_code_rules():
-    for entry_point in ("links.redirect", "links.hotpath"):
-        used = GRAPH[entry_point] - {"links.redirect", "links.codes", "links"}
+    for entry_point in ("serving.redirect", "serving.hotpath"):
+        used = GRAPH[entry_point] - {"serving.redirect", "links.codes", "links"}
         assert used <= REDIRECT_MAY_USE, (entry_point, used - REDIRECT_MAY_USE)
     for pure in ("links.codes.shape", "links.codes.aliases"):
         tree = ast.parse(MODULES[pure].read_text())

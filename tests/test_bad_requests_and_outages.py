@@ -228,7 +228,7 @@ def test_an_error_in_what_was_asked_is_no_outage():
     again later: it stays a 500, and only failures to reach the database are a 503."""
     from django.db import DatabaseError, connection
 
-    from shorturl_project.outages import is_database_unavailable
+    from core.outages import is_database_unavailable
 
     with pytest.raises(DatabaseError) as caught, connection.cursor() as cursor:
         cursor.execute("SELECT * FROM no_such_table_here")

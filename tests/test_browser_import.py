@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from links.services import imports
+from links.imports import service as imports
 from links.services.create import link_create
 from tests.browser_support import (
     WIDTHS,
@@ -21,7 +21,7 @@ from tests.browser_support import (
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
-BITLY = Path(__file__).parent.parent / "links" / "tests" / "fixtures" / "imports"
+BITLY = Path(__file__).parent.parent / "links" / "imports" / "tests" / "fixtures" / "imports"
 
 
 @pytest.mark.parametrize("width", WIDTHS)

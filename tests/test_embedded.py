@@ -3,8 +3,9 @@
 import threading
 import time
 
+from core import node_state
 from links.cache import ProcessCache
-from shorturl_project import embedded, node_state
+from shorturl_project import embedded
 
 
 def test_a_bump_seen_through_another_mapping_of_the_table(settings, tmp_path):
@@ -121,7 +122,7 @@ def test_threads_of_one_process_never_lose_a_bump(settings, tmp_path):
     and a counter that goes back can make a stale entry valid again."""
     import sys
 
-    from shorturl_project.node_state import GenerationTable
+    from core.node_state import GenerationTable
 
     table = GenerationTable(tmp_path / "generations")
     before = sys.getswitchinterval()

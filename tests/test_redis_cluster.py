@@ -15,10 +15,10 @@ from django.test import Client
 
 from analytics import capture, services, spool
 from analytics.models import HourlyClick, VisitRecord
+from core.redis_conn import redis_client, reset_redis_state, uses_cluster
 from links import cache as link_cache
 from links.services.change import link_revoke
 from links.services.create import link_create
-from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_cluster
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -124,7 +124,7 @@ def on_cluster(cluster_url, settings):
             "LOCATION": cluster_url,
             "OPTIONS": {
                 "CLIENT_CLASS": "django_redis.client.DefaultClient",
-                "CONNECTION_FACTORY": "shorturl_project.redis_conn.ClusterConnectionFactory",
+                "CONNECTION_FACTORY": "core.redis_conn.ClusterConnectionFactory",
                 "SOCKET_CONNECT_TIMEOUT": 1,
                 "SOCKET_TIMEOUT": 1,
             },

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from shorturl_project.admin_base import ReadOnlyAdminMixin
+from core.admin_base import ReadOnlyAdminMixin
 from webhooks.models import Webhook, WebhookDelivery
 
 

@@ -34,7 +34,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from shorturl_project.redis_conn import uses_redis
+from core.redis_conn import uses_redis
 from webhooks import sending
 from webhooks.models import (
     PING_EVENT,

@@ -56,7 +56,7 @@ from django.db import connection
 call_command("migrate", verbosity=0)
 connection.ensure_connection()  # still open: the -wal and -shm files exist
 from analytics.spool import mark_hours
-from shorturl_project.node_state import generations, state_dir
+from core.node_state import generations, state_dir
 mark_hours(["1:0"])  # a plain open(…, "a") in the state dir, as several writers do
 generations()
 (state_dir() / "visit-caps").mkdir()

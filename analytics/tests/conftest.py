@@ -3,10 +3,11 @@
 import pytest
 from django.test import Client
 
-from analytics import buffer, enrich, geodata
+from analytics import buffer, enrich
 from analytics.tests.visits import CHROME_MAC
+from core import geodata
+from core.redis_conn import redis_client
 from links.services.create import link_create
-from shorturl_project.redis_conn import redis_client
 
 
 @pytest.fixture(autouse=True)

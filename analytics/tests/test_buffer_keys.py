@@ -6,7 +6,7 @@ import pytest
 from analytics import buffer, services
 from analytics.models import VisitRecord
 from analytics.tests.visits import visit_message
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,10 @@ from analytics import buffer, capture, enrich, services
 from analytics.messages import decode_visit, decode_visits, encode_visit
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tests.visits import CHROME_MAC, GOOGLEBOT
+from core.client_ip import client_ip
+from core.redis_conn import redis_client, reset_redis_state, uses_redis
 from links.cache import LinkEntry
 from links.selectors import link_click_totals
-from shorturl_project.client_ip import client_ip
-from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
 DEAD_REDIS = {
     "default": {

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tests.visits import GOOGLEBOT, visit_message
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 
 def _run(*args) -> str:

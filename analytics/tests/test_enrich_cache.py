@@ -12,7 +12,7 @@ import geoip2.errors
 import pytest
 import user_agents
 
-from analytics import enrich, geodata, services
+from analytics import enrich, services
 from analytics.messages import decode_visit
 from analytics.models import VisitRecord
 from analytics.tests.visits import (
@@ -25,6 +25,7 @@ from analytics.tests.visits import (
     WECHAT_ANDROID,
     visit_message,
 )
+from core import geodata
 
 AGENTS = [CHROME_MAC, FIREFOX_WINDOWS, GOOGLEBOT, SAFARI_IPAD, SAFARI_IPHONE, SLACKBOT,
           WECHAT_ANDROID, "", "curl/8.5.0", "Mozilla/5.0 ' \\ \" %s 😀 Käse"]  # fmt: skip

@@ -9,7 +9,7 @@ import pytest
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tests.visits import SAFARI_IPHONE, visit_message
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("requires_mysql")]
 

@@ -12,7 +12,7 @@ import pytest
 from analytics import buffer, services
 from analytics.models import VisitRecord
 from analytics.tests.visits import visit_message
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 # The tests' bound on "a few seconds" (a dead holder's lock used to stall its lane for 60 s).
 FEW_SECONDS = 15

@@ -11,7 +11,7 @@ from django.db import DatabaseError, connection
 from analytics import buffer, selectors, services
 from analytics.models import VisitRecord
 from analytics.tests.visits import visit_message
-from shorturl_project.redis_conn import redis_client
+from core.redis_conn import redis_client
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("requires_mysql")]
 

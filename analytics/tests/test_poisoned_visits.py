@@ -13,9 +13,9 @@ from analytics import buffer, capture, messages, services
 from analytics.messages import decode_visit, encode_visit
 from analytics.models import VisitRecord
 from analytics.tests.visits import visit_message
+from core.client_ip import MAX_IP_LENGTH, client_ip
+from core.redis_conn import redis_client
 from links.cache import LinkEntry
-from shorturl_project.client_ip import MAX_IP_LENGTH, client_ip
-from shorturl_project.redis_conn import redis_client
 
 CLIENT_IP_COLUMN = VisitRecord._meta.get_field("client_ip").max_length
 LONG_ZONE = "fe80::1%" + "z" * 300  # an IPv6 link-local address with a made-up zone id

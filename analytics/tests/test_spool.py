@@ -11,7 +11,7 @@ import pytest
 from analytics import services, spool
 from analytics.models import HourlyClick, VisitRecord
 from analytics.tests.visits import visit_message
-from shorturl_project.redis_conn import uses_redis
+from core.redis_conn import uses_redis
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from analytics import geodata
 from analytics.models import VisitRecord
 from analytics.tests.factories import add_visits
+from core import geodata
 from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from analytics import channels, selectors, services
+from analytics import selectors, services
 from analytics.bots import BotKind
 from analytics.models import (
     DailyBreakdown,
@@ -18,6 +18,7 @@ from analytics.models import (
     VisitRecord,
     utc_hour,
 )
+from core import channels
 
 UTC = dt.UTC
 T0 = dt.datetime(2024, 5, 1, 0, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import authentication, exceptions
 
-from links.compat.auth import credential_for
+from compat.auth import credential_for
 
 API_KEY_HEADER = "X-Api-Key"
 _META_KEY = "HTTP_X_API_KEY"

@@ -19,8 +19,8 @@ from analytics.selectors import (
 from compat.shlink import shapes
 from compat.shlink.auth import ShlinkApiKeyAuthentication
 from compat.shlink.problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
+from core.api.throttles import AnonThrottle
 from links.api.base import ApiView, validated
-from links.api.throttles import AnonThrottle
 from links.codes.aliases import ALIAS_RE
 from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import (

@@ -28,19 +28,19 @@ from rest_framework.views import exception_handler, set_rollback
 
 from accounts.models import ApiScope
 from accounts.permissions import HasKeyScope, scope_by_method
+from core.api.throttles import API_THROTTLES, AnonThrottle
+from core.outages import (
+    DATABASE_UNAVAILABLE_MESSAGE,
+    RETRY_AFTER_SECONDS,
+    is_database_unavailable,
+)
 from links.api.serializers import WorkspaceQuerySerializer
-from links.api.throttles import API_THROTTLES, AnonThrottle
 from links.cache import CacheUnavailable
 from links.codes.aliases import ALIAS_RE
 from links.codes.base import CodeGenerationError
 from links.models import UrlLink
 from links.selectors import AmbiguousCode, LinkNotFound, TagNotFound, link_get_visible
 from links.services.policy import LinkRevoked
-from shorturl_project.outages import (
-    DATABASE_UNAVAILABLE_MESSAGE,
-    RETRY_AFTER_SECONDS,
-    is_database_unavailable,
-)
 from workspaces.models import Workspace
 from workspaces.selectors import (
     WorkspaceNotFound,

@@ -18,10 +18,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
+from core.redis_conn import live_redis_client, redis_failed, sadd_all, uses_redis
 from links.codes.base import Candidate, CodeStrategy
 from links.codes.shape import random_code
 from links.models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
-from shorturl_project.redis_conn import live_redis_client, redis_failed, sadd_all, uses_redis
 
 POOL_SET_KEY = "shorturl:code-pool"
 

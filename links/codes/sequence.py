@@ -12,10 +12,10 @@ from django.conf import settings
 from django.db.models import Max
 from redis.exceptions import RedisError
 
+from core.redis_conn import live_redis_client, redis_failed
 from links.codes.base import Candidate, CodeStrategy
 from links.codes.shape import BASE62, has_valid_check, with_check
 from links.models import CodeType, UrlLink
-from shorturl_project.redis_conn import live_redis_client, redis_failed
 
 SEQUENCE_KEY = "shorturl:code-seq"
 _FEISTEL_ROUNDS = 4

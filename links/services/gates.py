@@ -1,5 +1,5 @@
 """The rules of a link's gates that every entry point shares (API, forms, admin, bulk): its
-password and its visit cap. The redirect side of them is links/gates.py."""
+password and its visit cap. The redirect side of them is serving/gates.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Rules and variants: which visitor goes where. What may be stored (validated here, so the API,
 the forms, the admin and the bulk path agree) and the vocabulary the redirect matches against
-(links/gates.py).
+(serving/gates.py).
 
 A rule is {"device"?, "os"?, "country"?, "language"?, "url"}: every condition it gives must
 match, and the first rule that matches sends the visitor to its url. Variants are 2–4

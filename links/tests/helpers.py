@@ -89,7 +89,7 @@ def tag_names(link) -> list[str]:
 def redis_calls(command: str) -> int:
     """How many times the Redis server has run `command` (INFO commandstats; 0 without Redis):
     a test reads it before and after to count a step's round trips."""
-    from shorturl_project.redis_conn import redis_client, uses_redis
+    from core.redis_conn import redis_client, uses_redis
 
     if not uses_redis():
         return 0

@@ -11,14 +11,14 @@ import pytest
 from django.core.management import call_command
 
 from analytics.models import VisitRecord
+from core import node_state
+from core.redis_conn import redis_client, reset_redis_state, uses_redis
 from links import cache as link_cache
 from links.cache import LinkEntry, ProcessCache, redirect_location
 from links.codes import shape
 from links.models import UrlLink
 from links.services.change import link_update
 from links.tests.factories import UrlLinkFactory
-from shorturl_project import node_state
-from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
 pytestmark = pytest.mark.django_db
 

@@ -19,13 +19,13 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from redis.connection import AbstractConnection
 
+from core.redis_conn import redis_client, reset_redis_state, uses_redis
 from links import cache as link_cache
 from links import code_filter
 from links.codes import pool, shape
 from links.services.create import link_create
 from links.tests.factories import UrlLinkFactory
 from links.tests.test_node_sync import _on_another_node, run_on_another_node
-from shorturl_project.redis_conn import redis_client, reset_redis_state, uses_redis
 
 # Made-up codes no test creates: bodies starting "zz" (random codes could, once in 62^2 draws,
 # but no filter built here holds more than a few hundred codes).

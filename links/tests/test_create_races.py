@@ -92,7 +92,7 @@ def test_codes_refilled_inside_a_transaction_are_handed_out_only_after_it_commit
     for the other's codes deadlock."""
     from django.db import transaction
 
-    from shorturl_project.redis_conn import redis_client
+    from core.redis_conn import redis_client
 
     redis_client().delete(pool.POOL_SET_KEY)
     with transaction.atomic():

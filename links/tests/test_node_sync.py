@@ -18,11 +18,11 @@ from django.test import Client
 
 from analytics import buffer, capture, services, spool
 from analytics.models import VisitRecord
+from core.node_state import generations
+from core.redis_conn import redis_client, reset_redis_state
 from links import cache as link_cache
 from links.services.create import link_create
 from links.tests.helpers import redis_calls
-from shorturl_project.node_state import generations
-from shorturl_project.redis_conn import redis_client, reset_redis_state
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)

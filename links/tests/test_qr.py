@@ -1,7 +1,7 @@
 """QR codes: PNG at a size a marketer picks (up to print size) and SVG, on the pages and the API.
 
 Every QR code encodes the short URL with `?qr=1`, so its scans are counted apart
-(analytics/tests/test_channels.py); here: what the files hold and who may have them.
+(core/tests/test_channels.py); here: what the files hold and who may have them.
 """
 
 import io

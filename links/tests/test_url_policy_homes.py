@@ -17,11 +17,11 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
-from links.importers import parse_file
+from links.imports.formats import parse_file
+from links.imports.service import link_import
 from links.models import Domain, UrlLink
 from links.services.create import link_create
 from links.services.domains import domain_save
-from links.services.imports import link_import
 from links.services.policy import validate_long_url, with_default_scheme
 from links.tests.helpers import client_for
 

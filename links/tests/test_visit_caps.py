@@ -6,12 +6,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from core.redis_conn import redis_client, redis_failed, uses_redis
 from links import visit_caps
 from links.models import UrlLink
 from links.services.create import link_create
 from links.services.gates import visits_left
 from links.tests.helpers import call_wsgi, redis_calls
-from shorturl_project.redis_conn import redis_client, redis_failed, uses_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +111,7 @@ def test_while_redis_is_unreachable_the_row_counts_and_redis_catches_up(
     redis_failed(ConnectionError("test: Redis unreachable"), consequence="-")
     assert click(client, capped) == 302  # counted on the row
     assert row_count(capped) == 2
-    from shorturl_project.redis_conn import reset_redis_state
+    from core.redis_conn import reset_redis_state
 
     reset_redis_state()  # Redis is back
     visit_caps.save_counts()  # raises the Redis counter to the row's 2

@@ -10,8 +10,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
+from links.imports import service as imports
 from links.models import ImportStatus, LinkImport, UrlLink
-from links.services import imports
 from links.services.create import link_create
 from links.tests.factories import UserFactory
 from webhooks import services as webhook_services

@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
-from links.exports import EXPORT_FORMATS, write_links_csv, write_links_json
+from links.imports.exports import EXPORT_FORMATS, write_links_csv, write_links_json
 from links.selectors import link_export_rows
 from workspaces.selectors import WorkspaceNotFound, workspace_get
 

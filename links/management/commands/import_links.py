@@ -5,10 +5,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from links.exports import write_import_report_csv
-from links.importers import FORMATS, ImportFileError, parse_file
-from links.management.progress import Progress
-from links.services.imports import ON_TAKEN_CODE_CHOICES, Outcome, link_import
+from core.progress import Progress
+from links.imports.exports import write_import_report_csv
+from links.imports.formats import FORMATS, ImportFileError, parse_file
+from links.imports.service import ON_TAKEN_CODE_CHOICES, Outcome, link_import
 
 # Rows listed on the terminal per outcome; the --report file has them all.
 LISTED = 50

@@ -1,0 +1,353 @@
+"""`manage.py import_links` and `manage.py export_links` as an operator runs them: what they
+print, the report file, their exit status, and an export that imports back elsewhere with its
+codes."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command, execute_from_command_line
+from django.core.management.base import OutputWrapper
+from django.utils import timezone
+
+from analytics.tests.factories import add_visits
+from core.progress import Progress
+from links.models import UrlLink
+from links.selectors import link_export_rows
+from links.services.change import link_revoke
+from links.services.create import link_create
+from links.services.domains import domain_save
+from workspaces.services import member_add, workspace_create
+
+pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(__file__).parent / "fixtures" / "imports"
+
+
+def command(name: str, *args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command(name, *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+# --- import_links ------------------------------------------------------------------------------
+
+
+def test_the_import_prints_what_it_read_every_skipped_row_and_a_summary(user, other_user, tmp_path):
+    link_create(user=other_user, long_url="https://rival.example.com/", alias="taken-code")
+    report_file = tmp_path / "report.csv"
+    out, err = command(
+        "import_links",
+        str(FIXTURES / "plain.csv"),
+        "--user",
+        "marketer",
+        "--report",
+        str(report_file),
+    )
+    lines = out.splitlines()
+    assert lines[0] == f"Reading {FIXTURES / 'plain.csv'} as plain CSV: 9 links."
+    assert "Imported with a new code:" in lines
+    assert any(line.startswith("  line 9: taken-code → ") for line in lines)
+    assert "Skipped:" in lines
+    assert "  line 5: plain-ftp: Only http and https URLs can be shortened." in lines
+    assert "  line 6: plain-empty: Enter the long URL to shorten." in lines
+    assert (
+        "  line 7: https://www.example.com/plain/2: Same long URL as line 3 of the file." in lines
+    )
+    assert lines[-1] == (
+        "Imported 5 links (2 with their old codes, 2 with new codes, 1 without an old code); "
+        "skipped 4 (3 refused by the link rules, 1 repeated in the file)."
+    )
+    assert err == ""  # one batch: no progress lines off a terminal
+
+    with report_file.open() as report:
+        rows = list(csv.DictReader(report))
+    assert [row["line"] for row in rows] == [str(n) for n in range(2, 11)]
+    assert {row["outcome"] for row in rows} == {"imported", "new code", "skipped"}
+    one = rows[0]
+    assert (one["old_code"], one["code"], one["short_url"]) == (
+        "plain-one",
+        "plain-one",
+        "/plain-one",
+    )
+    assert (
+        rows[7]["reason"]
+        == "The old code “taken-code” cannot be kept: “taken-code” is already taken on this domain."
+    )
+
+
+def test_a_dry_run_from_the_command_writes_nothing(user):
+    out, _ = command("import_links", str(FIXTURES / "kutt.json"), "--user", "marketer", "--dry-run")
+    assert "(dry run: nothing will be written)" in out.splitlines()[0]
+    assert "Would import 4 links (4 with their old codes)" in out
+    assert out.splitlines()[-1] == "Dry run: nothing was written."
+    assert not UrlLink.objects.exists()
+
+
+def test_the_format_and_the_domain_can_be_named(user):
+    domain_save(host="go.example.test")
+    out, _ = command(
+        "import_links",
+        str(FIXTURES / "yourls.csv"),
+        "--user",
+        "marketer",
+        "--format",
+        "yourls-csv",
+        "--domain",
+        "go.example.test",
+        "--on-taken-code",
+        "skip",
+    )
+    assert "as YOURLS CSV" in out
+    assert UrlLink.objects.get(code="ozh").domain.host == "go.example.test"
+    assert not UrlLink.objects.filter(long_url="https://www.example.com/two-letters").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.csv", "--user", "marketer"], "Cannot read missing.csv: No such file"),
+        ([str(FIXTURES / "plain.csv"), "--user", "nobody"], "There is no user “nobody”."),
+        (
+            [str(FIXTURES / "plain.csv"), "--user", "marketer", "--domain", "no.example"],
+            "“no.example” is not one of this service's short domains",
+        ),
+        (
+            [str(FIXTURES / "plain.csv"), "--user", "marketer", "--format", "kutt"],
+            "this is not valid JSON",
+        ),
+    ],
+)
+def test_a_file_or_option_that_cannot_be_used_stops_the_command(user, args, message):
+    with pytest.raises(CommandError, match=message):
+        command("import_links", *args)
+    assert not UrlLink.objects.exists()
+
+
+# Transactional: execute_from_command_line closes every connection when the command ends,
+# which on MariaDB would end a wrapping test transaction.
+@pytest.mark.django_db(transaction=True)
+def test_an_unreadable_file_exits_with_status_1_and_skipped_rows_with_0(user, tmp_path, capsys):
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x00\xff\xfe not a link file \xff")
+    with pytest.raises(SystemExit) as stopped:
+        execute_from_command_line(["manage.py", "import_links", str(garbage), "--user", "marketer"])
+    assert stopped.value.code == 1
+    assert "is not UTF-8 text" in capsys.readouterr().err
+    # A file that was read, even with every row skipped, is a run that worked.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("long_url\nftp://example.com/\n")
+    execute_from_command_line(["manage.py", "import_links", str(bad), "--user", "marketer"])
+    assert "skipped 1 (1 refused by the link rules)" in capsys.readouterr().out
+
+
+def test_the_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    bar = Progress(OutputWrapper(screen), "rows")
+    bar(1000, 2500)
+    bar(2500, 2500)
+    bar.finish()
+    assert screen.getvalue() == (
+        f"\r[{'#' * 12}{'.' * 18}] 1,000/2,500 rows\r[{'#' * 30}] 2,500/2,500 rows\n"
+    )
+    log = io.StringIO()
+    lines = Progress(OutputWrapper(log), "rows")
+    lines(1000, 2500)
+    lines(2500, 2500)
+    lines.finish()
+    assert log.getvalue() == "1,000/2,500 rows\n2,500/2,500 rows\n"
+
+
+# --- export_links ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def links(user):
+    go = domain_save(host="go.example.test")
+    sale = link_create(
+        user=user,
+        long_url="https://shop.example.com/sale",
+        alias="spring-sale",
+        title="Spring, sale",
+        tags=["spring", "Promo"],
+    ).link
+    plain = link_create(user=user, long_url="https://www.example.com/plain").link
+    archived = link_create(
+        user=user, long_url="https://www.example.com/old", alias="old-one", archived=True
+    ).link
+    on_go = link_create(
+        user=user, long_url="https://www.example.com/go", alias="go-link", domain=go.host
+    ).link
+    gone = link_create(user=user, long_url="https://www.example.com/gone", alias="gone").link
+    link_revoke(code="gone", user=user)
+    UrlLink.objects.filter(pk=sale.pk).update(
+        created_at=dt.datetime(2021, 3, 1, 9, 0, tzinfo=dt.UTC)
+    )
+    add_visits(sale, 3)
+    add_visits(sale, 2, client_id="same-person")
+    add_visits(sale, 1, bot=True)
+    return {"sale": sale, "plain": plain, "archived": archived, "go": on_go, "gone": gone}
+
+
+def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, tmp_path):
+    link_create(user=other_user, long_url="https://rival.example.com/x", alias="rivals")
+    target = tmp_path / "links.csv"
+    out, err = command("export_links", "--user", "marketer", "--output", str(target))
+    assert out == ""
+    assert err == f"Exported 5 links to {target}.\n"
+    with target.open() as export:
+        rows = {row["code"]: row for row in csv.DictReader(export)}
+    assert set(rows) == {"spring-sale", links["plain"].code, "old-one", "go-link", "gone"}
+    sale = rows["spring-sale"]
+    assert sale == {
+        "code": "spring-sale",
+        "short_url": "/spring-sale",
+        "long_url": "https://shop.example.com/sale",
+        "title": "Spring, sale",
+        "tags": "Promo, spring",
+        "domain": "",
+        "created_at": "2021-03-01T09:00:00+00:00",
+        "expires_at": "",
+        "status": "active",
+        "archived": "false",
+        "clicks": "5",
+        "unique_visitors": "4",
+    }
+    assert rows["old-one"]["archived"] == "true"
+    assert (rows["go-link"]["domain"], rows["go-link"]["short_url"]) == (
+        "go.example.test",
+        "https://go.example.test/go-link",
+    )
+    assert rows["gone"]["status"] == "revoked"
+    assert rows[links["plain"].code]["clicks"] == "0"
+
+
+def test_the_json_export_goes_to_stdout(user, links):
+    out, err = command("export_links", "--user", "marketer", "--format", "json")
+    data = json.loads(out)
+    assert dt.datetime.fromisoformat(data["exported_at"]) <= timezone.now()
+    sale = next(link for link in data["links"] if link["code"] == "spring-sale")
+    assert sale["tags"] == ["Promo", "spring"]
+    assert (sale["clicks"], sale["unique_visitors"], sale["archived"]) == (5, 4, False)
+    assert sale["expires_at"] is None
+    assert err == "Exported 5 links to standard output.\n"
+
+
+def test_the_export_reads_totals_in_bulk_not_per_link(user, django_assert_num_queries):
+    for n in range(30):
+        link_create(user=user, long_url=f"https://example.com/{n}", tags=["t"])
+    # A page of links, its click sums, its people (which of them need their visits read, then
+    # the roll-ups' sums), its tags; then the empty page that ends it.
+    with django_assert_num_queries(6):
+        assert len(list(link_export_rows(user=user))) == 30
+    with django_assert_num_queries(11):
+        assert len(list(link_export_rows(user=user, batch_size=20))) == 30
+
+
+def test_every_owners_links_are_for_staff_only(user, other_user, staff_user, links):
+    link_create(user=other_user, long_url="https://rival.example.com/x", alias="rivals")
+    with pytest.raises(CommandError, match="Only staff"):
+        command("export_links", "--user", "marketer", "--all")
+    out, _ = command("export_links", "--user", "staffer", "--all")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 6
+    assert {row["owner"] for row in rows} == {"marketer", "rival"}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_an_export_imports_into_another_user_on_another_domain_with_its_codes(
+    client, settings, user, other_user, links, tmp_path, fmt
+):
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "promo.example.test"]
+    domain_save(host="promo.example.test")
+    export = tmp_path / f"links.{fmt}"
+    command("export_links", "--user", "marketer", "--format", fmt, "--output", str(export))
+    out, _ = command(
+        "import_links", str(export), "--user", "rival", "--domain", "promo.example.test"
+    )
+    assert ("as plain CSV" if fmt == "csv" else "as shorturl JSON export") in out
+    copied = {link.code: link for link in UrlLink.objects.filter(owner=other_user)}
+    # Aliases are kept on the new domain, with titles, tags, dates and the archived flag.
+    for alias in ("spring-sale", "old-one", "go-link"):
+        assert copied[alias].domain.host == "promo.example.test"
+        response = client.get(f"/{alias}", HTTP_HOST="promo.example.test")
+        assert (response.status_code, response["Location"]) == (
+            302,
+            UrlLink.objects.get(owner=user, code=alias).long_url,
+        )
+    sale = copied["spring-sale"]
+    assert sale.title == "Spring, sale"
+    assert sorted(sale.tags.values_list("name", flat=True)) == ["Promo", "spring"]
+    assert sale.created_at == dt.datetime(2021, 3, 1, 9, 0, tzinfo=dt.UTC)
+    assert copied["old-one"].archived is True
+    # A generated code is unique across every domain: the copy gets its own, and says why.
+    assert links["plain"].code not in copied
+    assert f"{links['plain'].code} → " in out
+    assert "are kept for generated codes" in out
+    # The revoked link stays behind.
+    assert "gone: Not imported: revoked in the source." in out
+    assert "gone" not in copied
+
+
+def test_text_a_spreadsheet_would_run_is_guarded_in_the_csv_and_comes_back_as_it_was(
+    user, other_user, tmp_path
+):
+    formula = '=HYPERLINK("https://evil.example/","Click")'
+    link_create(user=user, long_url="https://www.example.com/f", alias="formula-1", title=formula)
+    export = tmp_path / "links.csv"
+    command("export_links", "--user", "marketer", "--output", str(export))
+    with export.open() as rows:
+        [row] = list(csv.DictReader(rows))
+    assert row["title"] == "'" + formula
+    out, _ = command("import_links", str(export), "--user", "rival")
+    assert UrlLink.objects.get(owner=other_user).title == formula, out
+
+
+def test_the_file_can_come_on_standard_input(user, monkeypatch):
+    data = (FIXTURES / "yourls.csv").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    out, _ = command("import_links", "-", "--user", "marketer")
+    assert out.startswith("Reading - as YOURLS CSV: 6 links.")
+    assert UrlLink.objects.filter(owner=user, code="ozh").exists()
+
+
+# --- workspaces --------------------------------------------------------------------------------
+
+
+def test_the_commands_import_into_and_export_from_a_named_workspace(user, other_user):
+    team = workspace_create(user=user, name="Growth team")
+    member_add(by=user, workspace=team, username=other_user.username, role="viewer")
+    out, _ = command(
+        "import_links",
+        str(FIXTURES / "kutt.json"),
+        "--user",
+        user.username,
+        "--workspace",
+        "growth-team",
+    )
+    assert "Imported 4 links" in out
+    assert set(UrlLink.objects.values_list("workspace__slug", flat=True)) == {"growth-team"}
+    # A viewer of the workspace reads its links but cannot import into it.
+    exported, _ = command(
+        "export_links", "--user", other_user.username, "--workspace", "growth-team"
+    )
+    assert len(list(csv.DictReader(io.StringIO(exported)))) == 4
+    with pytest.raises(CommandError, match="Viewers of the workspace 'growth-team'"):
+        command(
+            "import_links", str(FIXTURES / "kutt.json"), "--user", other_user.username,
+            "--workspace", "growth-team",
+        )  # fmt: skip
+    # The user's own export stays their personal workspace's: empty.
+    mine, _ = command("export_links", "--user", user.username)
+    assert list(csv.DictReader(io.StringIO(mine))) == []
+    with pytest.raises(CommandError, match="in no workspace"):
+        command("export_links", "--user", user.username, "--workspace", "nobody-s")
