@@ -7,7 +7,8 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from accounts import services
-from accounts.models import ApiKey, ApiScope, all_scopes
+from accounts.models import ApiKey, all_scopes
+from core.api.scopes import ApiScope
 
 # Lifetimes offered for a new key, in days ("" never expires).
 KEY_LIFETIMES = [("", "Never"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year")]

@@ -4,7 +4,14 @@ from django.urls import path
 from accounts import views
 
 urlpatterns = [
-    # Sign-in and sign-out are links.urls'; the password change checks guesses (views).
+    # Sign in and sign out; accounts are made by staff, so no sign-up or reset.
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The password change checks guesses (views).
     path("accounts/password/", views.PasswordChangeView.as_view(), name="password_change"),
     path(
         "accounts/password/done/",

@@ -16,8 +16,8 @@ from accounts import selectors, services
 from accounts.forms import ApiKeyCreateForm, GuardedPasswordChangeForm, TimeZoneForm
 from accounts.middleware import SESSION_TIME_ZONE, database_converts_time_zones
 from accounts.models import ApiKey
+from core.forms import add_service_errors
 from core.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
-from links.forms import add_service_errors
 from workspaces.current import current_workspace
 
 # The new key travels to the page after the redirect in the session, and is dropped there.

@@ -31,7 +31,6 @@ from analytics.orphans import note_orphan as note_orphan
 # The redirect drops the QR code's marker from the query string it passes on; the message of
 # such a visit says it came through the QR code (analytics.messages).
 from core.channels import QR_MARKER as QR_MARKER
-from core.channels import qr_url as qr_url
 from core.channels import without_qr_marker as without_qr_marker
 from core.node_state import local_redirects
 from core.redis_conn import live_redis_client, redis_failed, uses_redis
@@ -77,13 +76,6 @@ def visitor_client_id(ip: str, user_agent: str) -> str:
         anonymize=settings.ANONYMIZE_IP,
         key=settings.SECRET_KEY,
     )
-
-
-def country_codes() -> frozenset[str]:
-    """Every ISO 3166 alpha-2 code the GeoIP data may give (and XK, Kosovo)."""
-    from core.geodata import country_names
-
-    return frozenset(country_names("en"))
 
 
 def new_event_id() -> str:

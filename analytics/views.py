@@ -24,10 +24,10 @@ from analytics.charts import breakdown_cards, breakdown_tables, chart_data
 from analytics.enrich import asn_reader, city_db_path
 from analytics.forms import StatsRangeForm, TagRenameForm, TimeRange
 from core import geodata
+from core.forms import add_service_errors
 from core.redis_conn import uses_redis
 from links.cache import redirect_location
 from links.codes import pool
-from links.forms import add_service_errors
 from links.imports.exports import LineEcho, spreadsheet_safe
 from links.selectors import TagNotFound, link_list, link_statuses, tag_get
 from links.services.tags import tag_delete, tag_rename

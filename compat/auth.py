@@ -28,7 +28,7 @@ def credential_for(raw_key: str) -> tuple[AbstractBaseUser, ApiKey] | None:
     """(the active user, their API key) for an API key (`su_…`) or a DRF-style token (an API
     key too, stored hashed, acting with every scope); None for anything else (an unknown,
     revoked or expired key, an inactive user). What DRF's authentication classes return, so
-    the key's scopes apply (accounts.permissions.HasKeyScope)."""
+    the key's scopes apply (core.api.scopes.HasKeyScope)."""
     raw_key = (raw_key or "").strip()
     if not raw_key or "\x00" in raw_key:  # no key holds a NUL; not worth a query
         return None

@@ -128,6 +128,11 @@ def country_names(language: str) -> dict[str, str]:
     return names
 
 
+def country_codes() -> frozenset[str]:
+    """Every ISO 3166 alpha-2 code the GeoIP data may give (and XK, Kosovo)."""
+    return frozenset(country_names("en"))
+
+
 def city_name(name: str) -> str:
     """DB-IP's city without the district it adds in brackets to ~1 in 5 of them.
 

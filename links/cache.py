@@ -37,6 +37,7 @@ from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
 from analytics.capture import fused_push
+from core.errors import Unavailable
 from core.node_state import (
     generations,
     local_entries_trusted,
@@ -588,7 +589,7 @@ def cache_link(
     return entry
 
 
-class CacheUnavailable(Exception):
+class CacheUnavailable(Unavailable):
     """A cached entry could not be dropped: a change to the link must not be reported done."""
 
 

@@ -28,19 +28,6 @@ UI_REDIRECT_CHOICES = [
 ]
 
 
-def add_service_errors(
-    form: forms.Form, error: ValidationError, *, renamed: dict[str, str] | None = None
-) -> None:
-    """Show a service's ValidationError ({field: [messages]}) beside the matching fields
-    (`renamed`: {the service's name: the form's} where they differ), the rest above the form."""
-    if hasattr(error, "error_dict"):
-        for field, messages in error.message_dict.items():
-            field = (renamed or {}).get(field, field)
-            form.add_error(field if field in form.fields else None, messages)
-    else:
-        form.add_error(None, error.messages)
-
-
 class ExpiryField(forms.DateTimeField):
     widget = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
 

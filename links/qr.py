@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import segno
 from django.http import HttpResponse
 
-from analytics.capture import qr_url
+from core.channels import qr_url
 
 QUIET_ZONE = 4  # modules of white around the symbol (ISO/IEC 18004)
 # Print sizes carry their resolution (pHYs): placed in a document they come out at the printed

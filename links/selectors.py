@@ -8,10 +8,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from core.errors import FieldProblem, NotFound
 from links.domains import current_table, host_form, hostname_of
 from links.models import (
     DEFAULT_DOMAIN_ID,
@@ -36,20 +37,30 @@ from workspaces.selectors import (
 )
 
 
-class LinkNotFound(Exception):
+class LinkNotFound(NotFound):
     """No such link, or not one the caller may see (the two are told apart to nobody)."""
 
+    public_message = "No link with this code."
 
-class AmbiguousCode(LinkNotFound):
+
+class AmbiguousCode(LinkNotFound, FieldProblem):
     """The caller has links with this code on several domains and named none of them."""
 
     def __init__(self, code: str, hosts: list[str]):
-        super().__init__(code)
+        FieldProblem.__init__(
+            self,
+            "domain",
+            f"You have links with this code on several domains ({', '.join(hosts)}): add "
+            "?domain=<host> to say which.",
+        )
+        self.args = (code,)
         self.hosts = hosts
 
 
-class TagNotFound(Exception):
+class TagNotFound(NotFound):
     """The caller has no tag of that name."""
+
+    public_message = "You have no tag of that name."
 
 
 # One definition of the list orders, for the "My links" form and the selector: key → (label,
@@ -280,6 +291,19 @@ def link_find_existing(
     return links.order_by("-created_at", "-id").first()
 
 
+# Clicks and unique visitors are analytics' roll-ups, and analytics sits above links: it hands
+# its reader in when Django starts (analytics.apps.AnalyticsConfig.ready), so links imports none
+# of it and every page that lists links still counts the way the stats do.
+ClickTotalsReader = Callable[..., dict[int, dict[str, int]]]
+_click_totals_reader: ClickTotalsReader | None = None
+
+
+def click_totals_reader_set(reader: ClickTotalsReader) -> None:
+    """Where link_click_totals reads from: called once, by the analytics app."""
+    global _click_totals_reader
+    _click_totals_reader = reader
+
+
 def link_click_totals(*, link_ids: list[int], people: bool = True) -> dict[int, dict[str, int]]:
     """{link id: {"clicks", "unique_visitors", "bot_clicks"}} for list pages, all time: the
     stats' own totals (analytics.selectors.links_totals, from the hourly roll-ups and the
@@ -290,10 +314,11 @@ def link_click_totals(*, link_ids: list[int], people: bool = True) -> dict[int, 
     hour or day counts once), in a few queries whatever the number of visits; `people=False`
     skips them for a caller that shows only clicks ("unique_visitors" stays 0): one query.
     """
-    # Read by pages and APIs only: the modules the redirect loads stay free of the stats.
-    from analytics.selectors import links_totals
-
-    return links_totals(link_ids=link_ids, start=ALL_TIME_START, end=timezone.now(), people=people)
+    if _click_totals_reader is None:
+        raise ImproperlyConfigured("link_click_totals needs the analytics app installed.")
+    return _click_totals_reader(
+        link_ids=link_ids, start=ALL_TIME_START, end=timezone.now(), people=people
+    )
 
 
 # Before any hour a link could have clicks in: "all time" for link_click_totals.

@@ -1,18 +1,8 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path, re_path
 
 from links import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    # Sign in and sign out; accounts are made by staff, so no sign-up or reset.
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    # The password change is accounts.urls' (it counts wrong old passwords).
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/import/", views.link_import_page, name="link_import"),
     path("dashboard/import/<int:import_id>/", views.link_import_status, name="link_import_status"),

@@ -25,16 +25,11 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 
+from core.forms import add_service_errors
 from links import qr
 from links.cache import CacheUnavailable
 from links.codes.base import CodeGenerationError
-from links.forms import (
-    LinkCreateForm,
-    LinkEditForm,
-    LinkFilterForm,
-    LinkImportForm,
-    add_service_errors,
-)
+from links.forms import LinkCreateForm, LinkEditForm, LinkFilterForm, LinkImportForm
 from links.imports import service as imports
 from links.imports.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
 from links.models import LinkImport, LinkStatus, Tag
@@ -60,7 +55,6 @@ from links.services.policy import LinkRevoked, ensure_changeable
 from links.services.utm import UTM_FIELDS
 from links.shortcuts import changeable_link_or_404, visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
-from serving.redirect import bare_root_view
 from workspaces.current import can_write_current, current_workspace
 
 LINKS_PER_PAGE = 20
@@ -83,9 +77,9 @@ def _qr_downloads(link) -> dict:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Signed in: paste a long URL, get a short link at once. Signed out: what this is."""
-    if (elsewhere := bare_root_view(request)) is not None:  # an extra short domain's root
-        return elsewhere
+    """Signed in: paste a long URL, get a short link at once. Signed out: what this is.
+    Routed through shorturl_project.urls.home, which answers an extra short domain's root
+    first."""
     if not request.user.is_authenticated:
         return render(request, "links/landing.html")
     workspace = current_workspace(request)

@@ -1,11 +1,22 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
 
 from compat.yourls.views import YourlsApiView
-from links.api.base import api_not_found
+from core.api.base import api_not_found
+from core.health import healthz
+from links import views as link_views
 from links.codes.aliases import RESERVED_ALIASES
-from serving.redirect import redirect_view
-from shorturl_project.health import healthz
+from serving.redirect import bare_root_view, redirect_view
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """`/`: on an extra short domain, that domain's root redirect (or its page); on the
+    product's own host, the home page."""
+    if (elsewhere := bare_root_view(request)) is not None:
+        return elsewhere
+    return link_views.home(request)
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -24,6 +35,7 @@ urlpatterns = [
     path("v4/", include("compat.bitly.clicks")),  # clicks
     path("v4/", include("compat.bitly.views")),
     path("healthz", healthz, name="healthz"),
+    path("", home, name="home"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),
     path("", include("analytics.urls")),

@@ -16,9 +16,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shorturl_project.settings")
 django_application = get_wsgi_application()
 
 # Imported after setup: they need Django's settings and apps.
+from core.health import warn_if_static_files_are_not_collected  # noqa: E402
 from serving.hotpath import ShortCodeDispatcher  # noqa: E402
 from shorturl_project.embedded import WithBackgroundJobs  # noqa: E402
-from shorturl_project.health import warn_if_static_files_are_not_collected  # noqa: E402
 
 warn_if_static_files_are_not_collected()
 # Always, in both modes: with Redis the node's runner also sends the Redis part of changes made

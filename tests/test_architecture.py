@@ -1,10 +1,12 @@
 """The import structure the code relies on, checked from the source (module and function level).
 
+- The apps form layers that import only downward (core → workspaces → accounts → links →
+  analytics → serving → webhooks → compat → shorturl_project): the contract in pyproject.toml,
+  checked by import-linter, which sees imports inside functions too. Every package has a layer.
 - No import cycle between the project's modules, whether the import sits at the top of a module
   or inside a function.
-- No app imports another app's views.
-- links uses analytics only through analytics.capture (and the foreign keys analytics adds),
-  and links.selectors' totals through analytics.selectors.
+- No app imports another app's views (the URLconf of the composition root excepted).
+- Selectors only read.
 - The redirect's own imports touch neither the database nor Redis, except the link cache and
   the visit hand-off.
 - Other shorteners' APIs (compat/) write no rows themselves: they call links' services.
@@ -13,12 +15,17 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-PACKAGES = ("links", "analytics", "webhooks", "shorturl_project", "compat")
+IMPORT_CONTRACT = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+# Every package of the product, each a layer of the contract (pyproject.toml).
+PACKAGES = tuple(IMPORT_CONTRACT["root_packages"])
 
 
 def _module_name(path: Path) -> str:
@@ -125,23 +132,67 @@ def test_no_app_imports_another_apps_views():
         (module, target)
         for module, targets in GRAPH.items()
         for target in targets
-        if target.endswith(".views") and target.split(".")[0] != module.split(".")[0]
+        if target.endswith(".views")
+        and target.split(".")[0] != module.split(".")[0]
+        and not module.startswith("shorturl_project.")  # the URLconf names every app's views
     }
     assert offenders == set()
 
 
-def test_links_uses_analytics_only_through_capture():
-    """And links.selectors reads a link's totals from analytics.selectors (link_click_totals):
-    one definition of clicks and people for every page, API and compat layer (issue #26)."""
+def test_every_package_of_the_product_has_a_layer():
+    packages = {
+        path.parent.name
+        for path in ROOT.glob("*/__init__.py")
+        if path.parent.name != "tests"  # the project-wide tests, no layer of the product
+    }
+    assert packages == set(PACKAGES)
+    (layers,) = [c for c in IMPORT_CONTRACT["contracts"] if c["type"] == "layers"]
+    assert set(layers["layers"]) == set(PACKAGES)
+
+
+def test_the_apps_import_only_downward():
+    """import-linter's verdict on the contract; its report names each back-arrow and its line."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run(
+        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def test_links_imports_no_analytics_even_inside_a_function():
+    """The case the contract exists for, seen by this file's own reading too: clicks reach
+    links' pages through links.selectors.click_totals_reader_set, set by analytics."""
     used = {
         (module, target)
         for module, targets in GRAPH.items()
-        if module.startswith("links")
+        if module.split(".")[0] == "links"
         for target in targets
-        if target.startswith("analytics")
+        if target.split(".")[0] in {"analytics", "serving", "webhooks", "compat"}
     }
-    allowed = {("links.selectors", "analytics.selectors")}
-    assert {target for _, target in used - allowed} <= {"analytics.capture"}, used
+    assert used == set()
+
+
+def _is_selector(module: str) -> bool:
+    return module.endswith(".selectors") or ".selectors." in module
+
+
+def test_selectors_only_read():
+    """A selector answers a question: it writes no row, and imports no service module that
+    writes one (pure rule modules such as links.services.policy are fine), not even inside a
+    function: workspaces' personal-workspace lookup used to create the row that way."""
+    offenders = []
+    for module, path in MODULES.items():
+        if not _is_selector(module):
+            continue
+        offenders += [(module, line, what) for line, what in _row_writes(path)]
+        offenders += [
+            (module, target, what)
+            for target in GRAPH[module]
+            if ".services" in target
+            for _, what in _row_writes(MODULES[target])[:1]
+        ]
+    assert any(_is_selector(module) for module in MODULES)
+    assert offenders == []
 
 
 REDIRECT_MAY_USE = {
@@ -161,7 +212,7 @@ REDIRECT_MAY_USE = {
 
 def test_the_redirect_imports_only_the_cache_the_hand_off_and_pure_code_rules():
     for entry_point in ("serving.redirect", "serving.hotpath"):
-        used = GRAPH[entry_point] - {"serving.redirect", "links.codes", "links"}
+        used = GRAPH[entry_point] - {"serving.redirect", "serving", "links.codes", "links"}
         assert used <= REDIRECT_MAY_USE, (entry_point, used - REDIRECT_MAY_USE)
     for pure in ("links.codes.shape", "links.codes.aliases"):
         tree = ast.parse(MODULES[pure].read_text())
@@ -176,8 +227,28 @@ def test_the_redirect_imports_only_the_cache_the_hand_off_and_pure_code_rules():
         assert GRAPH[pure] <= {"links.codes.shape"}, (pure, GRAPH[pure])
 
 
-ROW_WRITES = {"save", "delete", "create", "bulk_create", "get_or_create", "update_or_create"}
-ROW_WRITES |= {"update", "bulk_update", "select_for_update"}
+# Writes whatever they are called on (a model instance, a queryset)…
+ALWAYS_WRITES = {"save", "delete"}
+# …and these only on a manager or a queryset (`Link.objects.create`, `.filter(…).update`), which
+# tells them from dict.update and friends.
+QUERYSET_WRITES = {"create", "bulk_create", "get_or_create", "update_or_create", "update"}
+QUERYSET_WRITES |= {"bulk_update", "select_for_update"}
+
+
+def _row_writes(path: Path) -> list[tuple[int, str]]:
+    """Calls that write rows (`.save()`, `.objects.create()`, `.filter().update()`…), with their
+    lines."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name, receiver = node.func.attr, node.func.value
+        on_queryset = isinstance(receiver, ast.Call) or (
+            isinstance(receiver, ast.Attribute) and receiver.attr == "objects"
+        )
+        if name in ALWAYS_WRITES or (name in QUERYSET_WRITES and on_queryset):
+            found.append((node.lineno, name))
+    return found
 
 
 def test_compat_layers_write_no_rows_themselves():
@@ -187,14 +258,10 @@ def test_compat_layers_write_no_rows_themselves():
     for module, path in MODULES.items():
         if not module.startswith("compat"):
             continue
+        offenders += [(module, line, what) for line, what in _row_writes(path)]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ROW_WRITES
-            ):
-                offenders.append((module, node.lineno, node.func.attr))
             if isinstance(node, ast.Attribute) and node.attr == "objects":
                 offenders.append((module, node.lineno, "objects"))
-    assert any(module.startswith("compat.shlink") for module in MODULES)
+    for api in ("compat.shlink", "compat.yourls", "compat.bitly"):
+        assert any(module.startswith(api) for module in MODULES), api
     assert offenders == []

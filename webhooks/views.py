@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from links.forms import add_service_errors
+from core.forms import add_service_errors
 from webhooks import selectors, services
 from webhooks.forms import WebhookCreateForm
 from webhooks.models import Webhook

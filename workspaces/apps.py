@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 from django.conf import settings
-from django.db.models.signals import post_save, pre_delete
+from django.contrib.auth.signals import user_logged_in
+from django.db.models.signals import post_migrate, post_save, pre_delete
 
 
 def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwargs) -> None:
@@ -8,6 +9,19 @@ def _personal_workspace_for_new_user(sender, instance, created, raw=False, **kwa
         from workspaces.services import personal_workspace_ensure
 
         personal_workspace_ensure(instance)
+
+
+def _personal_workspace_at_sign_in(sender, user, **kwargs) -> None:
+    # A user saved raw (a fixture, a restored dump) got no workspace from post_save.
+    from workspaces.services import personal_workspace_ensure
+
+    personal_workspace_ensure(user)
+
+
+def _personal_workspaces_after_migrate(sender, **kwargs) -> None:
+    from workspaces.services import personal_workspaces_ensure_all
+
+    personal_workspaces_ensure_all(using=kwargs.get("using", "default"))
 
 
 def _keep_owners_as_a_user_goes(sender, instance, **kwargs) -> None:
@@ -28,6 +42,15 @@ class WorkspacesConfig(AppConfig):
             _personal_workspace_for_new_user,
             sender=settings.AUTH_USER_MODEL,
             dispatch_uid="workspaces.personal_workspace_for_new_user",
+        )
+        user_logged_in.connect(
+            _personal_workspace_at_sign_in,
+            dispatch_uid="workspaces.personal_workspace_at_sign_in",
+        )
+        post_migrate.connect(
+            _personal_workspaces_after_migrate,
+            sender=self,
+            dispatch_uid="workspaces.personal_workspaces_after_migrate",
         )
         pre_delete.connect(
             _keep_owners_as_a_user_goes,

@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
+from core.errors import NotFound
 from workspaces.models import (
     MANAGE_PERMISSION,
     ROLE_RANK,
@@ -26,8 +27,10 @@ from workspaces.models import (
 PERSONAL_SUFFIX = "--"
 
 
-class WorkspaceNotFound(Exception):
+class WorkspaceNotFound(NotFound):
     """No such workspace, or not one the caller belongs to (told apart to nobody)."""
+
+    public_message = "No workspace with this slug that you belong to."
 
 
 def workspace_ids_of(user: AbstractBaseUser, *, writers_only: bool = False) -> QuerySet:
@@ -136,11 +139,10 @@ def workspace_get(*, user: AbstractBaseUser, slug: str, exact: bool = False) -> 
 
 
 def personal_workspace_of(user: AbstractBaseUser) -> Workspace:
-    """`user`'s own workspace (made now for a user who predates workspaces' signal, such as
-    one loaded from a fixture)."""
-    from workspaces.services import personal_workspace_ensure
-
-    return personal_workspace_ensure(user)
+    """`user`'s own workspace. Every user has one: made when the user is saved first
+    (workspaces.apps), and for users that predate that or were loaded raw from a fixture, by
+    every `migrate` and at their sign-in (workspaces.services.personal_workspace_ensure)."""
+    return Workspace.objects.get(personal_for_id=user.pk)
 
 
 def workspace_id_or_personal(*, user: AbstractBaseUser, workspace_id: int | None) -> int:

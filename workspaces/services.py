@@ -80,6 +80,22 @@ def personal_workspace_ensure(user: AbstractBaseUser) -> Workspace:
     raise RuntimeError(f"could not make a personal workspace for {user.pk}")
 
 
+def personal_workspaces_ensure_all(*, using: str = "default") -> int:
+    """A personal workspace for every user without one (users saved raw, which post_save does
+    not see); run after each `migrate`. The number made."""
+    User = get_user_model()
+    missing = User.objects.using(using).exclude(
+        pk__in=Workspace.objects.using(using)
+        .filter(personal_for__isnull=False)
+        .values("personal_for_id")
+    )
+    made = 0
+    for user in missing.iterator():
+        personal_workspace_ensure(user)
+        made += 1
+    return made
+
+
 def workspace_for_writing(
     *, user: AbstractBaseUser, workspace: "Workspace | str | None", pinned_id: int | None = None
 ) -> Workspace:

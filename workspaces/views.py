@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from links.forms import add_service_errors
+from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
 from workspaces.forms import MemberAddForm, WorkspaceCreateForm

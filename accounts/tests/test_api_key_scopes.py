@@ -10,8 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import ApiKey, ApiScope, all_scopes
+from accounts.models import ApiKey, all_scopes
 from accounts.services import api_key_create
+from core.api.scopes import ApiScope
 from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db

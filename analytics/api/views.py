@@ -5,11 +5,12 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from accounts.models import ApiScope
 from analytics.api.serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
 from analytics.selectors import link_stats, links_stats
-from links.api.base import ApiView
-from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER, error_responses
+from core.api.docs import RETRY_AFTER, error_responses
+from core.api.scopes import ApiScope
+from links.api.base import LinkApiView
+from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER
 from links.selectors import tag_get
 
 STATS_EXAMPLE = {
@@ -60,7 +61,7 @@ STATS_EXAMPLE = {
 }
 
 
-class LinkStatsView(ApiView):
+class LinkStatsView(LinkApiView):
     serializer_class = LinkStatsSerializer
     read_scope = ApiScope.STATS_READ
 
@@ -95,7 +96,7 @@ class LinkStatsView(ApiView):
         return Response(LinkStatsSerializer(stats).data)
 
 
-class TagStatsView(ApiView):
+class TagStatsView(LinkApiView):
     serializer_class = TagStatsSerializer
     read_scope = ApiScope.STATS_READ
 

@@ -15,10 +15,10 @@ from django.utils.dateparse import parse_datetime
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.models import ApiScope
 from analytics import ranges
 from analytics.selectors import links_totals, series
 from compat.bitly.views import BITLINK, BitlyView, bitly_date, invalid_arg, visible_link
+from core.api.scopes import ApiScope
 from links.models import UrlLink
 
 # Bitly's units of time; ours are counted by the hour, so `minute` is refused.

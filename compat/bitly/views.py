@@ -36,11 +36,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
 
-from accounts.models import ApiScope
-from accounts.permissions import HasKeyScope
 from compat.auth import credential_for
+from core.api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
+from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
-from links.api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
 from links.codes.aliases import ALIAS_RE
 from links.models import UrlLink
 from links.selectors import (

@@ -12,7 +12,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from compat.shlink.auth import InvalidApiKey
-from links.api.base import api_exception_handler
+from core.api.base import api_exception_handler
 from links.selectors import AmbiguousCode, LinkNotFound, TagNotFound
 from links.services.policy import ALIAS_TAKEN, LinkRevoked
 from links.services.tags import TagNameTaken

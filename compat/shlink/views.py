@@ -9,7 +9,6 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from accounts.models import ApiScope
 from analytics.selectors import (
     orphan_visit_slice,
     orphan_visit_total,
@@ -19,8 +18,11 @@ from analytics.selectors import (
 from compat.shlink import shapes
 from compat.shlink.auth import ShlinkApiKeyAuthentication
 from compat.shlink.problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
+from core.api.base import validated
+from core.api.scopes import ApiScope
 from core.api.throttles import AnonThrottle
-from links.api.base import ApiView, validated
+from core.health import check_database
+from links.api.base import LinkApiView
 from links.codes.aliases import ALIAS_RE
 from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import (
@@ -40,7 +42,6 @@ from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.tags import tag_delete_many, tag_rename
 from links.shortlinks import link_short_url
-from shorturl_project.health import check_database
 from workspaces.selectors import workspace_id_or_personal
 
 # What we answer as Shlink's version: the API level this layer follows, which dashboards read to
@@ -152,7 +153,7 @@ EDITS = {
 }
 
 
-class ShlinkView(ApiView):
+class ShlinkView(LinkApiView):
     """X-Api-Key in, Shlink's shapes and problem+json errors out, the API's throttles."""
 
     authentication_classes = [ShlinkApiKeyAuthentication]

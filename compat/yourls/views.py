@@ -32,13 +32,12 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from accounts.models import ApiScope
-from accounts.permissions import HasKeyScope
 from compat.auth import SignInLockedOut, credential_for, user_for_password
+from core.api.base import WrongCredentialsThrottledMixin, api_exception_handler
+from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
 from core.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
 from links import domains
-from links.api.base import WrongCredentialsThrottledMixin, api_exception_handler
 from links.codes.aliases import ALIAS_RE
 from links.models import UrlLink
 from links.selectors import (

@@ -10,6 +10,13 @@ from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 from rest_framework.settings import api_settings
 
+from core.api.fields import (
+    BOOLEAN_MESSAGE,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+)
 from links import qr
 from links.cache import idn_ascii_url
 from links.models import LinkStatus, RedirectType, UrlLink
@@ -26,7 +33,6 @@ from workspaces.models import Workspace
 _PLAIN_CODE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 REDIRECT_TYPE_MESSAGE = "Choose one of 301, 302, 307 or 308."
-BOOLEAN_MESSAGE = "Use true or false."
 
 
 class LinkSerializer(serializers.ModelSerializer):
@@ -246,26 +252,6 @@ class LinkCreatedSerializer(LinkSerializer):
         read_only_fields = LinkSerializer.Meta.fields
 
 
-class StrictCharField(serializers.CharField):
-    """A JSON string, not a number or boolean quietly turned into one."""
-
-    default_error_messages = {"invalid": "Enter text (a JSON string)."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictChoiceField(serializers.ChoiceField):
-    """One of integer choices, sent as a JSON number (not "302" or true)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid_choice", input=data)
-        return super().to_internal_value(data)
-
-
 def _long_url_field(**kwargs) -> StrictCharField:
     # Whether it is a URL we accept is links.services.policy.validate_long_url's call.
     return StrictCharField(
@@ -290,17 +276,6 @@ def _expires_at_field(**kwargs) -> serializers.DateTimeField:
         help_text="When the link stops working (ISO 8601, in the future); null for never.",
         **kwargs,
     )
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """A JSON true or false, not 0, 1 or "yes" quietly turned into one."""
-
-    default_error_messages = {"invalid": BOOLEAN_MESSAGE}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
 
 
 def _pass_query_field(**kwargs) -> StrictBooleanField:
@@ -401,15 +376,6 @@ def _archived_field(**kwargs) -> StrictBooleanField:
         help_text="true hides the link from the default list (it still redirects); reversible.",
         **kwargs,
     )
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON number without a fraction, not "10" or true quietly turned into one."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 def _password_field(**kwargs) -> StrictCharField:

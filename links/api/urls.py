@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from links.api.base import SchemaView, SwaggerView, api_not_found
+from core.api.base import SchemaView, SwaggerView, api_not_found
 from links.api.views import (
     DomainListView,
     LinkBulkView,

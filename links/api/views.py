@@ -8,15 +8,11 @@ from rest_framework import status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
+from core.api.base import validated
+from core.api.docs import RETRY_AFTER, error_responses
 from links import qr
-from links.api.base import ApiView, validated
-from links.api.docs import (
-    CODE_PARAMETER,
-    DOMAIN_PARAMETER,
-    LINK_EXAMPLE,
-    RETRY_AFTER,
-    error_responses,
-)
+from links.api.base import LinkApiView
+from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE
 from links.api.serializers import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
@@ -76,7 +72,7 @@ class _LinkViewMixin:
         return LinkSerializer(links, many=many, context=context).data
 
 
-class LinkListCreateView(_LinkViewMixin, ApiView):
+class LinkListCreateView(_LinkViewMixin, LinkApiView):
     @extend_schema(
         tags=TAGS,
         operation_id="links_list",
@@ -192,7 +188,7 @@ class LinkListCreateView(_LinkViewMixin, ApiView):
         )
 
 
-class LinkDetailView(_LinkViewMixin, ApiView):
+class LinkDetailView(_LinkViewMixin, LinkApiView):
     @extend_schema(
         tags=TAGS,
         operation_id="links_restore",
@@ -270,7 +266,7 @@ class LinkDetailView(_LinkViewMixin, ApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class LinkBulkView(_LinkViewMixin, ApiView):
+class LinkBulkView(_LinkViewMixin, LinkApiView):
     @extend_schema(
         tags=TAGS,
         operation_id="links_bulk_create",
@@ -382,7 +378,7 @@ class _ErrorsAsJson(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-class LinkQrView(ApiView):
+class LinkQrView(LinkApiView):
     serializer_class = QrQuerySerializer
     content_negotiation_class = _ErrorsAsJson
 
@@ -419,7 +415,7 @@ class LinkQrView(ApiView):
         )
 
 
-class TagListView(ApiView):
+class TagListView(LinkApiView):
     serializer_class = TagSerializer
     pagination_class = None
 
@@ -460,7 +456,7 @@ TAG_WRITE_DESCRIPTION = (
 )
 
 
-class TagDetailView(ApiView):
+class TagDetailView(LinkApiView):
     serializer_class = TagRenamedSerializer
     pagination_class = None
 
@@ -522,7 +518,7 @@ class TagDetailView(ApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DomainListView(ApiView):
+class DomainListView(LinkApiView):
     serializer_class = DomainSerializer
     pagination_class = None
 

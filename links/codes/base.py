@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.errors import Unavailable
 
-class CodeGenerationError(Exception):
+
+class CodeGenerationError(Unavailable):
     """No free code could be found within the strategy's bounded attempts."""
 
 

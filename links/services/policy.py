@@ -17,6 +17,7 @@ from django.db.models.functions import Lower
 from django.http.request import split_domain_port
 from django.utils import timezone
 
+from core.errors import Conflict
 from links.cache import host_to_ascii, redirect_location
 from links.codes.aliases import ALIAS_MAX_LENGTH, validate_alias
 from links.domains import current_table
@@ -29,7 +30,7 @@ _url_validator = URLValidator(schemes=["http", "https"])
 LOOP = "loop"
 
 
-class LinkRevoked(Exception):
+class LinkRevoked(Conflict):
     """A revoked link is final: it cannot be changed (the API answers 409)."""
 
     def __init__(self, code: str):

@@ -72,7 +72,8 @@ def accept_language(header: str) -> str:
 
 
 def _country_codes() -> frozenset[str]:
-    from analytics.capture import country_codes  # ISO 3166 codes, as GeoIP data gives them
+    # ISO 3166 codes, as GeoIP data gives them; loaded when a rule names a country.
+    from core.geodata import country_codes
 
     return country_codes()
 

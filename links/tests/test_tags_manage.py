@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from accounts.models import ApiScope
 from accounts.services import api_key_create
+from core.api.scopes import ApiScope
 from links import events
 from links.models import Tag, UrlLink
 from links.selectors import TagNotFound, link_list

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from links.api.serializers import StrictBooleanField, StrictCharField
+from core.api.fields import StrictBooleanField, StrictCharField
 from webhooks.models import Webhook, WebhookDelivery, WebhookEvent
 
 

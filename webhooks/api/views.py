@@ -11,9 +11,9 @@ from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from accounts.models import ApiScope
-from links.api.base import ApiView, validated
-from links.api.docs import error_responses
+from core.api.base import validated
+from core.api.docs import error_responses
+from core.api.scopes import ApiScope
 from webhooks import selectors, services
 from webhooks.api.serializers import (
     WebhookCreateSerializer,
@@ -23,6 +23,7 @@ from webhooks.api.serializers import (
     WebhookUpdateSerializer,
 )
 from webhooks.models import Webhook
+from workspaces.api.base import WorkspaceApiView
 
 TAGS = ["webhooks"]
 SCOPE_REFUSED = {
@@ -37,7 +38,7 @@ def _errors(*codes: int) -> dict:
     return {**error_responses(*(code for code in codes if code != 403)), **SCOPE_REFUSED}
 
 
-class _WebhookView(ApiView):
+class _WebhookView(WorkspaceApiView):
     serializer_class = WebhookSerializer
     pagination_class = None  # at most 20 webhooks, the last 20 deliveries: plain lists
     read_scope = ApiScope.WEBHOOKS_WRITE

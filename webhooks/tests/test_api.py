@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.models import ApiScope, all_scopes
+from accounts.models import all_scopes
 from accounts.services import api_key_create
+from core.api.scopes import ApiScope
 from webhooks import services
 
 pytestmark = pytest.mark.django_db

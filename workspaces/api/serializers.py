@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from links.api.serializers import StrictCharField
+from core.api.fields import StrictCharField
 from workspaces.models import Role
 
 

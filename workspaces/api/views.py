@@ -13,9 +13,10 @@ from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
-from links.api.base import ApiView, validated
-from links.api.docs import error_responses
+from core.api.base import validated
+from core.api.docs import error_responses
 from workspaces import invitations, selectors, services
+from workspaces.api.base import WorkspaceApiView
 from workspaces.api.serializers import (
     AcceptedSerializer,
     InvitationSerializer,
@@ -123,7 +124,7 @@ INVITE_DESCRIPTION = (
 )
 
 
-class _WorkspaceView(ApiView):
+class _WorkspaceView(WorkspaceApiView):
     serializer_class = WorkspaceSerializer
     pagination_class = None  # a person's workspaces and a workspace's members: plain lists
 
@@ -295,7 +296,7 @@ class InvitationDetailView(_WorkspaceView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class _MyInvitationsView(ApiView):
+class _MyInvitationsView(WorkspaceApiView):
     """The caller's own invitations: a DRF token or a session, never an API key, which acts
     for one workspace and so joins none."""
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.models import ApiScope
 from analytics.models import HourlyClick
+from core.api.scopes import ApiScope
 from links.models import UrlLink
 from links.services.change import link_update
 from links.tests.factories import UrlLinkFactory

@@ -12,9 +12,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from accounts.models import ApiScope
 from accounts.services import api_key_create, api_key_revoke
 from analytics.models import HourlyClick
+from core.api.scopes import ApiScope
 from links.models import UrlLink
 from links.services.change import link_revoke
 from links.services.create import link_create

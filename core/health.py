@@ -6,6 +6,7 @@ with host names, ports, database user names) goes to the log, where the operator
 
 import logging
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -64,10 +65,9 @@ def check_cache() -> str | None:
 def check_broker() -> str | None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return None
-    from shorturl_project.celery import app
-
     try:
-        with app.connection_for_write() as conn:
+        # The project's Celery app (shorturl_project.celery, loaded with the settings' package).
+        with current_app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception as exc:  # noqa: BLE001
         return f"{exc.__class__.__name__}: {exc}"
