@@ -3,7 +3,7 @@ and the set of custom aliases so that garbage which is not a generated code neve
 
 With Redis, entries are plain strings under raw keys (`shorturl:link:{<code>}`) rather than
 pickles behind the Django cache, so that one Lua call can read an entry and push the visit in a
-single round trip (see `fetch_and_record`).
+single round trip (serving.fused_read.fetch_and_record, which the redirect calls).
 
 Each web process also keeps its own entries (ProcessCache), each tagged with the code's counter
 in the node's shared generation table (core.node_state) as read before the Redis or
@@ -36,7 +36,6 @@ from django.db import DatabaseError, transaction
 from django.utils.encoding import iri_to_uri
 from redis.exceptions import RedisError
 
-from analytics.capture import fused_push
 from core.node_state import (
     generations,
     local_entries_trusted,
@@ -104,7 +103,7 @@ ALIAS_SET_COMPLETE = "*complete*"
 # shape (its check character can be computed by anyone) is a 404 without a query. Loaded whole
 # in the background by one node's runner (ensure_code_set), added to by every create; until it
 # is complete, such codes are looked up in the database as before. A node whose code filter is
-# complete and trusted asks it no more (see fetch_and_record): it answers processes that do not
+# complete and trusted asks it no more (see answer_here): it answers processes that do not
 # trust their memory, or have no filter yet.
 CODE_SET_KEY = "shorturl:{codes}"
 CODE_SET_LOCK = "shorturl:{codes}:loading"
@@ -140,7 +139,7 @@ VERSION_KEPT_SECONDS = 300
 # below). Entries of default links keep the five-field form older code reads (a rolling upgrade,
 # and entries cached before it, stay valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
-# The revoked field of a gated, active link: the Lua script in fetch_and_record pushes a visit
+# The revoked field of a gated, active link: serving.fused_read's Lua script pushes a visit
 # only for "0", so a gated link's clicks are decided (and counted, or not) in serving/gates.py.
 _GATED = "2"
 
@@ -223,7 +222,7 @@ class LinkEntry:
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
-    # Lua script in fetch_and_record reads the first four fields, so keep the two in step. A
+    # Lua script in serving.fused_read reads the first four fields, so keep the two in step. A
     # location never holds a tab (it is percent-encoded), so the field count tells the forms
     # apart.
     def serialize(self) -> str:
@@ -351,7 +350,7 @@ class ProcessCache:
 process_cache = ProcessCache()
 
 
-def _keep_here(code: str, entry: LinkEntry | bool | None, generation: int | None) -> None:
+def keep_here(code: str, entry: LinkEntry | bool | None, generation: int | None) -> None:
     """Keep a looked-up answer (an entry, or False: no such code) in this process, tagged with
     the generation read before the lookup; nothing without a tag or an answer."""
     if generation is None or entry is None:
@@ -360,7 +359,7 @@ def _keep_here(code: str, entry: LinkEntry | bool | None, generation: int | None
     process_cache.put(code, entry, ttl=ttl, generation=generation)
 
 
-def _set_of_kind(alias_shaped: bool) -> str:
+def set_of_kind(alias_shaped: bool) -> str:
     """The Redis set that knows every code of this shape: the aliases, or the generated codes."""
     return ALIAS_SET_KEY if alias_shaped else CODE_SET_KEY
 
@@ -371,7 +370,8 @@ def generation_before_read(code: str) -> int | None:
     return generations().read(code) if local_redirects() else None
 
 
-def _decode(key: str, value) -> LinkEntry | bool | None:
+def decode_entry(key: str, value) -> LinkEntry | bool | None:
+    """What a value read from Redis says: the entry, False for "no such code", None for none."""
     if value is None:
         return None
     if isinstance(value, bytes):
@@ -381,7 +381,7 @@ def _decode(key: str, value) -> LinkEntry | bool | None:
     return LinkEntry.parse(key, value)
 
 
-def _answer_here(key: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
+def answer_here(key: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
     """What this process can say about the link `key` without a round trip or a query, once
     its node's memory is trusted: its own entry; False for a code no link has (not in this
     process's alias set, or not in the node's code filter, which leaves no negative entry: a
@@ -395,7 +395,7 @@ def _answer_here(key: str, *, alias_shaped: bool) -> LinkEntry | bool | None:
     return False if code_filter.certainly_absent(code_of_key(key)) else None
 
 
-def _set_member(key: str, alias_shaped: bool) -> str:
+def set_member(key: str, alias_shaped: bool) -> str:
     """What the set of the key's kind holds for it: the alias set holds keys, the code set bare
     codes (generated codes are unique across domains)."""
     return key if alias_shaped else code_of_key(key)
@@ -404,80 +404,17 @@ def _set_member(key: str, alias_shaped: bool) -> str:
 def get_entry(key: str, *, alias_shaped: bool = False) -> LinkEntry | bool | None:
     """The cached entry, False when the link is known not to exist, None when not cached."""
     if local_entries_trusted():
-        local = _answer_here(key, alias_shaped=alias_shaped)
+        local = answer_here(key, alias_shaped=alias_shaped)
         if local is not None or not uses_redis():
             return local
     client = live_redis_client()
     if client is None:
         return None  # Redis paused after a failure: straight to the database
     try:
-        return _decode(key, client.get(entry_key(key)))
+        return decode_entry(key, client.get(entry_key(key)))
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return None
-
-
-# Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
-# the whole redirect in one round trip. On a miss it asks the set of the code's kind (KEYS[3]:
-# the alias set or the code set), so a made-up code is a 404 in that same round trip (ARGV[3]
-# the set's "complete" marker, ARGV[4] the code). ARGV[1] is now (epoch seconds), ARGV[2] the
-# visit message without its opening brace, to which the link id is prefixed.
-_FETCH_AND_RECORD = """
-local value = redis.call('GET', KEYS[1])
-if not value then
-  -- A code that the complete set of its kind does not hold is certainly unknown.
-  if redis.call('SISMEMBER', KEYS[3], ARGV[3]) == 1
-      and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 0 then
-    return '-'
-  end
-  return false
-end
-local link_id, expires, revoked = string.match(value, '^(%d+)\t%d+\t([^\t]*)\t(%d)\t')
-if link_id and revoked == '0' and (expires == '' or tonumber(expires) > tonumber(ARGV[1])) then
-  redis.call('RPUSH', KEYS[2], '{"l":' .. link_id .. ',' .. ARGV[2])
-end
-return value
-"""
-_fetch_and_record_script = None
-
-
-def fetch_and_record(
-    key: str, meta, event_id: str, *, alias_shaped: bool = False
-) -> tuple[LinkEntry | bool | None, bool]:
-    """get_entry, and with Redis also the visit push in the same call.
-
-    Returns (entry, recorded): `recorded` says the visit is already in the buffer, so the
-    caller must not record it again.
-    """
-    generation = None
-    if local_entries_trusted():  # always without Redis
-        local = _answer_here(key, alias_shaped=alias_shaped)
-        if local is not None or not uses_redis():
-            return local, False  # a hit: the caller spools the visit, no round trip at all
-        generation = generations().read(key)
-    client = live_redis_client()
-    if client is None:
-        return None, False
-    if uses_cluster():
-        return _fetch_on_cluster(client, key, generation, alias_shaped=alias_shaped)
-    global _fetch_and_record_script
-    if _fetch_and_record_script is None:
-        _fetch_and_record_script = client.register_script(_FETCH_AND_RECORD)
-    now = time.time()
-    code = code_of_key(key)
-    buffer_key, message_body = fused_push(meta, code, event_id)
-    try:
-        value = _fetch_and_record_script(
-            keys=[entry_key(key), buffer_key, _set_of_kind(alias_shaped)],
-            args=[repr(now), message_body, ALIAS_SET_COMPLETE, _set_member(key, alias_shaped)],
-            client=client,
-        )
-    except RedisError as exc:
-        redis_failed(exc, consequence="links are read and visits stored in the database")
-        return None, False
-    entry = _decode(key, value)
-    _keep_here(key, entry, generation)
-    return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now) and not entry.gated
 
 
 # Stores a Redis entry only if no change to the code happened since its version was read
@@ -506,27 +443,6 @@ def redis_version_before_read(code: str) -> str | None:
         return None
 
 
-def _fetch_on_cluster(
-    client, key: str, generation: int | None, *, alias_shaped: bool
-) -> tuple[LinkEntry | bool | None, bool]:
-    """fetch_and_record on a Redis Cluster: the entry, the alias set and the buffer live in
-    different slots, so the entry is read alone (and the alias set asked on a miss); the caller
-    records the visit (to the node's spool, or one RPUSH)."""
-    try:
-        entry = _decode(key, client.get(entry_key(key)))
-        if entry is None:
-            complete, member = _set_lookup(
-                client, _set_of_kind(alias_shaped), _set_member(key, alias_shaped)
-            )
-            if complete and not member:
-                entry = False
-    except RedisError as exc:
-        redis_failed(exc, consequence="links are read from the database")
-        return None, False
-    _keep_here(key, entry, generation)
-    return entry, False
-
-
 def _put(key: str, value: str, ttl: int, version: str | None) -> None:
     client = live_redis_client()
     if client is None:
@@ -552,13 +468,13 @@ def store_entry(
 ) -> None:
     """Cache `entry`: in this process when `generation` (generation_before_read's tag) is
     given, and in Redis, unless the code changed since `version` (redis_version_before_read)."""
-    _keep_here(entry.key, entry, generation)
+    keep_here(entry.key, entry, generation)
     if uses_redis():
         _put(entry.key, entry.serialize(), settings.SHORTURL_CACHE_TTL, version)
 
 
 def store_missing(key: str, *, generation: int | None = None, version: str | None = None) -> None:
-    _keep_here(key, False, generation)
+    keep_here(key, False, generation)
     if uses_redis():
         _put(key, _MISSING, settings.SHORTURL_NEGATIVE_CACHE_TTL, version)
 
@@ -769,17 +685,17 @@ def alias_may_exist(key: str) -> bool:
     if client is None:
         return True  # the set is out of reach: let the database decide
     try:
-        complete, member = _set_lookup(client, ALIAS_SET_KEY, key)
+        complete, member = set_lookup(client, ALIAS_SET_KEY, key)
         if not complete:
             _load_alias_set(client)
-            complete, member = _set_lookup(client, ALIAS_SET_KEY, key)
+            complete, member = set_lookup(client, ALIAS_SET_KEY, key)
     except RedisError as exc:
         redis_failed(exc, consequence="links are read from the database")
         return True
     return member or not complete
 
 
-def _set_lookup(client, key: str, code: str) -> tuple[bool, bool]:
+def set_lookup(client, key: str, code: str) -> tuple[bool, bool]:
     """(the set is complete, it holds `code`) for the alias set or the code set."""
     with client.pipeline(transaction=False) as pipe:
         pipe.sismember(key, ALIAS_SET_COMPLETE)

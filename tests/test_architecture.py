@@ -147,6 +147,7 @@ def test_links_uses_analytics_only_through_capture():
 REDIRECT_MAY_USE = {
     "links.cache",
     "analytics.capture",
+    "serving.fused_read",  # the two above in one Redis call
     "links.codes.shape",
     "links.codes.aliases",
     "serving.not_found_limit",  # counts 404s in process memory (no database, no Redis)

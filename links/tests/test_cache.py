@@ -89,28 +89,6 @@ def test_a_gated_entry_reads_back_exactly_and_older_forms_still_read():
     assert not LinkEntry.parse("Old1234", "42\t302\t\t0\tnoquery\thttps://e.com/").pass_query
 
 
-def test_an_active_gated_link_is_never_counted_by_the_fused_push(requires_redis):
-    """With Redis, the cache read and the visit push are one Lua call; it must leave a gated link's
-    click alone (the gate decides whether it counts), yet still count a plain one."""
-    from analytics.capture import VISITS_KEY
-
-    client = link_cache.live_redis_client()
-    meta = {"REQUEST_METHOD": "GET", "REMOTE_ADDR": "203.0.113.9", "HTTP_USER_AGENT": "x"}
-    plain = LinkEntry("Plain12", 8, "https://example.com/", 302, None, False)
-    pushed = []
-    for entry in (GATED_ENTRY, plain):
-        client.set(link_cache.entry_key(entry.code), entry.serialize())
-        before = client.llen(VISITS_KEY)
-        read, recorded = link_cache.fetch_and_record(entry.code, meta, "event-" + entry.code)
-        client.delete(link_cache.entry_key(entry.code))
-        if client.llen(VISITS_KEY) > before:
-            pushed.append(client.rpop(VISITS_KEY).decode())  # links 7 and 8 exist nowhere else
-        assert read == entry
-        assert recorded is (entry is plain)
-    assert len(pushed) == 1
-    assert pushed[0].startswith('{"l":8,')
-
-
 @pytest.mark.parametrize(
     "traits",
     [{}, {"revoked": True}, {"expired": True}, {"redirect_type": 308, "title": "Spring"}],
