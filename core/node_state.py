@@ -11,7 +11,7 @@ in NODE_STATE_DIR:
   bumps the counters of codes changed on other nodes (read from Redis), and writes the time it
   last did so into the table's last slot: a process trusts its cache only while that is recent.
 - `codes.filter`: a Bloom filter of every generated code, mapped into every process
-  (links.code_filter), so that a made-up code is a 404 without a lookup.
+  (links.cache.code_filter), so that a made-up code is a 404 without a lookup.
 - `visits-*.jsonl`: the visit spool (analytics.spool), one append-only file per process.
 - `*.lock`: node-wide locks (node_lock), among them the background runner's
   (shorturl_project.embedded).

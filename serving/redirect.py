@@ -41,7 +41,7 @@ from links import cache as link_cache
 from links import domains
 from links.codes.aliases import ALIAS_RE
 from links.codes.shape import check_character, is_generated_shape
-from serving import gates, not_found_limit
+from serving import fused_read, gates, not_found_limit
 
 NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
 SEE_OTHER = 303
@@ -210,7 +210,7 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     counted = meta.get("REQUEST_METHOD") != "HEAD"
     event_id = new_event_id()
     if counted:
-        entry, recorded = link_cache.fetch_and_record(
+        entry, recorded = fused_read.fetch_and_record(
             key, meta, event_id, alias_shaped=not generated
         )
     else:

@@ -5,7 +5,7 @@ so one process of the node runs each set of jobs. Without Redis (embedded mode) 
 and `webhooks` threads run the periodic jobs beat has Celery run in services mode, from the
 same list (shorturl_project.jobs: store spooled visits, roll up hours, refill the code pool, end
 interrupted imports, deliver due webhooks); the runner also builds the node's code filter
-(links.code_filter) when it starts. With Redis, the `runner` forwards spooled visits to the
+(links.cache.code_filter) when it starts. With Redis, the `runner` forwards spooled visits to the
 Redis buffer and keeps the set of generated codes loaded, and the `sync` applies other nodes'
 link changes to the generation table and the code filter (and sends the Redis part of changes
 made while Redis was out of reach) every NODE_SYNC_SECONDS, in a thread of its own so that a

@@ -198,6 +198,7 @@ def test_selectors_only_read():
 REDIRECT_MAY_USE = {
     "links.cache",
     "analytics.capture",
+    "serving.fused_read",  # the two above in one Redis call
     "links.codes.shape",
     "links.codes.aliases",
     "serving.not_found_limit",  # counts 404s in process memory (no database, no Redis)

@@ -1,4 +1,4 @@
-"""The link cache (links/cache.py) as the redirect's users notice it: what a cached entry says,
+"""The link cache (links/cache/) as the redirect's users notice it: what a cached entry says,
 where the redirect sends a browser, when a change is seen, and what happens when Redis is gone.
 
 Runs in both suites: embedded (per-process entries tagged with the node's shared generations)
@@ -14,7 +14,9 @@ from analytics.models import VisitRecord
 from core import node_state
 from core.redis_conn import redis_client, reset_redis_state, uses_redis
 from links import cache as link_cache
-from links.cache import LinkEntry, ProcessCache, redirect_location
+from links.cache import LinkEntry, ProcessCache, codesets, redirect_location
+from links.cache import changes as cache_changes
+from links.cache import local as cache_local
 from links.codes import shape
 from links.models import UrlLink
 from links.services.change import link_update
@@ -87,28 +89,6 @@ def test_a_gated_entry_reads_back_exactly_and_older_forms_still_read():
     old = LinkEntry.parse("Old1234", "42\t301\t\t0\thttps://example.com/")
     assert (old.link_id, old.redirect_type, old.pass_query, old.gated) == (42, 301, True, False)
     assert not LinkEntry.parse("Old1234", "42\t302\t\t0\tnoquery\thttps://e.com/").pass_query
-
-
-def test_an_active_gated_link_is_never_counted_by_the_fused_push(requires_redis):
-    """With Redis, the cache read and the visit push are one Lua call; it must leave a gated link's
-    click alone (the gate decides whether it counts), yet still count a plain one."""
-    from analytics.capture import VISITS_KEY
-
-    client = link_cache.live_redis_client()
-    meta = {"REQUEST_METHOD": "GET", "REMOTE_ADDR": "203.0.113.9", "HTTP_USER_AGENT": "x"}
-    plain = LinkEntry("Plain12", 8, "https://example.com/", 302, None, False)
-    pushed = []
-    for entry in (GATED_ENTRY, plain):
-        client.set(link_cache.entry_key(entry.code), entry.serialize())
-        before = client.llen(VISITS_KEY)
-        read, recorded = link_cache.fetch_and_record(entry.code, meta, "event-" + entry.code)
-        client.delete(link_cache.entry_key(entry.code))
-        if client.llen(VISITS_KEY) > before:
-            pushed.append(client.rpop(VISITS_KEY).decode())  # links 7 and 8 exist nowhere else
-        assert read == entry
-        assert recorded is (entry is plain)
-    assert len(pushed) == 1
-    assert pushed[0].startswith('{"l":8,')
 
 
 @pytest.mark.parametrize(
@@ -218,7 +198,7 @@ def _as_another_process(monkeypatch):
     """Read the node's generation table through a mapping of its own, like another worker."""
     table = node_state.GenerationTable(node_state.state_dir() / "generations")
     with monkeypatch.context() as patched:
-        patched.setattr(link_cache, "generations", lambda: table)
+        patched.setattr(cache_local, "generations", lambda: table)
         yield
 
 
@@ -231,7 +211,7 @@ def test_an_edit_reaches_every_embedded_process_on_its_next_redirect(
     stale = LinkEntry.from_link(link)
     elsewhere = ProcessCache()
     with _as_another_process(monkeypatch):
-        generation = link_cache.generations().read(link.code)
+        generation = cache_local.generations().read(link.code)
         elsewhere.put(link.code, stale, ttl=3600, generation=generation)
         assert elsewhere.get(link.code) == stale
     assert client.get(f"/{link.code}")["Location"] == "https://example.com/old"  # here too
@@ -381,7 +361,7 @@ def test_a_create_that_could_not_add_its_code_makes_the_set_load_again(
     assert link_cache.ensure_code_set() is True
     unreachable = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)
     monkeypatch.setattr(
-        link_cache, "live_redis_client", lambda: unreachable if outage == "refused" else None
+        cache_changes, "live_redis_client", lambda: unreachable if outage == "refused" else None
     )
     with django_capture_on_commit_callbacks(execute=True):
         link = link_create(user=user, long_url="https://example.com/add-lost").link
@@ -401,7 +381,7 @@ def test_an_alias_created_while_redis_is_paused_is_announced_once_it_answers(
     be a 404 there for a day. The notice waits in the node's state until Redis answers."""
     from links.services.create import link_create
 
-    monkeypatch.setattr(link_cache, "live_redis_client", lambda: None)
+    monkeypatch.setattr(cache_changes, "live_redis_client", lambda: None)
     with django_capture_on_commit_callbacks(execute=True):
         link_create(user=user, long_url="https://example.com/paused", alias="paused-sale")
     monkeypatch.undo()
@@ -421,8 +401,8 @@ def test_a_load_that_began_before_the_set_was_marked_incomplete_does_not_complet
     not mark it complete."""
     client = redis_client()
     epoch_read_by_b = (client.get(link_cache.CODE_SET_EPOCH) or b"0").decode()
-    link_cache._mark_code_set_incomplete(client)  # node A
-    assert link_cache._mark_code_set_complete(client, epoch_read_by_b) is False  # node B
+    codesets._mark_code_set_incomplete(client)  # node A
+    assert codesets._mark_code_set_complete(client, epoch_read_by_b) is False  # node B
     assert not client.sismember(link_cache.CODE_SET_KEY, link_cache.ALIAS_SET_COMPLETE)
     assert link_cache.ensure_code_set() is True  # the next load, after it, completes it
     assert client.sismember(link_cache.CODE_SET_KEY, link_cache.ALIAS_SET_COMPLETE)

@@ -1,5 +1,5 @@
-"""The node's code filter (links/code_filter.py): a made-up code of the generated shape is a 404
-with no lookup at all, and no link is ever refused by it.
+"""The node's code filter (links/cache/code_filter.py): a made-up code of the generated shape is a
+404 with no lookup at all, and no link is ever refused by it.
 
 The filter-level cases need no database. The redirect cases run in both suites: the embedded
 node builds its filter from its runner, a services node from its sync (SHORTURL_LOCAL_REDIRECTS,
@@ -21,7 +21,8 @@ from redis.connection import AbstractConnection
 
 from core.redis_conn import redis_client, reset_redis_state, uses_redis
 from links import cache as link_cache
-from links import code_filter
+from links.cache import changes as cache_changes
+from links.cache import code_filter, codesets
 from links.codes import pool, shape
 from links.services.create import link_create
 from links.tests.factories import UrlLinkFactory
@@ -232,13 +233,13 @@ def test_a_restarted_node_builds_again_and_finds_links_that_came_another_way(
     assert browser.get(f"/{link.code}").status_code == 404  # unknown to this node's filter
 
     during_the_build = []
-    read_codes = link_cache._generated_codes
+    read_codes = codesets._generated_codes
 
     def read_codes_after_a_redirect():
         during_the_build.append(browser.get(f"/{link.code}").status_code)
         yield from read_codes()
 
-    monkeypatch.setattr(link_cache, "_generated_codes", read_codes_after_a_redirect)
+    monkeypatch.setattr(codesets, "_generated_codes", read_codes_after_a_redirect)
     link_cache.forget_sync_position()  # the node's processes start again
     node()
 
@@ -313,7 +314,7 @@ def test_a_code_whose_notice_waited_for_redis_reaches_the_other_nodes_filters(
     here = settings.NODE_STATE_DIR
     settings.NODE_STATE_DIR = str(tmp_path / "creating-node")
     with monkeypatch.context() as paused:
-        paused.setattr(link_cache, "live_redis_client", lambda: None)
+        paused.setattr(cache_changes, "live_redis_client", lambda: None)
         link = link_create(user=user, long_url="https://example.com/waited").link
     reset_redis_state()
     assert link_cache.send_pending_changes(redis_client()) == 1  # that node's sync, Redis back
@@ -351,7 +352,7 @@ def test_the_node_keeps_applying_other_nodes_changes_while_it_builds(
     settings.NODE_SYNC_SECONDS = 0.0  # the sync reads the stream after every chunk of the build
     monkeypatch.setattr(code_filter, "BUILD_CHUNK", 1)
     during_the_build = []
-    read_codes = link_cache._generated_codes
+    read_codes = codesets._generated_codes
 
     def read_codes_while_a_revoke_happens():
         codes = iter(read_codes())
@@ -361,7 +362,7 @@ def test_the_node_keeps_applying_other_nodes_changes_while_it_builds(
         during_the_build.append(browser.get(f"/{links[0].code}").status_code)
         yield from codes
 
-    monkeypatch.setattr(link_cache, "_generated_codes", read_codes_while_a_revoke_happens)
+    monkeypatch.setattr(codesets, "_generated_codes", read_codes_while_a_revoke_happens)
     code_filter.mark_incomplete()  # the next sync builds it again
     link_cache.apply_remote_changes()
 

@@ -8,6 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from links import cache as link_cache
+from links.cache import changes as cache_changes
 from links.codes import base, hashing, pool, sequence, shape
 from links.models import CodeType, UniqueCode, UniqueCodeStatus, UrlLink
 from links.selectors import LinkNotFound, link_get_visible
@@ -301,7 +302,7 @@ def _cache_unreachable(monkeypatch):
     import redis
 
     unreachable = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=1)  # refused
-    monkeypatch.setattr(link_cache, "redis_client", lambda: unreachable)
+    monkeypatch.setattr(cache_changes, "redis_client", lambda: unreachable)
 
 
 def test_a_revoke_that_cannot_drop_the_cache_changes_nothing(requires_redis, monkeypatch, user):

@@ -11,7 +11,8 @@ replays before the replace, so none is lost. Processes notice the new file throu
 the generation table that the build bumps (readers), and through the path's inode (adds).
 
 The filter is used only while it is marked complete; who builds it, and when it may be trusted,
-is the link cache's business (links.cache): the filter knows nothing of Redis or the database.
+is the rest of the link cache's business (codesets builds it, changes adds other nodes' codes):
+the filter knows nothing of Redis or the database.
 """
 
 from __future__ import annotations

@@ -1,0 +1,203 @@
+"""What the link cache keeps about a link (LinkEntry) and its text form in Redis, and the ASCII
+form of a long URL that the redirect sends as its Location.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+import idna
+from django.utils.encoding import iri_to_uri
+
+from links.cache.keys import code_of_key, domain_of_key, link_key
+from links.models import DEFAULT_DOMAIN_ID, UrlLink
+
+# The value cached for a key no link has.
+_MISSING = "-"
+
+# The entry's flags field, present only when a link differs from the default: "noquery" for a
+# link that keeps visitors' query strings to itself, or a JSON object for a gated link (GATE_KEYS
+# below). Entries of default links keep the five-field form older code reads (a rolling upgrade,
+# and entries cached before it, stay valid). JSON escapes tabs, so a field never holds one.
+_NO_QUERY_FLAG = "noquery"
+# The revoked field of a gated, active link: serving.fused_read's Lua script pushes a visit
+# only for "0", so a gated link's clicks are decided (and counted, or not) in serving/gates.py.
+_GATED = "2"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEntry:
+    code: str
+    link_id: int
+    location: str  # the long URL as it goes into the Location header (ASCII)
+    redirect_type: int
+    expires_at: float | None  # epoch seconds
+    revoked: bool
+    pass_query: bool = True  # a visitor's query string goes on to the location
+    # The gates (serving/gates.py): a link with any of them is not counted by the fused push.
+    password_hash: str = ""  # Django's hash; the password itself is never cached
+    max_visits: int | None = None
+    # ({"device"?, "os"?, "country"?, "language"?, "location"}, …): "location" is the rule's url
+    # as it goes into the Location header.
+    rules: tuple[dict, ...] = ()
+    variants: tuple[tuple[str, int], ...] = ()  # (location, weight)
+    # Set by links/gates.destination on the entry a visitor is sent on with, when a rule or a
+    # variant chose its location: the visit records it ("" is the long URL). Never cached.
+    destination: str = ""
+    domain_id: int = DEFAULT_DOMAIN_ID  # part of the key, never of the cached value
+
+    @classmethod
+    def from_link(cls, link: UrlLink) -> LinkEntry:
+        return cls(
+            code=link.code,
+            domain_id=link.domain_id,
+            link_id=link.pk,
+            location=redirect_location(link.long_url),
+            redirect_type=link.redirect_type,
+            expires_at=link.expires_at.timestamp() if link.expires_at else None,
+            revoked=link.revoked_at is not None,
+            pass_query=link.pass_query,
+            password_hash=link.password_hash,
+            max_visits=link.max_visits,
+            rules=tuple(
+                {
+                    **{key: value for key, value in rule.items() if key != "url"},
+                    "location": redirect_location(rule["url"]),
+                }
+                for rule in link.rules or ()
+            ),
+            variants=tuple(
+                (redirect_location(variant["url"]), int(variant["weight"]))
+                for variant in link.variants or ()
+            ),
+        )
+
+    # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
+    # out once per entry, not on each redirect that asks (every redirect does).
+    gated: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gated = bool(self.password_hash or self.max_visits or self.rules or self.variants)
+        object.__setattr__(self, "gated", gated)
+
+    @property
+    def key(self) -> str:
+        return link_key(self.code, self.domain_id)
+
+    def is_gone(self, now: float | None = None) -> bool:
+        """Revoked or past its expiry: the redirect answers 410."""
+        if self.revoked:
+            return True
+        return self.expires_at is not None and self.expires_at <= (now or time.time())
+
+    def _gates(self) -> dict:
+        gates: dict = {"q": int(self.pass_query)}
+        if self.password_hash:
+            gates["pw"] = self.password_hash
+        if self.max_visits:
+            gates["max"] = self.max_visits
+        if self.rules:
+            gates["rules"] = list(self.rules)
+        if self.variants:
+            gates["variants"] = [list(variant) for variant in self.variants]
+        return gates
+
+    # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
+    # Lua script in serving.fused_read reads the first four fields, so keep the two in step. A
+    # location never holds a tab (it is percent-encoded), so the field count tells the forms
+    # apart.
+    def serialize(self) -> str:
+        expires = "" if self.expires_at is None else repr(self.expires_at)
+        revoked = "1" if self.revoked else "0"
+        if self.gated:
+            flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
+            revoked = "1" if self.revoked else _GATED
+        else:
+            flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
+        return f"{self.link_id}\t{self.redirect_type}\t{expires}\t{revoked}\t{flags}{self.location}"
+
+    @classmethod
+    def parse(cls, key: str, value: str) -> LinkEntry:
+        fields = value.split("\t", 5)
+        if len(fields) == 6:
+            link_id, redirect_type, expires, revoked, flags, location = fields
+        else:
+            (link_id, redirect_type, expires, revoked, location), flags = fields, ""
+        common = {
+            "code": code_of_key(key),
+            "domain_id": domain_of_key(key),
+            "link_id": int(link_id),
+            "location": location,
+            "redirect_type": int(redirect_type),
+            "expires_at": float(expires) if expires else None,
+            "revoked": revoked == "1",
+        }
+        if not flags.startswith("{"):
+            return cls(**common, pass_query=flags != _NO_QUERY_FLAG)
+        gates = json.loads(flags)
+        return cls(
+            **common,
+            pass_query=bool(gates.get("q", 1)),
+            password_hash=gates.get("pw", ""),
+            max_visits=gates.get("max"),
+            rules=tuple(gates.get("rules", ())),
+            variants=tuple((location, weight) for location, weight in gates.get("variants", ())),
+        )
+
+
+def host_to_ascii(host: str) -> str:
+    """A host name's ASCII (IDNA) form; raises idna.IDNAError for a name IDNA refuses.
+
+    UTS #46 without transitional mapping (what browsers do), so `faß.de` stays `xn--fa-hia.de`
+    rather than turning into the different domain `fass.de`.
+    """
+    return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+
+
+def redirect_location(long_url: str) -> str:
+    """An IRI as an ASCII URI for the Location header: IDNA host, percent-encoded path/query."""
+    parts = urlsplit(long_url)
+    host = parts.hostname or ""  # lowercase: an ASCII host is its own ASCII form
+    try:
+        ascii_host = host if host.isascii() else host_to_ascii(host)
+    except idna.IDNAError:
+        ascii_host = host
+    netloc = ascii_host if ":" not in ascii_host else f"[{ascii_host}]"
+    if parts.port is not None:
+        netloc = f"{netloc}:{parts.port}"
+    if parts.username is not None:
+        userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "")
+        netloc = f"{userinfo}@{netloc}"
+    return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
+
+
+def idn_ascii_url(long_url: str) -> str | None:
+    """The URL as the redirect sends it (redirect_location: the host in IDNA's ASCII form) when
+    its host is an internationalised name, else None.
+
+    A look-alike such as `аpple.com` (a Cyrillic а) reads like the real name; its ASCII form,
+    `xn--pple-43d.com`, does not. The pages and the API show it beside the URL so that whoever
+    reviews a link sees where it really goes. A plain ASCII host needs no second spelling."""
+    if long_url.isascii():  # nearly every URL: no parse
+        return None
+    try:
+        host = urlsplit(long_url).hostname or ""
+    except ValueError:
+        return None
+    if host.isascii():
+        return None
+    return redirect_location(long_url)
+
+
+def decode_entry(key: str, value) -> LinkEntry | bool | None:
+    """What a value read from Redis says: the entry, False for "no such code", None for none."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode()
+    if value == _MISSING:
+        return False
+    return LinkEntry.parse(key, value)
