@@ -5,6 +5,7 @@ import pytest
 
 from analytics import buffer, services
 from analytics.models import VisitRecord
+from analytics.services import ingest
 from analytics.tests.visits import visit_message
 from core.redis_conn import redis_client
 
@@ -17,7 +18,7 @@ def test_visits_buffered_under_the_old_key_names_are_stored(requires_redis, make
     client.rpush("analytics:visits", *[visit_message(link) for _ in range(5)])
     client.rpush("analytics:visits:processing", *[visit_message(link) for _ in range(2)])
     client.rpush(buffer.VISITS_KEY, visit_message(link))
-    monkeypatch.setitem(services._untagged_keys_adopted, "done", False)
+    monkeypatch.setitem(ingest._untagged_keys_adopted, "done", False)
     while services.flush_pending():
         pass
     assert VisitRecord.objects.filter(link=link).count() == 8

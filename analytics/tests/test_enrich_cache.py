@@ -12,9 +12,10 @@ import geoip2.errors
 import pytest
 import user_agents
 
-from analytics import enrich, services
+from analytics import enrich
 from analytics.messages import decode_visit
 from analytics.models import VisitRecord
+from analytics.services import inserts
 from analytics.tests.visits import (
     CHROME_MAC,
     FIREFOX_WINDOWS,
@@ -148,17 +149,17 @@ def test_changed_settings_are_never_served_from_the_cache(settings):
 
 def test_rows_hold_every_column_of_the_model_and_enrich_feeds_their_tail():
     columns = {f.attname for f in VisitRecord._meta.concrete_fields if not f.primary_key}
-    assert set(services._VisitRow._fields) == columns
-    assert services._VisitRow._fields[services._VISITOR_FIELDS] == "user_agent"
-    assert services._VisitRow._fields[-len(enrich.ENRICHED_FIELDS) :] == enrich.ENRICHED_FIELDS
+    assert set(inserts._VisitRow._fields) == columns
+    assert inserts._VisitRow._fields[inserts._VISITOR_FIELDS] == "user_agent"
+    assert inserts._VisitRow._fields[-len(enrich.ENRICHED_FIELDS) :] == enrich.ENRICHED_FIELDS
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("statement_bytes", [1 << 20, 1500])
 def test_stored_visits_are_exactly_the_message_plus_enrich(make_link, monkeypatch, statement_bytes):
-    # On MySQL/MariaDB the INSERT text is written by services (escaped by the driver) and cut
-    # into statements of at most _MAX_STATEMENT_BYTES; elsewhere it is an executemany.
-    monkeypatch.setattr(services, "_MAX_STATEMENT_BYTES", statement_bytes)
+    # On MySQL/MariaDB the INSERT text is written by analytics.services.inserts (escaped by the
+    # driver) and cut into statements of at most _MAX_STATEMENT_BYTES; elsewhere an executemany.
+    monkeypatch.setattr(inserts, "_MAX_STATEMENT_BYTES", statement_bytes)
     links = [make_link(f"https://example.com/{n}") for n in range(3)]
     rnd = random.Random(5)
     ips = addresses(30)
@@ -173,7 +174,7 @@ def test_stored_visits_are_exactly_the_message_plus_enrich(make_link, monkeypatc
         for _ in range(120)
     ]
     visits = [decode_visit(message) for message in messages]
-    stored, _ = services._store(visits)
+    stored, _ = inserts._store(visits)
     assert stored == len(visits) == VisitRecord.objects.count()
     names = ["link_id", "code", "event_id", "visit_time", "user_agent", "referrer"]
     for visit in visits:

@@ -8,6 +8,7 @@ import pytest
 
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
+from analytics.services import ingest, inserts
 from analytics.tests.visits import SAFARI_IPHONE, visit_message
 from core.redis_conn import redis_client
 
@@ -29,7 +30,7 @@ def stores_by_thread(monkeypatch):
     """Which threads stored batches, and how many visits each."""
     seen: dict[str, int] = {}
     guard = threading.Lock()
-    real_store = services._store
+    real_store = ingest._store
 
     def store(visits):
         with guard:
@@ -37,7 +38,7 @@ def stores_by_thread(monkeypatch):
             seen[name] = seen.get(name, 0) + len(visits)
         return real_store(visits)
 
-    monkeypatch.setattr(services, "_store", store)
+    monkeypatch.setattr(ingest, "_store", store)
     return seen
 
 
@@ -83,7 +84,7 @@ def test_a_lane_that_fails_raises_and_keeps_its_batch_for_the_next_flush(
 ):
     link = make_link()
     lanes_buffer.rpush(buffer.VISITS_KEY, *(visit_message(link) for _ in range(300)))
-    real_insert = services._insert_visits
+    real_insert = inserts._insert_visits
     failed = []
 
     def fail_once_in_a_lane_thread(rows):
@@ -92,7 +93,7 @@ def test_a_lane_that_fails_raises_and_keeps_its_batch_for_the_next_flush(
             raise RuntimeError("the database went away")
         real_insert(rows)
 
-    monkeypatch.setattr(services, "_insert_visits", fail_once_in_a_lane_thread)
+    monkeypatch.setattr(inserts, "_insert_visits", fail_once_in_a_lane_thread)
 
     with pytest.raises(RuntimeError, match="went away"):
         services.flush_pending(batch_size=50)

@@ -10,6 +10,7 @@ from django.db import DatabaseError, connection
 
 from analytics import buffer, selectors, services
 from analytics.models import VisitRecord
+from analytics.services import ingest
 from analytics.tests.visits import visit_message
 from core.redis_conn import redis_client
 
@@ -75,18 +76,18 @@ def test_an_outage_in_the_middle_of_a_batch_is_not_counted_against_it(
     kept whole for when it is back, never split up and buried."""
     link = make_link()
     buffered.rpush(buffer.VISITS_KEY, *[visit_message(link) for _ in range(5)])
-    real_store = services._store
+    real_store = ingest._store
 
     def store_as_the_database_goes(visits):
         database_down.__enter__()
         return real_store(visits)
 
-    monkeypatch.setattr(services, "_store", store_as_the_database_goes)
+    monkeypatch.setattr(ingest, "_store", store_as_the_database_goes)
     for _ in range(services.MAX_ATTEMPTS + 2):
         with pytest.raises(DatabaseError):
             services.flush_pending(max_seconds=0)
         database_down.__exit__()
-    monkeypatch.setattr(services, "_store", real_store)
+    monkeypatch.setattr(ingest, "_store", real_store)
 
     assert buffered.llen(buffer.DEAD_KEY) == 0
     assert services.flush_pending(max_seconds=0) == 5

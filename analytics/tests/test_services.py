@@ -7,6 +7,7 @@ import pytest
 
 from analytics import buffer, selectors, services
 from analytics.models import HourlyClick, VisitRecord
+from analytics.services import inserts, rollups
 from analytics.tests.visits import GOOGLEBOT, SAFARI_IPHONE, visit_message
 
 UTC = dt.UTC
@@ -158,18 +159,18 @@ def test_a_flush_that_fails_after_taking_its_batch_loses_and_doubles_nothing(
 ):
     link = make_link()
     redis_buffer(*[visit_message(link, ip=f"198.51.100.{n}") for n in range(25)])
-    real_insert = services._insert_visits
+    real_insert = inserts._insert_visits
 
     def insert_then_die(rows):
         real_insert(rows)
         raise RuntimeError("worker killed before the commit")
 
-    monkeypatch.setattr(services, "_insert_visits", insert_then_die)
+    monkeypatch.setattr(inserts, "_insert_visits", insert_then_die)
     with pytest.raises(RuntimeError):
         services.flush_pending(batch_size=10, max_seconds=0)
     assert VisitRecord.objects.count() == 0
     assert selectors.pipeline_status()["processing"] == 10  # kept for the next run
-    monkeypatch.setattr(services, "_insert_visits", real_insert)
+    monkeypatch.setattr(inserts, "_insert_visits", real_insert)
 
     # Now a crash after the commit but before Redis heard about it.
     def die_after_commit(link_id, hour):
@@ -198,14 +199,14 @@ def test_a_record_that_never_stores_goes_to_the_dead_list_and_the_rest_flows(
     redis_buffer(
         visit_message(link), visit_message(link, ua="POISON"), visit_message(link), "{not json"
     )
-    real_insert = services._insert_visits
+    real_insert = inserts._insert_visits
 
     def choke_on_poison(rows):
         if any(row.user_agent == "POISON" for row in rows):
             raise RuntimeError("this row breaks the insert")
         real_insert(rows)
 
-    monkeypatch.setattr(services, "_insert_visits", choke_on_poison)
+    monkeypatch.setattr(inserts, "_insert_visits", choke_on_poison)
     for _ in range(services.MAX_ATTEMPTS):
         with pytest.raises(RuntimeError):
             services.flush_pending(max_seconds=0)
@@ -235,7 +236,7 @@ def test_hours_marked_during_an_aggregation_wait_for_the_next_one(
     link = make_link()
     redis_buffer(visit_message(link))
     services.flush_pending(max_seconds=0)
-    real_recompute = services._recompute_pairs
+    real_recompute = rollups._recompute_pairs
 
     def flush_meanwhile(pairs, **kwargs):
         pairs = list(pairs)
@@ -245,7 +246,7 @@ def test_hours_marked_during_an_aggregation_wait_for_the_next_one(
         )  # marks the same hour again while this aggregation runs
         return real_recompute(pairs, **kwargs)
 
-    monkeypatch.setattr(services, "_recompute_pairs", flush_meanwhile)
+    monkeypatch.setattr(rollups, "_recompute_pairs", flush_meanwhile)
     services.aggregate_hourly()
     monkeypatch.undo()
     assert selectors.pipeline_status()["pending_hours"] == 1

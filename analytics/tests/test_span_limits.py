@@ -21,6 +21,7 @@ from rest_framework.test import APIClient
 from accounts.services import api_key_create
 from analytics import ranges, selectors
 from analytics.models import HourlyClick
+from analytics.selectors.series import _people_statement
 from links.models import UrlLink
 from links.services.create import link_create
 
@@ -288,4 +289,4 @@ def test_the_people_of_many_buckets_are_counted_by_one_compiled_statement():
     ~1 ms each: 10 s of CPU for the days since 2000); test_bucket_people checks its counts."""
     from analytics.models import VisitRecord
 
-    assert selectors._people_statement(VisitRecord.objects.filter(is_bot=False)) is not None
+    assert _people_statement(VisitRecord.objects.filter(is_bot=False)) is not None

@@ -18,6 +18,8 @@ from analytics.models import (
     VisitRecord,
     utc_hour,
 )
+from analytics.selectors.breakdowns import _ranked
+from analytics.selectors.hours import _hour_ceil
 from core import channels
 
 UTC = dt.UTC
@@ -94,7 +96,7 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
     visits = VisitRecord.objects.filter(
         link_id__in=link_ids,
         visit_time__gte=utc_hour(start),
-        visit_time__lt=selectors._hour_ceil(end),
+        visit_time__lt=_hour_ceil(end),
     )
     people = visits.filter(is_bot=False)
 
@@ -109,7 +111,7 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
             else:
                 key = value or "Unknown"
             counts[key] += 1
-        return selectors._ranked(counts, limit)[0]
+        return _ranked(counts, limit)[0]
 
     fields = {**selectors.BREAKDOWN_FIELDS, "referrers": "referrer"}
     result = {key: ranked(people, field) for key, field in fields.items()}
@@ -141,7 +143,7 @@ def _direct_unique(link_id, start, end) -> int:
             link_id=link_id,
             is_bot=False,
             visit_time__gte=utc_hour(start),
-            visit_time__lt=selectors._hour_ceil(end),
+            visit_time__lt=_hour_ceil(end),
         )
         .values("client_id")
         .distinct()

@@ -1,0 +1,43 @@
+"""Writes for analytics: storing visits, recomputing hourly counts, purging old visits.
+
+Flow with Redis (see docs/analytics.md): the redirect RPUSHes a visit message (analytics.messages)
+onto the buffer (analytics.buffer); flush_pending takes batches, enriches them and bulk-inserts
+VisitRecords, then marks the (link, hour) pairs it touched; aggregate_hourly recomputes those
+HourlyClick rows from VisitRecord. Delivery is at-least-once (a crashed batch is taken again) and
+the event id makes it exactly once in effect. Without Redis (embedded mode) the same two steps
+read analytics.spool's files instead; store_visits does all of it at once, in-process, for a
+visit that cannot wait (Redis down).
+
+One module per job; callers import the names from here (`from analytics import services`):
+
+- `ingest`: `store_visits`, `flush_pending` (the direct, buffered and spooled paths);
+- `inserts`: the VisitRecord INSERT those paths share;
+- `rollups`: `aggregate_hourly`, `rebuild_hourly` (HourlyClick, breakdowns, people);
+- `replay`: `replay_dead_visits` (the dead list);
+- `reclassify`: `reclassify_visits` (newer detectors over stored visits);
+- `retention`: `purge_visits`.
+
+A module may import a sibling, in that order of dependence (ingest → inserts, rollups; replay →
+ingest; reclassify and retention → rollups), never this package.
+"""
+
+from analytics.services.ingest import MAX_ATTEMPTS, FlushResult, flush_pending, store_visits
+from analytics.services.reclassify import ReclassifyResult, reclassify_visits
+from analytics.services.replay import NoVisitBuffer, ReplayResult, replay_dead_visits
+from analytics.services.retention import purge_visits
+from analytics.services.rollups import aggregate_hourly, rebuild_hourly
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "FlushResult",
+    "NoVisitBuffer",
+    "ReclassifyResult",
+    "ReplayResult",
+    "aggregate_hourly",
+    "flush_pending",
+    "purge_visits",
+    "rebuild_hourly",
+    "reclassify_visits",
+    "replay_dead_visits",
+    "store_visits",
+]
