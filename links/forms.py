@@ -562,7 +562,7 @@ class UnlockForm(forms.Form):
 
 class LinkImportForm(forms.Form):
     """The import page's upload: a file from another shortener and how to bring it in (the
-    rules are links.imports.service')."""
+    rules are links.imports.rows')."""
 
     file = forms.FileField(
         label="File",

@@ -32,6 +32,7 @@ from links.codes.base import CodeGenerationError
 from links.forms import LinkCreateForm, LinkEditForm, LinkFilterForm, LinkImportForm
 from links.imports import service as imports
 from links.imports.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
+from links.imports.report import OUTCOMES, ImportReport, Outcome
 from links.models import LinkImport, LinkStatus, Tag
 from links.selectors import (
     LinkNotFound,
@@ -432,15 +433,15 @@ def link_import_status(request: HttpRequest, import_id: int) -> HttpResponse:
     job = _visible_import(request, import_id)
     context = {"job": job, "rows_shown": IMPORT_ROWS_SHOWN}
     if job.report:
-        report = imports.ImportReport.from_dict(job.report)
-        by_outcome = {outcome: [] for outcome in imports.OUTCOMES}
+        report = ImportReport.from_dict(job.report)
+        by_outcome = {outcome: [] for outcome in OUTCOMES}
         for entry in report.entries:
             by_outcome[entry.outcome].append(entry)
         context.update(
             report=report,
-            new_code=by_outcome[imports.Outcome.NEW_CODE][:IMPORT_ROWS_SHOWN],
-            skipped=by_outcome[imports.Outcome.SKIPPED][:IMPORT_ROWS_SHOWN],
-            imported=by_outcome[imports.Outcome.IMPORTED][:IMPORT_ROWS_SHOWN],
+            new_code=by_outcome[Outcome.NEW_CODE][:IMPORT_ROWS_SHOWN],
+            skipped=by_outcome[Outcome.SKIPPED][:IMPORT_ROWS_SHOWN],
+            imported=by_outcome[Outcome.IMPORTED][:IMPORT_ROWS_SHOWN],
             counts={outcome.replace(" ", "_"): report.count(outcome) for outcome in by_outcome},
         )
     return render(request, "links/import_status.html", context)
@@ -467,7 +468,7 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
     job = _visible_import(request, import_id)
     if not job.report:
         raise Http404("This import has no report yet.")
-    report = imports.ImportReport.from_dict(job.report)
+    report = ImportReport.from_dict(job.report)
     response = HttpResponse(
         "".join(import_report_csv_chunks(report)), content_type="text/csv; charset=utf-8"
     )

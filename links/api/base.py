@@ -6,7 +6,7 @@ The JSON errors, throttles and scopes every API shares are core.api.base's.
 from __future__ import annotations
 
 from core.api.base import validated
-from links.api.serializers import WorkspaceQuerySerializer
+from links.api.serializers.tags import WorkspaceQuerySerializer
 from links.codes.aliases import ALIAS_RE
 from links.models import UrlLink
 from links.selectors import LinkNotFound, link_get_visible

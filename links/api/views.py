@@ -13,22 +13,24 @@ from core.api.docs import RETRY_AFTER, error_responses
 from links import qr
 from links.api.base import LinkApiView
 from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE
-from links.api.serializers import (
+from links.api.serializers.bulk import (
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
-    DomainSerializer,
-    LinkCreatedSerializer,
+)
+from links.api.serializers.domains import DomainSerializer
+from links.api.serializers.inputs import (
     LinkCreateSerializer,
-    LinkListQuerySerializer,
-    LinkSerializer,
     LinkUpdateSerializer,
-    QrQuerySerializer,
+    validate_create_items,
+)
+from links.api.serializers.links import LinkCreatedSerializer, LinkSerializer
+from links.api.serializers.queries import LinkListQuerySerializer, QrQuerySerializer
+from links.api.serializers.tags import (
     TagRenamedSerializer,
     TagRenameSerializer,
     TagSerializer,
     WorkspaceQuerySerializer,
-    validate_create_items,
 )
 from links.selectors import (
     default_domain_host,

@@ -119,7 +119,7 @@ def write_links_json(records: Iterable[dict], out: TextIO) -> int:
 
 
 def import_report_csv_chunks(report) -> Iterator[str]:
-    """An import's report (links.imports.service.ImportReport), one row per row of the file:
+    """An import's report (links.imports.report.ImportReport), one row per row of the file:
     where it was (`line` or `item`), outcome (`imported`, `new code`, `skipped`), old code, code
     and short URL here, long URL, and why."""
     writer = csv.writer(LineEcho(), lineterminator="\n")

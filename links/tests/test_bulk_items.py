@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from links.api.serializers import LinkCreateSerializer, validate_create_items
+from links.api.serializers.inputs import LinkCreateSerializer, validate_create_items
 from links.services.policy import LongUrlRules, validate_long_url
 from links.tests.helpers import client_for
 

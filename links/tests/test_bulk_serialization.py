@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from links.api.serializers import LinkSerializer
+from links.api.serializers.links import LinkSerializer
 from links.models import RedirectType
 from links.shortlinks import short_url_for
 from links.tests.factories import UrlLinkFactory

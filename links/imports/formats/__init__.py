@@ -1,5 +1,5 @@
 """Files from other link shorteners, read into one shape (SourceRow) that
-links.imports.service feeds to the ordinary create path. Pure: no database, no settings.
+links.imports.rows feeds to the ordinary create path. Pure: no database, no settings.
 
 One parser per format, each in its own module; `open_file` decodes the bytes, tells the format
 from the content (JSON keys, a CSV header, an INSERT INTO a `…url` table) unless it is given,

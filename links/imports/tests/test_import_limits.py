@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from links.imports import formats as importers
 from links.imports import service as imports
+from links.imports.report import ImportReport, Outcome
 from links.models import ImportStatus, LinkImport, UrlLink
 from shorturl_project.celery import app as celery_app
 from workspaces.selectors import personal_workspace_of
@@ -105,9 +106,9 @@ def test_a_large_report_lists_the_first_rows_of_each_kind_and_counts_them_all(
     post_file(signed_in, "big.csv", "\n".join(lines).encode())
     job = run_uploads()
     assert job.status == ImportStatus.DONE
-    report = imports.ImportReport.from_dict(job.report)
-    assert report.count(imports.Outcome.SKIPPED) == 1200
-    assert report.count(imports.Outcome.IMPORTED) == 60
+    report = ImportReport.from_dict(job.report)
+    assert report.count(Outcome.SKIPPED) == 1200
+    assert report.count(Outcome.IMPORTED) == 60
     assert len(report.entries) == 100  # 50 skipped and 50 imported rows listed
     assert report.summary().startswith("Imported 60 links (60 with their old codes); skipped 1,200")
     page = signed_in.get(f"/dashboard/import/{job.pk}/").content.decode()
@@ -208,7 +209,7 @@ def test_with_the_format_named_the_job_ends_and_says_why(signed_in, name, conten
     job = run_uploads()
     assert job.status in (ImportStatus.DONE, ImportStatus.FAILED)
     if job.status == ImportStatus.DONE:
-        report = imports.ImportReport.from_dict(job.report)
+        report = ImportReport.from_dict(job.report)
         assert report.rows >= 1
     page = signed_in.get(f"/dashboard/import/{job.pk}/")
     assert page.status_code == 200
@@ -224,9 +225,9 @@ def test_an_unreadable_item_is_reported_and_the_others_are_imported(signed_in, u
     post_file(signed_in, "kutt.json", content, "kutt")
     job = run_uploads()
     assert job.status == ImportStatus.DONE, job.error
-    report = imports.ImportReport.from_dict(job.report)
-    assert report.count(imports.Outcome.IMPORTED) == 2
-    [problem] = [e for e in report.entries if e.outcome == imports.Outcome.SKIPPED]
+    report = ImportReport.from_dict(job.report)
+    assert report.count(Outcome.IMPORTED) == 2
+    [problem] = [e for e in report.entries if e.outcome == Outcome.SKIPPED]
     assert (problem.row, problem.kind) == (2, "unreadable")
     assert "nested too deeply" in problem.reason
     assert set(UrlLink.objects.filter(owner=user).values_list("code", flat=True)) == {
@@ -296,8 +297,8 @@ def test_a_nul_in_a_csv_row_is_refused_as_the_api_refuses_it(signed_in, user):
     assert not [texts for texts in stored if "\x00" in "".join(texts)]
     link = UrlLink.objects.get(owner=user)
     assert (link.code, link.long_url, link.title) == ("ok-url", "https://example.com/ok", "")
-    report = imports.ImportReport.from_dict(job.report)
-    [refused] = [e for e in report.entries if e.outcome == imports.Outcome.SKIPPED]
+    report = ImportReport.from_dict(job.report)
+    [refused] = [e for e in report.entries if e.outcome == Outcome.SKIPPED]
     assert refused.old_code == "with-nul" and refused.kind == "refused"
     assert signed_in.get(f"/dashboard/import/{job.pk}/").status_code == 200
     assert signed_in.get(f"/dashboard/import/{job.pk}/report.csv").status_code == 200

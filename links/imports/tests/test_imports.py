@@ -12,7 +12,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from links.imports.formats import parse_file
-from links.imports.service import Outcome, link_import
+from links.imports.report import Outcome
+from links.imports.service import link_import
 from links.models import CodeType, Tag, UniqueCode, UrlLink
 from links.services.create import link_create
 from links.services.domains import domain_save

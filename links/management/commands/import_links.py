@@ -8,7 +8,9 @@ from django.core.management.base import BaseCommand, CommandError
 from core.progress import Progress
 from links.imports.exports import write_import_report_csv
 from links.imports.formats import FORMATS, ImportFileError, parse_file
-from links.imports.service import ON_TAKEN_CODE_CHOICES, Outcome, link_import
+from links.imports.report import Outcome
+from links.imports.rows import ON_TAKEN_CODE_CHOICES
+from links.imports.service import link_import
 
 # Rows listed on the terminal per outcome; the --report file has them all.
 LISTED = 50

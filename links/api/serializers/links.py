@@ -1,0 +1,237 @@
+"""A link as the links API shows it (one, a list, a bulk answer, the answer to a create)."""
+
+from __future__ import annotations
+
+import re
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from links.cache import idn_ascii_url
+from links.models import LinkStatus, UrlLink
+from links.selectors import default_domain_host
+from links.services.gates import visits_left, visits_used
+from links.shortlinks import link_short_url, short_url_for
+from workspaces.models import Workspace
+
+# Codes whose short URL is the base followed by the code, unchanged (every generated code and
+# alias; anything else goes through short_url_for on its own).
+_PLAIN_CODE = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    """A link as the API shows it. `clicks` comes from the view's one totals query."""
+
+    short_url = serializers.SerializerMethodField(help_text="The URL to share.")
+    domain = serializers.SerializerMethodField(
+        help_text="The short domain the link is on (its host): the default one unless another "
+        "was chosen at creation (GET /api/v1/domains/ lists them). Never changes."
+    )
+    workspace = serializers.SerializerMethodField(
+        help_text="The slug of the workspace the link belongs to (GET /api/v1/workspaces/)."
+    )
+    is_active = serializers.BooleanField(
+        read_only=True,
+        help_text="False once the link is revoked, past its expiry or out of visits "
+        "(max_visits reached): whenever `status` is not active.",
+    )
+    status = serializers.ChoiceField(
+        choices=LinkStatus.choices,
+        read_only=True,
+        help_text="active, expired (past expires_at), revoked (at revoked_at) or limit_reached "
+        "(max_visits people have been through: visitors get 410, as for an expired link).",
+    )
+    revoked_at = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When the link was revoked; null if it never was.",
+    )
+    clicks = serializers.SerializerMethodField(help_text="Clicks by people (bots not counted).")
+    tags = serializers.SerializerMethodField(help_text="The link's tags, A–Z.")
+    archived = serializers.BooleanField(
+        read_only=True, help_text="Hidden from the default list; still redirects."
+    )
+    password_protected = serializers.SerializerMethodField(
+        help_text="True when visitors must give the link's password (it is never shown)."
+    )
+    long_url_ascii = serializers.SerializerMethodField(
+        help_text="The long URL with its host in ASCII (IDNA) form, as the redirect sends it, "
+        "when the host is an internationalised name: a look-alike such as `аpple.com` (a "
+        "Cyrillic а) shows as `xn--pple-43d.com`. Null for a plain ASCII host.",
+    )
+    visits_left = serializers.SerializerMethodField(
+        help_text="How many more people the link lets through before it answers 410; "
+        "null without max_visits."
+    )
+
+    class Meta:
+        model = UrlLink
+        fields = [
+            "code",
+            "short_url",
+            "domain",
+            "workspace",
+            "long_url",
+            "long_url_ascii",
+            "title",
+            "redirect_type",
+            "created_at",
+            "expires_at",
+            "pass_query",
+            "rules",
+            "variants",
+            "is_active",
+            "status",
+            "revoked_at",
+            "clicks",
+            "tags",
+            "archived",
+            "password_protected",
+            "max_visits",
+            "visits_left",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_long_url_ascii(self, link: UrlLink) -> str | None:
+        return idn_ascii_url(link.long_url)
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_short_url(self, link: UrlLink) -> str:
+        code = link.code
+        if link.domain_host:
+            return link_short_url(link, request=self.context.get("request"))
+        if not _PLAIN_CODE.match(code):
+            return short_url_for(code, request=self.context.get("request"))
+        # The base is the same for every link of a response: worked out once.
+        prefix = self.__dict__.get("_short_url_prefix")
+        if prefix is None:
+            prefix = short_url_for("", request=self.context.get("request"))
+            self._short_url_prefix = prefix
+        return prefix + code
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_domain(self, link: UrlLink) -> str:
+        if link.domain_host:
+            return link.domain_host
+        default = self.__dict__.get("_default_domain")
+        if default is None:
+            request = self.context.get("request")
+            default = default_domain_host(request.get_host() if request is not None else "")
+            self._default_domain = default
+        return default
+
+    def to_representation(self, link: UrlLink) -> dict:
+        """What ModelSerializer would give, without its per-field machinery (a bulk answer
+        shows a thousand links). test_bulk_serialization holds the two in step."""
+        fields = self.fields
+        expires_at, revoked_at = link.expires_at, link.revoked_at
+        used = self._visits_used(link)
+        status = link.status_at(visits_used=used)
+        return {
+            "code": link.code,
+            "short_url": self.get_short_url(link),
+            "domain": self.get_domain(link),
+            "workspace": self.get_workspace(link),
+            "long_url": link.long_url,
+            "long_url_ascii": idn_ascii_url(link.long_url),
+            "title": link.title,
+            "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
+            "created_at": self._created_at(link.created_at),
+            "expires_at": (
+                None if expires_at is None else fields["expires_at"].to_representation(expires_at)
+            ),
+            "pass_query": link.pass_query,
+            "rules": link.rules,
+            "variants": link.variants,
+            "is_active": status == LinkStatus.ACTIVE,
+            "status": status,
+            "revoked_at": (
+                None if revoked_at is None else fields["revoked_at"].to_representation(revoked_at)
+            ),
+            "clicks": self.get_clicks(link),
+            "tags": self.get_tags(link),
+            "archived": link.archived,
+            "password_protected": bool(link.password_hash),
+            "max_visits": link.max_visits,
+            "visits_left": None if used is None else max(0, link.max_visits - used),
+        }
+
+    def _created_at(self, value):
+        """The links of a bulk call share one creation time: it is formatted once."""
+        if value is None:
+            return None
+        last = self.__dict__.get("_last_created_at")
+        if last is not None and last[0] == value:
+            return last[1]
+        shown = self.fields["created_at"].to_representation(value)
+        self._last_created_at = (value, shown)
+        return shown
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_workspace(self, link: UrlLink) -> str | None:
+        # The links of a response share few workspaces: each slug is read once at most.
+        slugs = self.__dict__.setdefault("_workspace_slugs", {})
+        workspace_id = link.workspace_id
+        if workspace_id not in slugs:
+            if UrlLink.workspace.is_cached(link):
+                slugs[workspace_id] = link.workspace.slug
+            else:
+                slugs[workspace_id] = (
+                    Workspace.objects.filter(pk=workspace_id).values_list("slug", flat=True).first()
+                )
+        return slugs[workspace_id]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_password_protected(self, link: UrlLink) -> bool:
+        return bool(link.password_hash)
+
+    @extend_schema_field({"type": "integer", "nullable": True})
+    def get_visits_left(self, link: UrlLink) -> int | None:
+        return visits_left(link, used=self._visits_used(link))
+
+    def _visits_used(self, link: UrlLink) -> int | None:
+        """A capped link's live visit count (None uncapped): what its status and visits_left
+        both go by. A list view reads those of every capped link it shows at once
+        ("visits_used"); a single link's is read here."""
+        if link.max_visits is None:
+            return None
+        batched = self.context.get("visits_used") or {}
+        return batched[link.pk] if link.pk in batched else visits_used(link)
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_clicks(self, link: UrlLink) -> int:
+        totals = self.context.get("totals") or {}
+        return int(totals.get(link.pk, {}).get("clicks", 0))
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_tags(self, link: UrlLink) -> list[str]:
+        # The view reads the tags of every link it shows in one query (context "tags").
+        names = self.context.get("tags")
+        if names is not None and link.pk in names:
+            return names[link.pk]
+        if link.pk is None:
+            return []
+        return [tag.name for tag in link.tags.order_by("key")]
+
+
+def _warnings_field() -> serializers.DictField:
+    return serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,  # not read_only: the schema would then list it as always present
+        help_text=(
+            'Present only when the link was made but something deserves a word, as {"field": '
+            '["message"]}: an alias that differs from an existing one only by case.'
+        ),
+    )
+
+
+class LinkCreatedSerializer(LinkSerializer):
+    """The answer to POST /links/: the link, and `warnings` when there is something to say."""
+
+    warnings = _warnings_field()
+
+    class Meta(LinkSerializer.Meta):
+        fields = [*LinkSerializer.Meta.fields, "warnings"]
+        read_only_fields = LinkSerializer.Meta.fields
