@@ -9,7 +9,10 @@ examples, not references) and checks:
   of the checkout, so URLs (`/api/v1/`), media types and files made at run time are not paths;
 - a dotted name that starts with a project package (`links.services.policy.with_default_scheme`):
   it is a module, or a module and a chain of attributes; `app.codename` may also be a model
-  permission (`links.change_urllink`) and `app.W001` a system check id of that app.
+  permission (`links.change_urllink`) and `app.W001` a system check id of that app;
+- a function written as a call (`link_stats(*, link, start, end)`): some module of the project
+  (tests aside) defines it, since tables of selectors and services name them without a module;
+- `::test_x` on its own: a test of the file the doc last named with `path::test`.
 
 docs/history/ keeps names as they were when its notes were written, so it is not read.
 """
@@ -40,9 +43,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 FENCE = re.compile(r"^ *(```|~~~).*?^ *\1", re.MULTILINE | re.DOTALL)
 SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-DOTTED = re.compile(
-    r"(?<![\w./-])(?:%s)(?:\.[A-Za-z_]\w*)+(?![\w/-])" % "|".join(PACKAGES)  # noqa: UP031
-)
+DOTTED = re.compile(rf"(?<![\w./-])(?:{'|'.join(PACKAGES)})(?:\.[A-Za-z_]\w*)+(?![\w/-])")
 PATH = re.compile(r"(?<![\w./:@~-])((?:\.?[\w-]+)(?:/[\w.*-]+)*/?)(?:::(\w+))?")
 CHECK_ID = re.compile(r"[a-z_]+\.[CDEIW]\d{3}")
 CONTINUED = re.compile(r"::([A-Za-z_]\w*)")  # not `::1`, an address
