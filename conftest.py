@@ -135,7 +135,7 @@ def _small_pool_and_clean_cache(settings, tmp_path):
 def _no_background_runner(monkeypatch):
     """The embedded WSGI app starts the node's background runner on its first request; in a
     test that thread would outlive the test and write to the test database while it is being
-    flushed. Tests of the runner (tests/test_embedded.py) start their own."""
+    flushed. Tests of the runner (shorturl_project/tests/test_embedded.py) start their own."""
     monkeypatch.setattr("shorturl_project.embedded.ensure_runner", lambda: None)
 
 

@@ -25,12 +25,12 @@ urlpatterns = [
     path("api/v1/", include("workspaces.api.urls")),
     path("api/v1/", include("links.api.urls")),
     re_path(r"^api/", api_not_found),  # other API versions or typos: JSON, not the HTML page
-    # YOURLS's API for tools written for it (docs/api.md). A dot is in no short code: the WSGI
-    # fast path never takes this path, and the redirect pattern below comes after it.
+    # YOURLS's API for tools written for it (docs/api-yourls.md). A dot is in no short code:
+    # the WSGI fast path never takes this path, and the redirect pattern below comes after it.
     path("yourls-api.php", YourlsApiView.as_view(), name="yourls-api"),
     # Shlink's REST API v3 for Shlink clients and dashboards (compat.shlink).
     path("rest/", include("compat.shlink.urls")),
-    # Bitly's API v4 (docs/api.md). Its paths have several segments, which no short code has:
+    # Bitly's API v4 (docs/api-bitly.md). Its paths have several segments, which no short code has:
     # the WSGI fast path never takes them, and `/v4` alone stays a possible short code.
     path("v4/", include("compat.bitly.clicks")),  # clicks
     path("v4/", include("compat.bitly.views")),

@@ -68,9 +68,11 @@ def imports_of(module: str) -> set[str]:
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(module, path, node)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
-            # `from pkg import module` names a module; `from module import name` does not.
-            targets = [t for t in targets if t in MODULES] or [base]
+            # `from pkg import module` names the module (pkg's __init__ runs first for every
+            # import of a submodule, so it is no edge of its own); `from module import name`
+            # names the module.
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            targets = [t for t in submodules if t in MODULES] or [base]
         else:
             continue
         found.update(t for t in targets if t in MODULES and t != module)

@@ -12,7 +12,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from tests.clean_env import python
+from shorturl_project.tests.clean_env import python
 
 # The product started under umask 022 (stated, not inherited from the test run), then what the
 # case wants done; prints each file's mode under the temp dir.

@@ -1,7 +1,7 @@
 """Bitly's API v4 clicks under `/v4/bitlinks/{domain}/{code}/clicks` (and `…/summary`): a link's
 people's clicks per hour, day, week or month from the hourly counts (the stats API's `series`),
 in Bitly's shape. The rest of the Bitly layer (credentials, errors, the bitlink lookup) is
-compat.bitly.views's; docs/api.md ("Bitly API") says what differs from Bitly.
+compat.bitly.views's; docs/api-bitly.md says what differs from Bitly.
 """
 
 from __future__ import annotations

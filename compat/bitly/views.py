@@ -14,7 +14,7 @@ as the default `domain` of creates and in ids they build from a bare code or sho
 host that is none of ours is refused (400 on create, 404 in a path).
 
 Only the answers are shaped here: creating, changing and finding links is the services' and
-selectors' work (link_create, link_update, link_get_visible). docs/api.md ("Bitly API") says
+selectors' work (link_create, link_update, link_get_visible). docs/api-bitly.md says
 what differs from Bitly.
 """
 
@@ -238,7 +238,7 @@ class BitlyView(WrongCredentialsThrottledMixin, APIView):
     throttle_classes = API_THROTTLES
     parser_classes = [JsonBodyParser]
     renderer_classes = [JSONRenderer]
-    schema = None  # not part of the native API's OpenAPI document (docs/api.md describes it)
+    schema = None  # not part of the native API's OpenAPI document (docs/api-bitly.md describes it)
     scope: str = ApiScope.LINKS_READ
     resource = "bitlinks"
 

@@ -6,7 +6,7 @@ string, form fields over it). Actions `shorturl`, `expand`, `url-stats`, `stats`
 `format` `json`, `xml` (YOURLS's default) or `simple` (the bare short or long URL as text);
 `jsonp` is not offered. Credentials: `signature` = an API key or DRF token (compat.auth),
 or `username` + `password` (the sign-in form's guard counts them). A user reaches their own links
-only (staff: every link), exactly as on the native API. docs/api.md ("YOURLS API") says what
+only (staff: every link), exactly as on the native API. docs/api-yourls.md says what
 differs from YOURLS.
 
 Only the answers are shaped here: creating, finding and counting links is the services' and
@@ -453,7 +453,7 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
     renderer_classes = [JSONRenderer]
     parser_classes = []  # parameters come from Django's request (yourls_params)
     content_negotiation_class = _FormatIsYourls
-    schema = None  # not part of the native API's OpenAPI document (docs/api.md describes it)
+    schema = None  # not part of the native API's OpenAPI document (docs/api-yourls.md describes it)
 
     def is_write(self, request) -> bool:
         return yourls_params(request).get("action") == "shorturl"

@@ -12,7 +12,7 @@ import yaml
 from django.conf import settings
 
 from shorturl_project.jobs import PERIODIC_JOBS
-from tests.clean_env import python
+from shorturl_project.tests.clean_env import python
 
 ROOT = Path(settings.BASE_DIR)
 

@@ -1,5 +1,5 @@
 """The server front (shorturl_project/bodies.py) on a real granian, around a WSGI app that tells
-what it received (tests/bodies_app.py): bodies are read before a thread is taken, under the
+what it received (bodies_app.py, beside it): bodies are read before a thread is taken, under the
 deadline, the rate, the size cap and the memory bound; the app sees what granian's own WSGI
 interface gave it. Small limits, so that each case takes a second or two; the deployment-shaped
 cases with the defaults are in e2e/test_slow_bodies.py."""
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GRACE = 1.0
 MIN_RATE = 2000
 MAX_BYTES = 20_000
@@ -44,7 +44,13 @@ def server(tmp_path_factory):
         "BODIES_LOG": str(log),
     }
     argv = [sys.executable, "-m", "granian", "--interface", "rsgi", "--no-ws", "--factory"]
-    argv += ["--port", str(port), "--log-level", "warning", "tests.bodies_app:make_app"]
+    argv += [
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "shorturl_project.tests.bodies_app:make_app",
+    ]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 30

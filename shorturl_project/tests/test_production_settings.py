@@ -11,7 +11,7 @@ import pytest
 import yaml
 from django.conf import settings
 
-from tests.clean_env import python
+from shorturl_project.tests.clean_env import python
 
 ROOT = Path(settings.BASE_DIR)
 

@@ -1,4 +1,4 @@
-"""A granian target for tests/test_request_bodies.py: a WSGI app that tells what it received,
+"""A granian target for test_request_bodies.py (beside it): a WSGI app that tells what it received,
 behind the server's BufferedBodies with the limits from the environment (small, for fast tests).
 Django is not involved: the front is plain RSGI + WSGI."""
 
