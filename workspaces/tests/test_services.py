@@ -6,8 +6,11 @@ domains."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from accounts.services import api_key_create
 from links.models import DEFAULT_DOMAIN_ID, Domain, Tag
@@ -32,6 +35,7 @@ from workspaces.services import (
     member_add,
     member_remove,
     member_set_role,
+    personal_workspaces_ensure_all,
     workspace_create,
     workspace_for_writing,
     workspace_rename,
@@ -95,6 +99,34 @@ def test_clashing_usernames_get_distinct_slugs():
     # "--": a slug no username gives (slugify folds dashes), so no future user's own slug.
     assert slugs == ["sam", "sam--2", "sam--3"]
     assert len(set(Workspace.objects.values_list("slug", flat=True))) == Workspace.objects.count()
+
+
+def _user_saved_raw(username: str):
+    """A user as a fixture or a restored dump brings one: saved without post_save."""
+    User = get_user_model()
+    User.objects.bulk_create([User(username=username, password=make_password("s3cret-pass"))])
+    return User.objects.get(username=username)
+
+
+def test_a_user_saved_raw_gets_a_personal_workspace_at_sign_in(client):
+    user = _user_saved_raw("restored")
+    with pytest.raises(Workspace.DoesNotExist):  # the selector only reads
+        personal_workspace_of(user)
+    response = client.post(
+        reverse("login"), {"username": "restored", "password": "s3cret-pass"}, follow=True
+    )
+    assert response.status_code == 200
+    assert response.context["user"].is_authenticated
+    assert personal_workspace_of(user).slug == "restored"
+    assert client.get(reverse("home")).status_code == 200
+
+
+def test_migrate_gives_every_user_without_one_a_personal_workspace():
+    user = _user_saved_raw("from-a-dump")
+    call_command("migrate", verbosity=0)
+    workspace = personal_workspace_of(user)
+    assert role_in(user=user, workspace_id=workspace.pk) == Role.OWNER
+    assert personal_workspaces_ensure_all() == 0  # nothing left to make
 
 
 def test_workspaces_of_lists_the_personal_one_first_with_the_role(owner, team):
