@@ -100,22 +100,33 @@ def _stale_visits(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet
     return VisitRecord.objects.filter(pairs)
 
 
+def breakdown_columns(dimension: str, field: str) -> list[str]:
+    """The VisitRecord columns a rolled-up dimension groups visits by."""
+    return {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
+        dimension, [field]
+    )
+
+
+def breakdown_key(dimension: str, field: str, row: dict) -> tuple[str, str]:
+    """(value, code) of one group of visits, as a breakdown row holds it: a referrer's host, a
+    country's name with its code, else the column's value; cut to the row's 255 characters."""
+    if dimension == "referrers":
+        value, code = referrer_host(row["referrer"]), ""
+    elif dimension == "countries":
+        value, code = row["country"], row["country_code"]
+    else:
+        value, code = row[field], ""
+    return value[:255], code
+
+
 def _visit_sums(visits: QuerySet) -> Counter:
     """{(dimension, value, code): clicks} of `visits`, as the roll-up's breakdown rows hold them."""
     sums: Counter = Counter()
     for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
         source = visits.filter(is_bot=of_bots)
-        group = {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
-            dimension, [field]
-        )
+        group = breakdown_columns(dimension, field)
         for row in source.values(*group).annotate(n=Count("id")).order_by():
-            if dimension == "referrers":
-                value, code = referrer_host(row["referrer"]), ""
-            elif dimension == "countries":
-                value, code = row["country"], row["country_code"]
-            else:
-                value, code = row[field], ""
-            sums[dimension, value[:255], code] += row["n"]
+            sums[dimension, *breakdown_key(dimension, field, row)] += row["n"]
     return sums
 
 

@@ -28,7 +28,11 @@ from analytics.models import (
     VisitRecord,
     utc_hour,
 )
-from analytics.selectors.breakdowns import ROLLED_UP_DIMENSIONS, referrer_host
+from analytics.selectors.breakdowns import (
+    ROLLED_UP_DIMENSIONS,
+    breakdown_columns,
+    breakdown_key,
+)
 from core.node_state import node_lock
 from core.redis_conn import redis_client
 
@@ -60,19 +64,12 @@ def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
     rows = []
     for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
         source = bots if of_bots else people
-        group = {"countries": ["country", "country_code"], "referrers": ["referrer"]}.get(
-            dimension, [field]
-        )
+        group = breakdown_columns(dimension, field)
         sums: dict[tuple, int] = defaultdict(int)
         grouped = source.annotate(slot=slot).values("link_id", "slot", *group)
         for row in grouped.annotate(n=Count("id")).order_by().iterator():
-            if dimension == "referrers":
-                value, code = referrer_host(row["referrer"]), ""
-            elif dimension == "countries":
-                value, code = row["country"], row["country_code"]
-            else:
-                value, code = row[field], ""
-            sums[(row["link_id"], row["slot"].astimezone(UTC), value[:255], code)] += row["n"]
+            value, code = breakdown_key(dimension, field, row)
+            sums[(row["link_id"], row["slot"].astimezone(UTC), value, code)] += row["n"]
         rows += [
             HourlyBreakdown(
                 link_id=link_id, hour=hour, dimension=dimension, value=value, code=code, clicks=n

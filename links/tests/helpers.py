@@ -8,6 +8,8 @@ from wsgiref.util import setup_testing_defaults
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from links.cache import LinkEntry
+
 # Imported with the test module, not in a test: its first import runs django.setup(), whose
 # logging configuration would drop the handlers a test's caplog put on the root logger.
 from shorturl_project.wsgi import application
@@ -95,3 +97,20 @@ def redis_calls(command: str) -> int:
         return 0
     stats = redis_client().info("commandstats").get(f"cmdstat_{command}", {})
     return int(stats.get("calls", 0))
+
+
+# A cache entry with every gate (password, cap, rules, variants): the tests of its encoding
+# (links/tests/test_cache.py) and of the fused read (serving/tests/test_fused_read.py).
+GATED_ENTRY = LinkEntry(
+    code="Gated12",
+    link_id=7,
+    location="https://example.com/main?x=1",
+    redirect_type=302,
+    expires_at=None,
+    revoked=False,
+    pass_query=False,
+    password_hash="pbkdf2_sha256$1000000$salt$hash=",
+    max_visits=10,
+    rules=({"device": "mobile", "country": "CN", "location": "https://example.cn/m\tx"},),
+    variants=(("https://example.com/a", 70), ("https://example.com/b", 30)),
+)

@@ -21,6 +21,7 @@ from links.codes import shape
 from links.models import UrlLink
 from links.services.change import link_update
 from links.tests.factories import UrlLinkFactory
+from links.tests.helpers import GATED_ENTRY
 
 pytestmark = pytest.mark.django_db
 
@@ -63,21 +64,6 @@ def test_an_entry_reads_back_exactly_as_it_was_written(redirect_type, expires_at
         revoked=revoked,
     )
     assert LinkEntry.parse("aB3xY9k", entry.serialize()) == entry
-
-
-GATED_ENTRY = LinkEntry(
-    code="Gated12",
-    link_id=7,
-    location="https://example.com/main?x=1",
-    redirect_type=302,
-    expires_at=None,
-    revoked=False,
-    pass_query=False,
-    password_hash="pbkdf2_sha256$1000000$salt$hash=",
-    max_visits=10,
-    rules=({"device": "mobile", "country": "CN", "location": "https://example.cn/m\tx"},),
-    variants=(("https://example.com/a", 70), ("https://example.com/b", 30)),
-)
 
 
 def test_a_gated_entry_reads_back_exactly_and_older_forms_still_read():

@@ -5,23 +5,10 @@ import pytest
 from analytics.capture import VISITS_KEY
 from core.redis_conn import live_redis_client
 from links.cache import LinkEntry, entry_key
+from links.tests.helpers import GATED_ENTRY
 from serving.fused_read import fetch_and_record
 
 pytestmark = pytest.mark.django_db
-
-GATED_ENTRY = LinkEntry(
-    code="Gated12",
-    link_id=7,
-    location="https://example.com/main?x=1",
-    redirect_type=302,
-    expires_at=None,
-    revoked=False,
-    pass_query=False,
-    password_hash="pbkdf2_sha256$1000000$salt$hash=",
-    max_visits=10,
-    rules=({"device": "mobile", "country": "CN", "location": "https://example.cn/m\tx"},),
-    variants=(("https://example.com/a", 70), ("https://example.com/b", 30)),
-)
 
 
 def test_an_active_gated_link_is_never_counted_by_the_fused_push(requires_redis):
