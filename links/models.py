@@ -111,17 +111,23 @@ class UrlLinkQuerySet(models.QuerySet):
         A correlated subquery rather than a JOIN + GROUP BY: one query for a page, sortable, and
         other annotations or filters on the queryset stay unaffected.
         """
+        return self.annotate(total_clicks=self._hourly_sum(F("clicks")))
+
+    def with_all_clicks(self) -> "UrlLinkQuerySet":
+        """Annotated with `all_clicks`: people's and bots' clicks (link previews too), all time,
+        from the hourly counts; a correlated subquery, as with_total_clicks."""
+        return self.annotate(all_clicks=self._hourly_sum(F("clicks") + F("bot_clicks")))
+
+    def _hourly_sum(self, counted) -> Coalesce:
         hourly = self.model._meta.get_field("hourly_clicks").related_model
         clicks = (
             hourly.objects.filter(link=OuterRef("pk"))
             .order_by()
             .values("link")
-            .annotate(total=Sum("clicks"))
+            .annotate(total=Sum(counted))
             .values("total")
         )
-        return self.annotate(
-            total_clicks=Coalesce(Subquery(clicks, output_field=IntegerField()), 0)
-        )
+        return Coalesce(Subquery(clicks, output_field=IntegerField()), 0)
 
 
 # The default domain: SHORT_URL_BASE's host (or, without it, whatever host the site is reached

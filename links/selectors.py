@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import Lower
+from django.http.request import split_domain_port
 from django.utils import timezone
 
 from core.errors import FieldProblem, NotFound
@@ -63,16 +65,31 @@ class TagNotFound(NotFound):
     public_message = "You have no tag of that name."
 
 
-# One definition of the list orders, for the "My links" form and the selector: key → (label,
-# ORDER BY).
+# One definition of the list orders, for the "My links" form, the selector and the Shlink
+# layer's orderBy: key → (label, ORDER BY). Every order ends on the id, so equal values (the
+# same title, no clicks) always come in the same order and pages never repeat or skip a link.
+# Text is compared lowercased, alike on SQLite and MariaDB; a link without a title sorts as "".
+# Clicks are people's; "bots included" adds bots' and link previews' (the hourly roll-ups).
 LINK_ORDERS = {
     "newest": ("Newest first", ("-created_at", "-id")),
     "oldest": ("Oldest first", ("created_at", "id")),
-    "code": ("Short code A–Z", ("code",)),
-    "expires": ("Expiring soonest", ("expires_at", "-created_at")),
+    "code": ("Short code A–Z", ("code", "-id")),
+    "code_desc": ("Short code Z–A", ("-code", "-id")),
+    "title": ("Title A–Z", (Lower("title").asc(), "-id")),
+    "title_desc": ("Title Z–A", (Lower("title").desc(), "-id")),
+    "long_url": ("Long URL A–Z", (Lower("long_url").asc(), "-id")),
+    "long_url_desc": ("Long URL Z–A", (Lower("long_url").desc(), "-id")),
+    "expires": ("Expiring soonest", ("expires_at", "-created_at", "-id")),
     "clicks": ("Most clicked", ("-total_clicks", "-created_at", "-id")),
+    "clicks_asc": ("Least clicked", ("total_clicks", "-created_at", "-id")),
+    "all_clicks": ("Most clicked, bots included", ("-all_clicks", "-created_at", "-id")),
+    "all_clicks_asc": ("Least clicked, bots included", ("all_clicks", "-created_at", "-id")),
 }
 DEFAULT_ORDER = "newest"
+# The annotations an order sorts by → the UrlLinkQuerySet method that adds it.
+_ORDER_ANNOTATIONS = {"total_clicks": "with_total_clicks", "all_clicks": "with_all_clicks"}
+# How `tags` select: links carrying every tag named, or any one of them.
+TAGS_ALL, TAGS_ANY = "all", "any"
 
 
 def link_get_visible(
@@ -157,6 +174,9 @@ def link_list(
     workspace_id: int | None = None,
     exclude_expired: bool = False,
     exclude_limit_reached: bool = False,
+    tags_mode: str = TAGS_ALL,
+    created_from: datetime | None = None,
+    created_until: datetime | None = None,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -165,14 +185,18 @@ def link_list(
     the caller with workspaces.selectors.workspace_get, which checks membership; staff may
     name any).
     `search` matches long URL, title and code; `active` keeps active (True) or stopped (False).
-    `tags`: only links carrying every one of them (any case). Archived links are left out
-    unless `archived` is True (then they are listed with the others). `domain`: only the links
-    on that short domain (a host; the default one's name too, see domain_id_for_name).
+    `tags`: only links carrying every one of them (any case), or with `tags_mode=TAGS_ANY` at
+    least one of them. Archived links are left out unless `archived` is True (then they are
+    listed with the others). `domain`: only the links on that short domain (a host; the
+    default one's name too, see domain_id_for_name).
     `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
     is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
     out the links past their expiry, the ones whose visit limit is reached (Shlink's
-    excludePastValidUntil and excludeMaxVisitsReached).
+    excludePastValidUntil and excludeMaxVisitsReached). `created_from`, `created_until`: only
+    the links created in that span, both ends included. `order`: a key of LINK_ORDERS.
     """
+    if tags_mode not in (TAGS_ALL, TAGS_ANY):
+        raise ValueError(f"No tags mode {tags_mode!r}.")
     links = UrlLink.objects.select_related("owner", "domain", "workspace")
     if workspace_id is not None and user.is_staff:
         links = links.filter(workspace_id=workspace_id)
@@ -187,11 +211,20 @@ def link_list(
     if domain:
         domain_id = domain_id_for_name(domain, request_host=request_host)
         links = links.none() if domain_id is None else links.filter(domain_id=domain_id)
-    # One join per tag: a link matches when it has them all. A link carries only its owner's
-    # tags, at most one per key, so no row comes twice.
-    for key in dict.fromkeys(tag_key(name) for name in tags or []):
-        if key:
+    keys = [key for key in dict.fromkeys(tag_key(name) for name in tags or []) if key]
+    if keys and tags_mode == TAGS_ANY:
+        # A subquery, not a join: a link with two of the tags still comes once.
+        carrying = UrlLink.tags.through.objects.filter(urllink_id=OuterRef("pk"), tag__key__in=keys)
+        links = links.filter(Exists(carrying))
+    else:
+        # One join per tag: a link matches when it has them all. A link carries only its
+        # workspace's tags, at most one per key, so no row comes twice.
+        for key in keys:
             links = links.filter(tags__key=key)
+    if created_from is not None:
+        links = links.filter(created_at__gte=created_from)
+    if created_until is not None:
+        links = links.filter(created_at__lte=created_until)
     if search:
         search = search.strip()
         links = links.filter(
@@ -211,9 +244,11 @@ def link_list(
     if exclude_limit_reached:
         reached = _live_limit_reached(links, now)
         links = links.exclude(ROW_LIMIT_REACHED).exclude(pk__in=reached)
-    if order == "clicks":
-        links = links.with_total_clicks()
     _, ordering = LINK_ORDERS.get(order, LINK_ORDERS[DEFAULT_ORDER])
+    for field in ordering:
+        annotate = isinstance(field, str) and _ORDER_ANNOTATIONS.get(field.lstrip("-"))
+        if annotate:
+            links = getattr(links, annotate)()
     return links.order_by(*ordering)
 
 
@@ -525,6 +560,15 @@ def default_domain_host(request_host: str = "") -> str:
     if settings.SHORT_URL_BASE:
         return hostname_of(urlsplit(settings.SHORT_URL_BASE).netloc)
     return hostname_of(request_host)
+
+
+def default_domain_authority(request_host: str = "") -> str:
+    """The default domain as a browser reaches it: default_domain_host with the port, when
+    there is one (SHORT_URL_BASE's, else the request's Host: `127.0.0.1:8000` under `make
+    run`). What a client that calls the domain itself is told (the Shlink layer's domains)."""
+    base = urlsplit(settings.SHORT_URL_BASE).netloc if settings.SHORT_URL_BASE else request_host
+    name, port = split_domain_port(base.rpartition("@")[2].lower())
+    return f"{name}:{port}" if port else name
 
 
 def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:

@@ -1,9 +1,14 @@
 """link_list as the My links page and the API use it."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from links import selectors
+from links.models import UrlLink
+from links.services.change import link_update
 from links.tests.factories import UrlLinkFactory
 
 pytestmark = pytest.mark.django_db
@@ -17,6 +22,79 @@ def test_most_clicked_first(user):
     add_visits(quiet, 5, bot=True)  # bots are not clicks
     ordered = list(selectors.link_list(user=user, order="clicks"))
     assert [link.code for link in ordered] == [busy.code, some.code, quiet.code]
+
+
+def test_every_order_breaks_ties_on_the_newest_id(user):
+    """Links that sort alike keep one order whichever the key: the newest first, after the
+    order's own fields (a page never repeats nor skips a link)."""
+    links = UrlLinkFactory.create_batch(
+        3, owner=user, title="Same", long_url="https://example.com/a"
+    )
+    UrlLink.objects.filter(pk__in=[link.pk for link in links]).update(
+        created_at=links[0].created_at
+    )
+    newest_id_first = [link.code for link in sorted(links, key=lambda link: -link.pk)]
+    for order in selectors.LINK_ORDERS:
+        if order in ("oldest", "code", "code_desc"):
+            continue  # by the id itself (oldest first) or by the codes, which differ
+        ordered = [link.code for link in selectors.link_list(user=user, order=order)]
+        assert ordered == newest_id_first, order
+
+
+def test_clicks_with_and_without_bots_either_way(user):
+    """clicks: people's; all_clicks: people's and bots' (link previews too)."""
+    people, bots, mixed = UrlLinkFactory.create_batch(3, owner=user)
+    add_visits(people, 3)
+    add_visits(bots, 5, bot=True)
+    add_visits(mixed, 2)
+    add_visits(mixed, 2, bot=True)
+
+    def codes(order):
+        return [link.code for link in selectors.link_list(user=user, order=order)]
+
+    assert codes("clicks") == [people.code, mixed.code, bots.code]
+    assert codes("clicks_asc") == [bots.code, mixed.code, people.code]
+    assert codes("all_clicks") == [bots.code, mixed.code, people.code]
+    assert codes("all_clicks_asc") == [people.code, mixed.code, bots.code]
+
+
+def test_text_orders_ignore_case(user):
+    upper = UrlLinkFactory(owner=user, title="Zebra", long_url="https://example.com/Zoo")
+    lower = UrlLinkFactory(owner=user, title="apple", long_url="https://example.com/ant")
+
+    def codes(order):
+        return [link.code for link in selectors.link_list(user=user, order=order)]
+
+    assert codes("title") == codes("long_url") == [lower.code, upper.code]
+    assert codes("title_desc") == codes("long_url_desc") == [upper.code, lower.code]
+
+
+def test_tags_any_or_all_and_the_creation_span(user):
+    both = UrlLinkFactory(owner=user)
+    one = UrlLinkFactory(owner=user)
+    UrlLinkFactory(owner=user)
+    link_update(code=both.code, user=user, tags=["sale", "red"])
+    link_update(code=one.code, user=user, tags=["RED"])
+
+    def codes(**filters):
+        return {link.code for link in selectors.link_list(user=user, **filters)}
+
+    assert codes(tags=["sale", "red"]) == {both.code}  # all, the default
+    assert codes(tags=["sale", "red"], tags_mode=selectors.TAGS_ANY) == {both.code, one.code}
+    assert selectors.link_list(user=user, tags=["sale", "red"], tags_mode="any").count() == 2
+    with pytest.raises(ValueError):
+        selectors.link_list(user=user, tags=["red"], tags_mode="some")
+
+    now = timezone.now()
+    UrlLink.objects.filter(pk=both.pk).update(created_at=now - timedelta(days=3))
+    UrlLink.objects.filter(pk=one.pk).update(created_at=now - timedelta(days=1))
+    assert codes(created_from=now - timedelta(days=3), created_until=now - timedelta(days=1)) == {
+        both.code,
+        one.code,
+    }
+    assert codes(created_from=now - timedelta(days=2), created_until=now - timedelta(hours=1)) == {
+        one.code
+    }
 
 
 def test_search_and_active_filter(user, other_user):

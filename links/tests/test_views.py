@@ -253,6 +253,12 @@ def test_dashboard_search_filter_and_sort(logged_in, user):
     assert codes(order="code") == ["alpha-link", "beta-link"]
     assert codes(order="oldest") == [a.code, b.code]
     assert codes(order="newest") == [b.code, a.code]
+    # The orders the Shlink layer offers too (links.selectors.LINK_ORDERS), in the sort menu.
+    assert codes(order="code_desc") == ["beta-link", "alpha-link"]
+    assert codes(order="title") == [a.code, b.code]  # untitled first, as ""
+    assert codes(order="long_url_desc") == [b.code, a.code]
+    menu = logged_in.get(reverse("dashboard")).content.decode()
+    assert "Least clicked, bots included" in menu and "Long URL Z–A" in menu
 
 
 def test_dashboard_no_match_state(logged_in, user):
