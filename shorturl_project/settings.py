@@ -63,6 +63,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Shlink's CORS on every /rest/ answer (its outages' 503 too, made inside it); preflights
+    # answered before sessions and authentication.
+    "compat.shlink.cors.ShlinkCorsMiddleware",
     "core.outages.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -210,6 +210,4 @@ def shlink_exception_handler(exc: Exception, context: dict) -> Response:
 def route_not_found(request: HttpRequest, path: str = "") -> JsonResponse:
     """Any other path under /rest/: Shlink's NOT_FOUND, not the site's HTML page."""
     body = problem(404, NOT_FOUND, "Not found", "Requested route does not exist.")
-    response = JsonResponse(body, status=404, content_type=PROBLEM_JSON)
-    response["Access-Control-Allow-Origin"] = "*"
-    return response
+    return JsonResponse(body, status=404, content_type=PROBLEM_JSON)

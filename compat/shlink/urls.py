@@ -1,6 +1,7 @@
-"""/rest/…: Shlink's REST API v3 (and its version-less health check)."""
+"""/rest/…: Shlink's REST API (and its version-less health check). Shlink answers its routes
+alike under /rest/v1/, /rest/v2/ and /rest/v3/: one list, mounted once for the three."""
 
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from compat.shlink.problems import route_not_found
 from compat.shlink.views import (
@@ -16,22 +17,27 @@ from compat.shlink.views import (
     VisitsOverviewView,
 )
 
-urlpatterns = [
-    path("health", HealthView.as_view(), name="shlink-health"),
-    path("v3/health", HealthView.as_view(), name="shlink-v3-health"),  # where the SDK asks
-    path("v3/short-urls", ShortUrlsView.as_view(), name="shlink-short-urls"),
-    path("v3/short-urls/<str:short_code>", ShortUrlView.as_view(), name="shlink-short-url"),
+# Under /rest/v{1,2,3}/; reversed, a name gives the /rest/v3/ path (the first of the class).
+VERSIONED = [
+    path("health", HealthView.as_view(), name="shlink-v3-health"),  # where the SDK asks
+    path("short-urls", ShortUrlsView.as_view(), name="shlink-short-urls"),
+    path("short-urls/<str:short_code>", ShortUrlView.as_view(), name="shlink-short-url"),
     path(
-        "v3/short-urls/<str:short_code>/visits",
+        "short-urls/<str:short_code>/visits",
         ShortUrlVisitsView.as_view(),
         name="shlink-short-url-visits",
     ),
-    path("v3/tags", TagsView.as_view(), name="shlink-tags"),
-    path("v3/tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
-    path("v3/domains", DomainsView.as_view(), name="shlink-domains"),
-    path("v3/visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
-    path("v3/visits/orphan", OrphanVisitsView.as_view(), name="shlink-orphan-visits"),
-    path("v3/mercure-info", MercureInfoView.as_view(), name="shlink-mercure-info"),
+    path("tags", TagsView.as_view(), name="shlink-tags"),
+    path("tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
+    path("domains", DomainsView.as_view(), name="shlink-domains"),
+    path("visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
+    path("visits/orphan", OrphanVisitsView.as_view(), name="shlink-orphan-visits"),
+    path("mercure-info", MercureInfoView.as_view(), name="shlink-mercure-info"),
+]
+
+urlpatterns = [
+    path("health", HealthView.as_view(), name="shlink-health"),
+    re_path(r"^v[321]/", include(VERSIONED)),
     # Last: anything else under /rest/ is Shlink's NOT_FOUND problem, never the HTML page.
     re_path(r"^", route_not_found),
 ]

@@ -65,7 +65,6 @@ ORDERS = {
     "nonBotVisits": "clicks",
 }
 HEALTH_JSON = "application/health+json"
-CORS_ALLOW_HEADERS = "X-Api-Key, Content-Type, Accept"
 TRUE, FALSE = ("true", "1"), ("false", "0", "")
 
 
@@ -163,31 +162,6 @@ class ShlinkView(LinkApiView):
 
     def get_exception_handler(self):
         return shlink_exception_handler
-
-    # CORS, as Shlink answers it: dashboards such as app.shlink.io call from the browser, on
-    # another origin. Any origin may: credentials are the X-Api-Key header, never a cookie.
-    def initial(self, request, *args, **kwargs):
-        if request.method != "OPTIONS":
-            return super().initial(request, *args, **kwargs)
-        # A preflight carries no key: answered without one, counted per client IP.
-        self.format_kwarg = self.get_format_suffix(**kwargs)
-        request.accepted_renderer, request.accepted_media_type = self.perform_content_negotiation(
-            request
-        )
-        self.check_throttles(request)
-        return None
-
-    def options(self, request, *args, **kwargs):
-        response = Response(status=204)
-        response["Access-Control-Allow-Methods"] = ", ".join(self.allowed_methods)
-        response["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
-        response["Access-Control-Max-Age"] = "3600"
-        return response
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        response["Access-Control-Allow-Origin"] = "*"
-        return response
 
     def get_link(self, short_code: str) -> UrlLink:
         """The caller's link (any for staff; an API key's: of its workspace only). A revoked one
