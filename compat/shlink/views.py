@@ -26,8 +26,11 @@ from links.api.base import LinkApiView
 from links.codes.aliases import ALIAS_RE
 from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import (
+    DEFAULT_ORDER,
+    TAGS_ALL,
+    TAGS_ANY,
     LinkNotFound,
-    default_domain_host,
+    default_domain_authority,
     domain_list_for,
     domains_managed_by,
     link_click_sum,
@@ -51,19 +54,26 @@ SHORT_URLS_PER_PAGE = 10  # Shlink's default
 MAX_PER_PAGE = 1000
 MAX_PAGE = 10**6
 VISITS_PER_PAGE = 5000  # all of a link's visits in one page unless asked otherwise
-# orderBy (`field-DIR`) → links.selectors.LINK_ORDERS
+# orderBy `field-DIR` (Shlink's OrderableField; a field without a direction is ascending, as
+# Shlink reads it) → links.selectors.LINK_ORDERS. Shlink's `visits` counts bots too, its
+# `nonBotVisits` only people: our people's clicks, with and without bots' added.
 ORDERS = {
-    "": "newest",
-    "dateCreated-DESC": "newest",
-    "dateCreated": "newest",
-    "dateCreated-ASC": "oldest",
-    "shortCode-ASC": "code",
-    "shortCode": "code",
-    "visits-DESC": "clicks",
-    "visits": "clicks",
-    "nonBotVisits-DESC": "clicks",
-    "nonBotVisits": "clicks",
+    ("dateCreated", "ASC"): "oldest",
+    ("dateCreated", "DESC"): "newest",
+    ("shortCode", "ASC"): "code",
+    ("shortCode", "DESC"): "code_desc",
+    ("longUrl", "ASC"): "long_url",
+    ("longUrl", "DESC"): "long_url_desc",
+    ("title", "ASC"): "title",
+    ("title", "DESC"): "title_desc",
+    ("visits", "ASC"): "all_clicks_asc",
+    ("visits", "DESC"): "all_clicks",
+    ("nonBotVisits", "ASC"): "clicks_asc",
+    ("nonBotVisits", "DESC"): "clicks",
 }
+ORDER_FIELDS = list(dict.fromkeys(field for field, _ in ORDERS))
+# Shlink's tagsMode; without one, a short URL with any of the tags named is listed.
+TAGS_MODES = {"any": TAGS_ANY, "all": TAGS_ALL}
 HEALTH_JSON = "application/health+json"
 TRUE, FALSE = ("true", "1"), ("false", "0", "")
 
@@ -102,10 +112,39 @@ def _per_page(params, *, default: int, cap: int) -> int:
     return cap if size < 1 else min(size, cap)
 
 
+def _order(params) -> str:
+    """`orderBy`: a LINK_ORDERS key; newest first when absent."""
+    raw = params.get("orderBy", "").strip()
+    if not raw:
+        return DEFAULT_ORDER
+    field, _, direction = raw.partition("-")
+    order = ORDERS.get((field, direction.upper() or "ASC"))
+    if order is None:
+        fields = ", ".join(ORDER_FIELDS)
+        raise InvalidArgument(
+            {"orderBy": [f"Expected field-ASC or field-DESC, field one of {fields}."]}
+        )
+    return order
+
+
+def _tags_mode(params) -> str:
+    mode = TAGS_MODES.get(params.get("tagsMode", "").strip() or "any")
+    if mode is None:
+        raise InvalidArgument({"tagsMode": ["Expected any or all."]})
+    return mode
+
+
 def _domain(params) -> str | None:
     """A `domain` parameter: a host, or Shlink's DEFAULT keyword for the default domain."""
     domain = params.get("domain", "").strip()
     return None if domain in ("", "DEFAULT") else domain
+
+
+class DateRangeSerializer(serializers.Serializer):
+    """`startDate`, `endDate`: ISO 8601, as Shlink clients send them."""
+
+    startDate = serializers.DateTimeField(required=False)
+    endDate = serializers.DateTimeField(required=False)
 
 
 class _Refused(serializers.Serializer):
@@ -183,23 +222,18 @@ class ShlinkView(LinkApiView):
 class ShortUrlsView(ShlinkView):
     def get(self, request):
         params = request.query_params
-        for unsupported in ("startDate", "endDate"):
-            if params.get(unsupported):
-                raise InvalidArgument({unsupported: ["Lists cannot be filtered by date here."]})
-        if params.get("tagsMode", "all") != "all":
-            raise InvalidArgument({"tagsMode": ["Only “all” is supported."]})
-        order = ORDERS.get(params.get("orderBy", "").strip())
-        if order is None:
-            supported = "dateCreated-ASC/DESC, shortCode-ASC, visits-DESC, nonBotVisits-DESC"
-            raise InvalidArgument({"orderBy": [f"Supported orders: {supported}."]})
+        dates = validated(DateRangeSerializer, params)  # created between, both ends included
         links = link_list(
             user=request.user,
             search=params.get("searchTerm") or None,
             exclude_expired=_flag(params, "excludePastValidUntil"),
             exclude_limit_reached=_flag(params, "excludeMaxVisitsReached"),
-            order=order,
+            order=_order(params),
             owned_only=False,  # staff see every link, as on the native API
             tags=params.getlist("tags[]") or params.getlist("tags") or None,
+            tags_mode=_tags_mode(params),
+            created_from=dates.get("startDate"),
+            created_until=dates.get("endDate"),
             archived=True,  # archiving is ours: Shlink lists every short URL
             domain=_domain(params),
             request_host=request.get_host(),
@@ -286,7 +320,7 @@ class ShortUrlVisitsView(ShlinkView):
     def get(self, request, short_code: str):
         link = self.get_link(short_code)
         params = request.query_params
-        dates = validated(VisitDatesSerializer, params)
+        dates = validated(DateRangeSerializer, params)
         visits = visit_list(
             link=link,
             include_bots=not _flag(params, "excludeBots"),
@@ -301,11 +335,6 @@ class ShortUrlVisitsView(ShlinkView):
         visited = link_short_url(link, request=request)
         data = [shapes.visit(record, visited_url=visited) for record in rows]
         return Response({"visits": {"data": data, "pagination": pagination}})
-
-
-class VisitDatesSerializer(serializers.Serializer):
-    startDate = serializers.DateTimeField(required=False)
-    endDate = serializers.DateTimeField(required=False)
 
 
 class TagsView(ShlinkView):
@@ -388,7 +417,9 @@ class DomainsView(ShlinkView):
         for another workspace is not listed), with their redirects only for those who manage
         domains: where a domain sends people is its managers' business. Shlink answers a key
         that may not see them with nulls, as here."""
-        default_host = default_domain_host(request.get_host())
+        # The default domain with its port, if any: clients call each domain (the SDK's health
+        # check on it), so it must be where they reach this server.
+        default_host = default_domain_authority(request.get_host())
         domains = list(domain_list_for(user=request.user, workspace_id=self.pinned_workspace_id))
         default = next((d for d in domains if d.pk == DEFAULT_DOMAIN_ID), None)
         managed = domains_managed_by(request.user)
@@ -443,7 +474,7 @@ class OrphanVisitsView(ShlinkView):
         asked only (analytics.selectors.orphan_visit_slice). Staff only: others get an empty
         list, as Shlink answers a key without access to them."""
         params = request.query_params
-        dates = validated(VisitDatesSerializer, params)
+        dates = validated(DateRangeSerializer, params)
         _flag(params, "excludeBots")  # checked, changes nothing: no orphan visit is a bot here
         kinds = None
         if params.get("type"):

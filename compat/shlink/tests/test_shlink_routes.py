@@ -1,6 +1,6 @@
 """What a browser dashboard on another origin (Shlink's web UI) needs of /rest/ as a whole: CORS
 on every route, known or not, errors included (compat.shlink.cors); every route under
-/rest/v1/, /rest/v2/ and /rest/v3/."""
+/rest/v1/, /rest/v2/ and /rest/v3/; the default domain as the authority it can reach."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from compat.shlink.tests.test_shlink_api import assert_problem, shlink_client
 from core.tests.test_bad_requests_and_outages import database_down  # noqa: F401 (a fixture)
+from links.models import Domain
 from links.services.create import link_create
 
 ORIGIN = "https://app.shlink.io"
@@ -158,3 +159,53 @@ def test_every_version_serves_the_same_routes(user, version):
 @pytest.mark.parametrize("path", ["/rest/v4/short-urls", "/rest/v0/tags", "/rest/v33/tags"])
 def test_other_versions_are_not_found(user, path):
     assert_problem(shlink_client(user).get(path), 404, "not-found")
+
+
+# --- The default domain's authority ------------------------------------------------------------
+
+
+def _domains(client, **extra) -> list[tuple[str, bool]]:
+    body = client.get("/rest/v3/domains", **extra).json()["domains"]
+    return [(row["domain"], row["isDefault"]) for row in body["data"]]
+
+
+@pytest.mark.django_db
+def test_the_default_domain_is_the_host_and_port_the_client_reached(user):
+    """Under `make run`: 127.0.0.1:8000. The web UI calls each domain (its health) and names it
+    back in `domain=`, which finds the default domain's links."""
+    shlink = shlink_client(user)
+    Domain.objects.create(host="go.example.org")
+    here = {"HTTP_HOST": "127.0.0.1:8000"}
+    assert _domains(shlink, **here) == [("127.0.0.1:8000", True), ("go.example.org", False)]
+    assert _domains(shlink, HTTP_HOST="localhost") == [
+        ("localhost", True),
+        ("go.example.org", False),
+    ]
+    made = shlink.post(
+        "/rest/v3/short-urls",
+        {
+            "longUrl": "https://example.com/d",
+            "customSlug": "on-default",
+            "domain": "127.0.0.1:8000",
+        },
+        format="json",
+        **here,
+    )
+    assert made.status_code == 200, made.content
+    assert made.json()["domain"] is None
+    listed = shlink.get("/rest/v3/short-urls", {"domain": "127.0.0.1:8000"}, **here).json()
+    assert [item["shortCode"] for item in listed["shortUrls"]["data"]] == ["on-default"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("base", "authority"),
+    [
+        ("https://s.example.com", "s.example.com"),
+        ("https://S.Example.com:8443/", "s.example.com:8443"),
+        ("http://[::1]:8000", "[::1]:8000"),
+    ],
+)
+def test_the_default_domain_is_short_url_bases_authority(user, settings, base, authority):
+    settings.SHORT_URL_BASE = base
+    assert _domains(shlink_client(user), HTTP_HOST="127.0.0.1:8000")[0] == (authority, True)

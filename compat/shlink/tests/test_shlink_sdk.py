@@ -25,6 +25,7 @@ from django.utils import timezone
 from accounts.services import api_key_create
 from analytics.orphans import flush_orphans
 from analytics.services import aggregate_hourly, flush_pending
+from compat.shlink.tests.test_shlink_list import ORDERS
 from links.models import UrlLink
 from links.services.create import link_create
 from links.services.domains import domain_save
@@ -138,8 +139,9 @@ def test_the_shlink_sdk_creates_lists_edits_reads_visits_and_deletes(
         {"status": 302, "location": "https://example.com/summer"},
     ]
     domains = before["domains"]["data"]
+    # The default domain where the SDK reaches it: the live server's host and port.
+    assert [(d["domain"], d["isDefault"]) for d in domains] == [(host, True)]
     domain_host = host.split(":")[0]
-    assert [(d["domain"], d["isDefault"]) for d in domains] == [(domain_host, True)]
     assert before["wrongKey"]["error"]["type"] == "https://shlink.io/api/error/invalid-api-key"
 
     # What the worker does every few seconds: store the visits, then the hourly sums; and what
@@ -190,7 +192,7 @@ def test_the_shlink_sdk_lists_without_links_past_their_limits_and_lists_usable_d
     as staff see them (with the redirects)."""
     _, api_key = api_key_create(user=user, name="Shlink SDK")
     url = live_server.url
-    domain_host = url.split("://", 1)[1].split(":")[0]
+    domain_host = url.split("://", 1)[1]  # with the port, where the SDK reaches it
     link_create(
         user=user,
         long_url="https://example.com/expired",
@@ -231,3 +233,23 @@ def test_the_shlink_sdk_lists_without_links_past_their_limits_and_lists_usable_d
     assert by_host["promo.example.test"]["redirects"]["baseUrlRedirect"] == (
         "https://example.com/promo"
     )
+
+
+def test_the_shlink_sdk_drives_every_list_control_of_the_web_ui(sdk_dir, live_server, user, four):
+    """Every order the web UI offers, `tags[]` any (Shlink's default) or all, a span of creation
+    dates as the UI sends it, a bad date's problem; and the default domain's health asked of the
+    authority listDomains names (the live server's port included)."""
+    _, api_key = api_key_create(user=user, name="Shlink SDK")
+    url = live_server.url
+
+    controls = run_client(sdk_dir, "controls", url=url, api_key=api_key)
+
+    expected = {order: [four[name].code for name in names] for order, names in ORDERS.items()}
+    assert controls["orders"] == expected
+    assert controls["anyTag"] == sorted(four[name].code for name in "ABC")
+    assert controls["everyTag"] == [four["A"].code]
+    assert controls["span"] == [four["B"].code]  # made 2 days ago
+    assert controls["badDate"]["error"]["type"] == "https://shlink.io/api/error/invalid-data"
+    assert controls["badDate"]["error"]["invalidElements"] == ["startDate"]
+    assert controls["defaultDomain"] == url.split("://", 1)[1]
+    assert controls["defaultDomainHealth"]["status"] == "pass"

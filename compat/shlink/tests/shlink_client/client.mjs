@@ -1,5 +1,5 @@
 // Drives the published Shlink JS SDK against a shorturl server, as a Shlink dashboard would.
-// Usage: node client.mjs <before-visits|after-visits|orphans|limits|managed-domains>, with
+// Usage: node client.mjs <before-visits|after-visits|orphans|limits|managed-domains|controls>, with
 // SHLINK_URL and SHLINK_API_KEY set.
 // Prints one JSON object of what the SDK returned (errors as the problem documents it threw);
 // compat/shlink/tests/test_shlink_sdk.py asserts on it. Between the two phases the test stores the visits.
@@ -92,8 +92,34 @@ async function managedDomains() {
   return { domains: await api.listDomains() };
 }
 
+// The controls of the web UI's short URL list: every order it offers, both tag modes, a span of
+// creation dates (sent as the UI formats them, with an offset); and the default domain's health,
+// which the SDK asks of the domain itself (the authority listDomains gave).
+async function controls() {
+  const codes = async (params) => (await api.listShortUrls(params)).data.map((link) => link.shortCode);
+  const orders = {};
+  for (const field of ['dateCreated', 'shortCode', 'longUrl', 'title', 'visits', 'nonBotVisits']) {
+    for (const dir of ['ASC', 'DESC']) {
+      orders[`${field}-${dir}`] = await codes({ orderBy: { field, dir } });
+    }
+  }
+  const daysAgo = (days) => new Date(Date.now() - days * 86400000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  const byCode = { field: 'shortCode', dir: 'ASC' };
+  const defaultDomain = (await api.listDomains()).data.find((domain) => domain.isDefault).domain;
+  return {
+    orders,
+    anyTag: await codes({ tags: ['sale', 'red'], orderBy: byCode }),
+    everyTag: await codes({ tags: ['sale', 'red'], tagsMode: 'all' }),
+    span: await codes({ startDate: daysAgo(3), endDate: daysAgo(1) }),
+    badDate: await attempt(api.listShortUrls({ startDate: 'yesterday' })),
+    defaultDomain,
+    defaultDomainHealth: await attempt(api.health({ domain: defaultDomain })),
+  };
+}
+
 const phases = {
   'before-visits': beforeVisits, 'after-visits': afterVisits, orphans, limits, 'managed-domains': managedDomains,
+  controls,
 };
 const phase = phases[process.argv[2]];
 if (!phase) {
