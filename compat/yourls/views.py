@@ -6,11 +6,13 @@ string, form fields over it). Actions `shorturl`, `expand`, `url-stats`, `stats`
 `format` `json`, `xml` (YOURLS's default) or `simple` (the bare short or long URL as text);
 `jsonp` is not offered. Credentials: `signature` = an API key or DRF token (compat.auth),
 or `username` + `password` (the sign-in form's guard counts them). A user reaches their own links
-only (staff: every link), exactly as on the native API. docs/api-yourls.md says what
-differs from YOURLS.
+only (staff: every link), exactly as on the native API. `shorturl` keeps YOURLS's unique URLs: a
+URL the caller already has a link to answers "already exists" with that link.
+docs/api-yourls.md says what differs from YOURLS.
 
 Only the answers are shaped here: creating, finding and counting links is the services' and
-selectors' work (link_create, link_get_visible, link_click_totals, link_ranking, link_totals).
+selectors' work (link_create, link_for_long_url, link_get_visible, link_click_totals,
+link_ranking, link_totals).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from links.selectors import (
     LinkNotFound,
     default_domain_host,
     link_click_totals,
+    link_for_long_url,
     link_get_visible,
     link_ranking,
     link_totals,
@@ -240,14 +243,54 @@ def _shorturl_refused(error: ValidationError) -> Reply:
     return {"status": "fail", "code": code, "message": message, "statusCode": 200}
 
 
+def _already_exists(request: Request, link: UrlLink) -> Reply:
+    """YOURLS's "already exists" (`error:url`) with the link the URL already has. HTTP 200, as
+    YOURLS up to 1.8 sent it (1.9.1 on says 400): YOURLS's clients act on the reply only then
+    (the PyPI client raises its YOURLSURLExistsError; a browser runs no JSONP answer of a 4xx,
+    so npm's yourls-api would never hear back)."""
+    short_url = _short_url(request, link)
+    clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
+    return {
+        "status": "fail",
+        "code": "error:url",
+        "url": {
+            "keyword": link.code,
+            "url": link.long_url,
+            "title": link.title,
+            "date": yourls_date(link.created_at),
+            "ip": "",
+            "clicks": str(clicks),
+        },
+        "message": (
+            f"{trim_long_string(link.long_url)} already exists in database "
+            f"(short URL: {_without_scheme(short_url)})"
+        ),
+        "title": link.title,
+        "shorturl": short_url,
+        "statusCode": 200,
+        "simple": short_url,
+    }
+
+
 def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
-    """`url`, optional `keyword` (an alias) and `title` → link_create. A plain call for a URL the
-    caller already has a plain link to answers YOURLS's "already exists" (`error:url`) with that
-    link, which is what YOURLS clients read."""
+    """`url`, optional `keyword` (an alias) and `title` → link_create, with YOURLS's unique URLs
+    (YOURLS_UNIQUE_URLS, its default): a URL that already has a link in the caller's workspaces
+    (link_for_long_url) answers "already exists" (`error:url`) with that link, whatever its
+    keyword and whatever this call's `keyword` and `title`, as YOURLS checks the URL first.
+    Someone else's link is never handed back: the caller gets a new one."""
+    long_url = params.get("url", "")
+    existing = link_for_long_url(
+        user=request.user,
+        long_url=long_url,
+        request_host=request.get_host(),
+        workspace_id=pinned_workspace_id(request.auth),
+    )
+    if existing is not None:
+        return _already_exists(request, existing)
     try:
         result = link_create(
             user=request.user,
-            long_url=params.get("url", ""),
+            long_url=long_url,
             alias=params.get("keyword", "").strip() or None,
             title=params.get("title", "").strip() or None,
             request_host=request.get_host(),
@@ -256,33 +299,19 @@ def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
     except ValidationError as error:
         return _shorturl_refused(error)
     link = result.link
+    if not result.created:  # made a moment ago by another call of the caller's
+        return _already_exists(request, link)
     short_url = _short_url(request, link)
-    url = {
-        "keyword": link.code,
-        "url": link.long_url,
-        "title": link.title,
-        "date": yourls_date(link.created_at),
-        "ip": "",
-    }
-    if not result.created:
-        clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
-        return {
-            "status": "fail",
-            "code": "error:url",
-            "url": {**url, "clicks": str(clicks)},
-            "message": (
-                f"{trim_long_string(link.long_url)} already exists in database "
-                f"(short URL: {_without_scheme(short_url)})"
-            ),
-            "title": link.title,
-            "shorturl": short_url,
-            "statusCode": 200,
-            "simple": short_url,
-        }
     return {
         "status": "success",
         "code": "",
-        "url": url,
+        "url": {
+            "keyword": link.code,
+            "url": link.long_url,
+            "title": link.title,
+            "date": yourls_date(link.created_at),
+            "ip": "",
+        },
         "message": f"{trim_long_string(link.long_url)} added to database",
         "title": link.title,
         "shorturl": short_url,

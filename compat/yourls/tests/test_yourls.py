@@ -24,6 +24,9 @@ from links.services.domains import domain_save
 from links.tests.factories import UrlLinkFactory
 from links.tests.helpers import call_wsgi
 from serving.hotpath import short_code_of
+from workspaces.models import Role
+from workspaces.selectors import personal_workspace_of
+from workspaces.services import member_add, workspace_create
 
 pytestmark = pytest.mark.django_db
 
@@ -136,12 +139,90 @@ def test_shorturl_of_a_url_you_already_have_answers_already_exists_with_that_lin
     assert UrlLink.objects.count() == 1
 
 
-def test_someone_elses_link_to_the_same_url_is_not_theirs_to_hand_back(call, other_user):
-    link_create(user=other_user, long_url="https://www.example.com/spring")
+def _already_exists(response, link: UrlLink) -> None:
+    """YOURLS's "already exists" reply, naming `link`."""
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "fail"
+    assert body["code"] == "error:url"
+    assert body["shorturl"] == f"http://testserver/{link.code}"
+    assert body["url"]["keyword"] == link.code
+    assert body["url"]["url"] == link.long_url
+    assert body["title"] == body["url"]["title"] == link.title
+    assert body["message"].startswith(f"{link.long_url} already exists in database (short URL: ")
 
-    assert call(action="shorturl", url="https://www.example.com/spring").json()["status"] == (
-        "success"
+
+def test_a_url_with_a_keyworded_link_already_exists_whatever_this_call_asks(call, user):
+    """YOURLS's unique URLs: the URL is looked up first, whatever keyword the link has and
+    whatever keyword or title the new call brings."""
+    named = link_create(
+        user=user, long_url="https://www.example.com/spring", alias="spring-sale", title="Spring"
+    ).link
+
+    for params in (
+        {},
+        {"keyword": "another-name"},
+        {"title": "Another title"},
+        {"keyword": "spring-sale"},
+    ):
+        response = call(action="shorturl", url="https://www.example.com/spring", **params)
+        _already_exists(response, named)
+        assert response.json()["shorturl"] == "http://testserver/spring-sale", params
+    # Read as a create stores it: no scheme means https://, as on every channel.
+    _already_exists(call(action="shorturl", url="www.example.com/spring"), named)
+    simple = call(action="shorturl", url="https://www.example.com/spring", format="simple")
+    assert simple.content.decode() == "http://testserver/spring-sale"
+    assert UrlLink.objects.count() == 1
+
+
+def test_a_teammates_link_in_a_shared_workspace_already_exists(call, user, other_user):
+    team = workspace_create(user=other_user, name="Growth team")
+    member_add(by=other_user, workspace=team, username=user.username, role=Role.EDITOR)
+    theirs = link_create(
+        user=other_user, long_url="https://www.example.com/spring", workspace=team
+    ).link
+
+    # A DRF token acts in every workspace of its user; the user's own key in their personal one.
+    token = Token.objects.create(user=user).key
+    _already_exists(call(token, action="shorturl", url="https://www.example.com/spring"), theirs)
+    team_key = api_key_create(user=user, name="team", workspace=team)[1]
+    _already_exists(call(team_key, action="shorturl", url="https://www.example.com/spring"), theirs)
+    assert UrlLink.objects.count() == 1
+
+    # An API key of the personal workspace sees none of the team's links: a new link.
+    created = call(action="shorturl", url="https://www.example.com/spring").json()
+    assert created["status"] == "success"
+    assert UrlLink.objects.get(code=created["url"]["keyword"]).workspace == (
+        personal_workspace_of(user)
     )
+
+
+def test_someone_elses_link_to_the_same_url_is_not_theirs_to_hand_back(
+    call, key, staff_key, other_user
+):
+    theirs = link_create(user=other_user, long_url="https://www.example.com/spring").link
+
+    for signature in (key, staff_key):  # staff see every link, but have only their own
+        response = call(signature, action="shorturl", url="https://www.example.com/spring")
+        assert response.json()["status"] == "success"
+        assert theirs.code not in response.content.decode()
+    assert UrlLink.objects.filter(long_url="https://www.example.com/spring").count() == 3
+
+
+def test_a_link_that_no_longer_takes_people_there_is_not_handed_back(call, user):
+    """Revoked, expired, password-protected or rerouted links do not send everyone to the URL:
+    a new link is made."""
+    url = "https://www.example.com/spring"
+    revoked = link_create(user=user, long_url=url, alias="was-spring").link
+    UrlLink.objects.filter(pk=revoked.pk).update(revoked_at=timezone.now())
+    link_create(user=user, long_url=url, alias="locked-spring", password="s3cret-pass-9")
+    expired = link_create(user=user, long_url=url, alias="old-spring").link
+    UrlLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(days=1))
+
+    created = call(action="shorturl", url=url).json()
+
+    assert created["status"] == "success"
+    assert created["url"]["keyword"] not in {"was-spring", "locked-spring", "old-spring"}
 
 
 def test_a_taken_keyword_is_error_keyword_with_the_services_message(call, other_user):
