@@ -4,6 +4,7 @@ what, and the replies YOURLS clients read ("already exists", a taken keyword).""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import timedelta
 from xml.etree import ElementTree
@@ -58,9 +59,10 @@ def call(key):
         params = {"format": "json", **params}
         if signature is not None:
             params["signature"] = signature
+        headers = {name: params.pop(name) for name in list(params) if name.startswith("HTTP_")}
         params = {name: value for name, value in params.items() if value is not None}
         client = Client()
-        return getattr(client, method)(API, params)
+        return getattr(client, method)(API, params, **headers)
 
     return call
 
@@ -480,12 +482,122 @@ def test_simple_answers_the_bare_url(call, user, three_links):
     )
 
 
-def test_jsonp_is_not_offered(call):
-    response = call(format="jsonp", action="version", callback="grab")
+def _jsonp(response, callback: str) -> dict:
+    """The JSON a JSONP answer hands its callback."""
+    assert response["Content-Type"] == "application/javascript; charset=utf-8"
+    text = response.content.decode()
+    assert text.startswith(f"{callback}(") and text.endswith(")"), text
+    return json.loads(text[len(callback) + 1 : -1])
+
+
+@pytest.mark.parametrize(
+    "callback", ["cb", "jQuery123_456", "a.b", "$", "__yourls1700000000000_jsonp[1700000000001]"]
+)
+def test_jsonp_wraps_the_json_in_the_callback(call, user, callback):
+    response = call(
+        format="jsonp", action="shorturl", url="https://www.example.com/spring", callback=callback
+    )
+
+    assert response.status_code == 200
+    body = _jsonp(response, callback)
+    assert body["status"] == "success"
+    assert body["shorturl"] == f"http://testserver/{UrlLink.objects.get().code}"
+    assert body["callback"] == callback  # YOURLS puts it in the answer too
+
+
+def test_jsonp_reads_yourlss_jsonp_parameter_too_and_wraps_refusals(call, other_user):
+    theirs = UrlLinkFactory(owner=other_user)
+
+    not_found = call(format="jsonp", action="expand", shorturl=theirs.code, jsonp="cb")
+    assert not_found.status_code == 404
+    assert _jsonp(not_found, "cb")["message"] == "Error: short URL not found"
+    refused = call(signature=None, format="JSONP", action="version", callback="cb")
+    assert refused.status_code == 403
+    assert _jsonp(refused, "cb") == {"message": "Please log in", "errorCode": 403, "callback": "cb"}
+
+
+@pytest.mark.parametrize(
+    "callback",
+    [
+        None,
+        "",
+        "alert(1)",
+        "cb;alert(1)",
+        "</script><script>alert(1)",
+        "a-b",
+        "1cb",
+        "a..b",
+        ".a",
+        "a[b]",
+        "a['b']",
+        "a[1](2)",
+        "cb\\u2028",  # the text of an escape
+        "cb\u2028",  # the character itself
+        "c\u00e9",
+        "cb//",
+        "a" * 201,
+    ],
+)
+def test_a_callback_that_is_not_a_javascript_name_is_a_400_and_changes_nothing(call, callback):
+    response = call(
+        format="jsonp", action="shorturl", url="https://www.example.com/spring", callback=callback
+    )
 
     assert response.status_code == 400
-    assert "jsonp" in response.json()["message"]
-    assert b"grab" not in response.content
+    assert response["Content-Type"] == "application/json; charset=utf-8"  # no script to run
+    body = response.json()
+    assert body["errorCode"] == "400"
+    assert body["error"] == "Invalid callback parameter"
+    assert body["message"].startswith("callback: ")
+    if callback:
+        assert callback not in response.content.decode()
+    assert not UrlLink.objects.exists()  # refused before the action ran
+
+
+def test_a_callback_in_another_format_is_only_echoed(call):
+    response = call(format="json", action="version", callback="<b>cb</b>")
+
+    assert response.json()["callback"] == "<b>cb</b>"  # JSON-encoded, as YOURLS echoes it
+    assert _xml(call(format="xml", action="version", callback="<b>")).findtext("callback") == "<b>"
+
+
+# --- Pages on another origin (CORS) ------------------------------------------------------------
+
+
+def test_cors_preflight_needs_no_credentials_and_every_answer_allows_any_origin(call, key):
+    preflight = Client().options(
+        API,
+        HTTP_ORIGIN="https://tools.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="x-requested-with, content-type",
+    )
+    assert preflight.status_code == 204
+    assert preflight["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in preflight["Access-Control-Allow-Methods"]
+    allowed = {
+        name.strip().lower() for name in preflight["Access-Control-Allow-Headers"].split(",")
+    }
+    assert {"x-requested-with", "content-type"} <= allowed
+    assert "Access-Control-Allow-Credentials" not in preflight  # never cookies
+    assert not preflight.content
+
+    for response in (
+        call(method="post", action="version", HTTP_ORIGIN="https://tools.example"),
+        call(signature=None, action="version"),
+        call(signature="su_wrong", action="version"),
+        call(format="jsonp", action="version", callback="a(b)"),
+        call(format="jsonp", action="version", callback="cb"),
+        call(format="xml", action="nope"),
+    ):
+        assert response["Access-Control-Allow-Origin"] == "*", response.content
+        assert "Retry-After" in response["Access-Control-Expose-Headers"]
+
+
+def test_preflights_are_counted_per_ip(rates):
+    rates(anon="2/min")
+
+    codes = [Client().options(API).status_code for _ in range(3)]
+    assert codes == [204, 204, 429]
 
 
 # --- Credentials -------------------------------------------------------------------------------
