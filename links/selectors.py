@@ -326,6 +326,41 @@ def link_find_existing(
     return links.order_by("-created_at", "-id").first()
 
 
+def link_for_long_url(
+    *,
+    user: AbstractBaseUser,
+    long_url: str,
+    request_host: str = "",
+    workspace_id: int | None = None,
+) -> UrlLink | None:
+    """A link of the user's workspaces that takes every visitor to exactly this long URL, else
+    None: what "this URL is already shortened" means for a channel that keeps one link per URL
+    (YOURLS's unique URLs, compat.yourls), whatever that link's code, title or short domain.
+
+    Only the workspaces `user` is a member of, staff included (never everyone's links: someone
+    else's link is not theirs to be handed); only `workspace_id`'s when given (an API key acts
+    for one). The link sends everyone there now: active (capped links by their live count), no
+    password, rules or variants. Several: the default domain's first, then the newest.
+    """
+    try:
+        long_url = validate_long_url(long_url, request_host=request_host)
+    except ValidationError:
+        return None  # a URL the rules refuse has no link; the create says why
+    links = (
+        UrlLink.objects.in_workspaces_of(user)
+        .active()
+        .select_related("owner", "domain")
+        .filter(long_url_hash=url_hash(long_url), password_hash="", rules=[], variants=[])
+        .filter(long_url=long_url)
+    )
+    if workspace_id is not None:
+        links = links.filter(workspace_id=workspace_id)
+    # One membership per user and workspace: the join repeats no link.
+    candidates = list(links.order_by("domain_id", "-created_at", "-id")[:10])
+    statuses = link_statuses(candidates)
+    return next((link for link in candidates if statuses[link.pk] == LinkStatus.ACTIVE), None)
+
+
 # Clicks and unique visitors are analytics' roll-ups, and analytics sits above links: it hands
 # its reader in when Django starts (analytics.apps.AnalyticsConfig.ready), so links imports none
 # of it and every page that lists links still counts the way the stats do.

@@ -3,14 +3,18 @@
 GET or POST (form fields); parameters are read as YOURLS reads them (its `$_REQUEST`: the query
 string, form fields over it). Actions `shorturl`, `expand`, `url-stats`, `stats`, `db-stats` and
 `version` answer with YOURLS 1.9's field names, `status`/`code` strings and `error:*` codes, in
-`format` `json`, `xml` (YOURLS's default) or `simple` (the bare short or long URL as text);
-`jsonp` is not offered. Credentials: `signature` = an API key or DRF token (compat.auth),
-or `username` + `password` (the sign-in form's guard counts them). A user reaches their own links
-only (staff: every link), exactly as on the native API. docs/api-yourls.md says what
+`format` `json`, `jsonp` (the JSON in a call of the `callback` named), `xml` (YOURLS's
+default) or `simple` (the bare short or long URL as text). Credentials: `signature` = an API key
+or DRF token (compat.auth), or `username` + `password` (the sign-in form's guard counts them),
+never a cookie: so any origin may call (CORS `*`, a preflight answered without credentials),
+as pages using YOURLS's JavaScript clients do. A user reaches their own links only (staff: every
+link), exactly as on the native API. `shorturl` keeps YOURLS's unique URLs: a URL the caller
+already has a link to answers "already exists" with that link. docs/api-yourls.md says what
 differs from YOURLS.
 
 Only the answers are shaped here: creating, finding and counting links is the services' and
-selectors' work (link_create, link_get_visible, link_click_totals, link_ranking, link_totals).
+selectors' work (link_create, link_for_long_url, link_get_visible, link_click_totals,
+link_ranking, link_totals).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from links.selectors import (
     LinkNotFound,
     default_domain_host,
     link_click_totals,
+    link_for_long_url,
     link_get_visible,
     link_ranking,
     link_totals,
@@ -185,23 +190,83 @@ def xml_document(reply: Reply) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="unicode")
 
 
-def render_reply(reply: Reply, fmt: str | None, *, status: int | None = None) -> HttpResponse:
+# A JSONP callback: a JavaScript name, then `.name` or `[index]` steps (`cb`, `jQuery123_456`,
+# `a.b`, and `__yourls1700000000000_jsonp[1700000000001]` as npm's yourls-api names its own).
+# Nothing else can stand before the answer's `(`: no call, quote, operator or escape.
+JSONP_CALLBACK = re.compile(
+    r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*|\[[0-9]{1,20}\])*", re.ASCII
+)
+JSONP_CALLBACK_MAX_LENGTH = 200
+BAD_CALLBACK = "Invalid callback parameter"  # YOURLS's words
+
+# CORS: what a page on another origin may send (npm's yourls-api adds X-Requested-With).
+CORS_ALLOW_METHODS = "GET, POST, OPTIONS"
+CORS_ALLOW_HEADERS = "Content-Type, X-Requested-With"
+
+
+class CallbackRefused(exceptions.APIException):
+    """`format=jsonp` with no callback, or one that is not a JavaScript name (callback_refused)."""
+
+    status_code = 400
+
+
+def jsonp_callback(params: dict[str, str]) -> str | None:
+    """The callback a call names: `callback`, else `jsonp` (YOURLS reads both), else None."""
+    for name in ("callback", "jsonp"):
+        if name in params:
+            return params[name]
+    return None
+
+
+def is_jsonp(fmt: str | None) -> bool:
+    return (fmt or "").strip().lower() == "jsonp"
+
+
+def callback_refused(callback: str | None) -> HttpResponse | None:
+    """For `format=jsonp`: None when `callback` may wrap the answer, else YOURLS's refusal (400
+    `{"errorCode": "400", "error": "Invalid callback parameter"}`, with a `message` saying what
+    a callback may be). As JSON, not a script: a page that loads it runs nothing."""
+    if (
+        callback is not None
+        and len(callback) <= JSONP_CALLBACK_MAX_LENGTH
+        and JSONP_CALLBACK.fullmatch(callback)
+    ):
+        return None
+    message = (
+        "callback: format=jsonp needs the name of a JavaScript function to call, such as cb, "
+        f"jQuery123_456, a.b or a[0] (letters, digits, _ and $; at most "
+        f"{JSONP_CALLBACK_MAX_LENGTH} characters)."
+    )
+    body = {"errorCode": "400", "error": BAD_CALLBACK, "message": message}
+    return HttpResponse(
+        json.dumps(body), status=400, content_type="application/json; charset=utf-8"
+    )
+
+
+def render_reply(
+    reply: Reply, fmt: str | None, *, status: int | None = None, callback: str | None = None
+) -> HttpResponse:
     """The answer in the format asked for (YOURLS's yourls_api_output).
 
     The HTTP status is the answer's `statusCode`, else its `errorCode`, else 200. `simple` is
     the text `format=simple` answers; the other formats leave it out. Without `format`: XML, and
-    an unknown format answers as `simple`, as YOURLS does."""
+    an unknown format answers as `simple`, as YOURLS does. `callback` (the call's, when it
+    named one) is in every answer, as YOURLS puts it there; `jsonp` wraps the JSON in a call of
+    it, once callback_refused has passed it."""
     reply = dict(reply)
     simple = str(reply.pop("simple", ""))
+    if callback is not None:
+        reply.setdefault("callback", callback)
     if status is None:
         status = int(reply.get("statusCode") or reply.get("errorCode") or 200)
     fmt = (fmt or "xml").strip().lower()
     if fmt == "jsonp":
-        # A script's callback around the answer would let any page read it (with credentials in
-        # its URL); not offered.
-        reply = {"errorCode": 400, "message": "format=jsonp is not offered here: use json or xml."}
-        fmt, status = "json", 400
-    if fmt == "json":
+        refused = callback_refused(callback)
+        if refused is not None:
+            return refused
+        # json.dumps writes every non-ASCII character as \uXXXX (U+2028 and U+2029 too).
+        body, content_type = f"{callback}({json.dumps(reply)})", "application/javascript"
+    elif fmt == "json":
         body, content_type = json.dumps(reply), "application/json"
     elif fmt == "xml":
         body, content_type = xml_document(reply), "application/xml"
@@ -240,14 +305,54 @@ def _shorturl_refused(error: ValidationError) -> Reply:
     return {"status": "fail", "code": code, "message": message, "statusCode": 200}
 
 
+def _already_exists(request: Request, link: UrlLink) -> Reply:
+    """YOURLS's "already exists" (`error:url`) with the link the URL already has. HTTP 200, as
+    YOURLS up to 1.8 sent it (1.9.1 on says 400): YOURLS's clients act on the reply only then
+    (the PyPI client raises its YOURLSURLExistsError; a browser runs no JSONP answer of a 4xx,
+    so npm's yourls-api would never hear back)."""
+    short_url = _short_url(request, link)
+    clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
+    return {
+        "status": "fail",
+        "code": "error:url",
+        "url": {
+            "keyword": link.code,
+            "url": link.long_url,
+            "title": link.title,
+            "date": yourls_date(link.created_at),
+            "ip": "",
+            "clicks": str(clicks),
+        },
+        "message": (
+            f"{trim_long_string(link.long_url)} already exists in database "
+            f"(short URL: {_without_scheme(short_url)})"
+        ),
+        "title": link.title,
+        "shorturl": short_url,
+        "statusCode": 200,
+        "simple": short_url,
+    }
+
+
 def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
-    """`url`, optional `keyword` (an alias) and `title` → link_create. A plain call for a URL the
-    caller already has a plain link to answers YOURLS's "already exists" (`error:url`) with that
-    link, which is what YOURLS clients read."""
+    """`url`, optional `keyword` (an alias) and `title` → link_create, with YOURLS's unique URLs
+    (YOURLS_UNIQUE_URLS, its default): a URL that already has a link in the caller's workspaces
+    (link_for_long_url) answers "already exists" (`error:url`) with that link, whatever its
+    keyword and whatever this call's `keyword` and `title`, as YOURLS checks the URL first.
+    Someone else's link is never handed back: the caller gets a new one."""
+    long_url = params.get("url", "")
+    existing = link_for_long_url(
+        user=request.user,
+        long_url=long_url,
+        request_host=request.get_host(),
+        workspace_id=pinned_workspace_id(request.auth),
+    )
+    if existing is not None:
+        return _already_exists(request, existing)
     try:
         result = link_create(
             user=request.user,
-            long_url=params.get("url", ""),
+            long_url=long_url,
             alias=params.get("keyword", "").strip() or None,
             title=params.get("title", "").strip() or None,
             request_host=request.get_host(),
@@ -256,33 +361,19 @@ def action_shorturl(request: Request, params: dict[str, str]) -> Reply:
     except ValidationError as error:
         return _shorturl_refused(error)
     link = result.link
+    if not result.created:  # made a moment ago by another call of the caller's
+        return _already_exists(request, link)
     short_url = _short_url(request, link)
-    url = {
-        "keyword": link.code,
-        "url": link.long_url,
-        "title": link.title,
-        "date": yourls_date(link.created_at),
-        "ip": "",
-    }
-    if not result.created:
-        clicks = link_click_totals(link_ids=[link.pk], people=False)[link.pk]["clicks"]
-        return {
-            "status": "fail",
-            "code": "error:url",
-            "url": {**url, "clicks": str(clicks)},
-            "message": (
-                f"{trim_long_string(link.long_url)} already exists in database "
-                f"(short URL: {_without_scheme(short_url)})"
-            ),
-            "title": link.title,
-            "shorturl": short_url,
-            "statusCode": 200,
-            "simple": short_url,
-        }
     return {
         "status": "success",
         "code": "",
-        "url": url,
+        "url": {
+            "keyword": link.code,
+            "url": link.long_url,
+            "title": link.title,
+            "date": yourls_date(link.created_at),
+            "ip": "",
+        },
         "message": f"{trim_long_string(link.long_url)} added to database",
         "title": link.title,
         "shorturl": short_url,
@@ -462,6 +553,22 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
         """An API key's scope each action needs (`version` none)."""
         return ACTION_SCOPES.get(yourls_params(request).get("action", ""))
 
+    def initial(self, request, *args, **kwargs):
+        """A JSONP call's callback is checked first: a refused one changes nothing (no link is
+        made) and costs no credential check. A CORS preflight carries no credentials: answered
+        without them (options), counted per client IP."""
+        if request.method != "OPTIONS":
+            params = yourls_params(request)
+            if is_jsonp(params.get("format")) and callback_refused(jsonp_callback(params)):
+                raise CallbackRefused
+            return super().initial(request, *args, **kwargs)
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        request.accepted_renderer, request.accepted_media_type = self.perform_content_negotiation(
+            request
+        )
+        self.check_throttles(request)
+        return None
+
     def get(self, request: Request) -> HttpResponse:
         params = yourls_params(request)
         action = ACTIONS.get(params.get("action", ""))
@@ -469,9 +576,27 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
             reply: Reply = {"errorCode": 400, "message": UNKNOWN_ACTION, "simple": UNKNOWN_ACTION}
         else:
             reply = action(request, params)
-        return render_reply(reply, params.get("format"))
+        return render_reply(reply, params.get("format"), callback=jsonp_callback(params))
 
     post = get
+
+    def options(self, request: Request, *args, **kwargs) -> HttpResponse:
+        """The CORS preflight of a page on another origin (npm's yourls-api sends
+        X-Requested-With, which needs one)."""
+        response = HttpResponse(status=204)
+        response["Allow"] = response["Access-Control-Allow-Methods"] = CORS_ALLOW_METHODS
+        response["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
+        response["Access-Control-Max-Age"] = "3600"
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        """Every answer may be read by a page on any origin, as the YOURLS CORS plugins let it:
+        credentials are the call's own parameters, never a cookie, so another site's page
+        reads nothing of a visitor's that it did not send itself."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response["Access-Control-Allow-Origin"] = "*"
+        response["Access-Control-Expose-Headers"] = "Retry-After"
+        return response
 
     def get_exception_handler(self):
         return api_exception_handler
@@ -481,14 +606,16 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
         403 for credentials, as YOURLS; otherwise the native API's status (429 with its
         Retry-After, 503 while the database is away, a logged 500)."""
         params = yourls_params(self.request)
-        fmt, callback = params.get("format"), params.get("callback", "")
+        fmt, callback = params.get("format"), jsonp_callback(params)
+        if isinstance(exc, CallbackRefused):
+            return callback_refused(callback)
         if isinstance(exc, SignInLockedOut):
             seconds = lockout_seconds()
             message = (
                 f"Too many failed sign-ins: try again in {max(1, round(seconds / 60))} minutes."
             )
-            reply = {"message": message, "errorCode": 429, "callback": callback, "simple": message}
-            response = render_reply(reply, fmt)
+            reply = {"message": message, "errorCode": 429, "simple": message}
+            response = render_reply(reply, fmt, callback=callback or "")
             response["Retry-After"] = str(seconds)
             setattr(response, ANSWERED_BY_VIEW, True)  # not axes' HTML page instead
             return response
@@ -498,16 +625,17 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
             sent_login = "username" in params or "password" in params
             message = INVALID_LOGIN if sent_login else PLEASE_LOG_IN
         else:
-            return self._reshaped(super().handle_exception(exc), fmt)
-        reply = {"message": message, "errorCode": 403, "callback": callback, "simple": message}
-        return render_reply(reply, fmt)
+            return self._reshaped(super().handle_exception(exc), fmt, callback)
+        # YOURLS's sign-in refusal names the callback, "" when none was sent.
+        reply = {"message": message, "errorCode": 403, "simple": message}
+        return render_reply(reply, fmt, callback=callback or "")
 
     @staticmethod
-    def _reshaped(response, fmt: str | None) -> HttpResponse:
+    def _reshaped(response, fmt: str | None, callback: str | None) -> HttpResponse:
         data = response.data if isinstance(response.data, dict) else {}
         message = str(data.get("detail") or "The request could not be answered.")
         reply = {"errorCode": response.status_code, "message": message, "simple": message}
-        answer = render_reply(reply, fmt, status=response.status_code)
+        answer = render_reply(reply, fmt, status=response.status_code, callback=callback)
         for header in ("Retry-After", "Allow"):
             if header in response:
                 answer[header] = response[header]

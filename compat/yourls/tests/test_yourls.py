@@ -4,6 +4,7 @@ what, and the replies YOURLS clients read ("already exists", a taken keyword).""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import timedelta
 from xml.etree import ElementTree
@@ -24,6 +25,9 @@ from links.services.domains import domain_save
 from links.tests.factories import UrlLinkFactory
 from links.tests.helpers import call_wsgi
 from serving.hotpath import short_code_of
+from workspaces.models import Role
+from workspaces.selectors import personal_workspace_of
+from workspaces.services import member_add, workspace_create
 
 pytestmark = pytest.mark.django_db
 
@@ -55,9 +59,10 @@ def call(key):
         params = {"format": "json", **params}
         if signature is not None:
             params["signature"] = signature
+        headers = {name: params.pop(name) for name in list(params) if name.startswith("HTTP_")}
         params = {name: value for name, value in params.items() if value is not None}
         client = Client()
-        return getattr(client, method)(API, params)
+        return getattr(client, method)(API, params, **headers)
 
     return call
 
@@ -136,12 +141,90 @@ def test_shorturl_of_a_url_you_already_have_answers_already_exists_with_that_lin
     assert UrlLink.objects.count() == 1
 
 
-def test_someone_elses_link_to_the_same_url_is_not_theirs_to_hand_back(call, other_user):
-    link_create(user=other_user, long_url="https://www.example.com/spring")
+def _already_exists(response, link: UrlLink) -> None:
+    """YOURLS's "already exists" reply, naming `link`."""
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "fail"
+    assert body["code"] == "error:url"
+    assert body["shorturl"] == f"http://testserver/{link.code}"
+    assert body["url"]["keyword"] == link.code
+    assert body["url"]["url"] == link.long_url
+    assert body["title"] == body["url"]["title"] == link.title
+    assert body["message"].startswith(f"{link.long_url} already exists in database (short URL: ")
 
-    assert call(action="shorturl", url="https://www.example.com/spring").json()["status"] == (
-        "success"
+
+def test_a_url_with_a_keyworded_link_already_exists_whatever_this_call_asks(call, user):
+    """YOURLS's unique URLs: the URL is looked up first, whatever keyword the link has and
+    whatever keyword or title the new call brings."""
+    named = link_create(
+        user=user, long_url="https://www.example.com/spring", alias="spring-sale", title="Spring"
+    ).link
+
+    for params in (
+        {},
+        {"keyword": "another-name"},
+        {"title": "Another title"},
+        {"keyword": "spring-sale"},
+    ):
+        response = call(action="shorturl", url="https://www.example.com/spring", **params)
+        _already_exists(response, named)
+        assert response.json()["shorturl"] == "http://testserver/spring-sale", params
+    # Read as a create stores it: no scheme means https://, as on every channel.
+    _already_exists(call(action="shorturl", url="www.example.com/spring"), named)
+    simple = call(action="shorturl", url="https://www.example.com/spring", format="simple")
+    assert simple.content.decode() == "http://testserver/spring-sale"
+    assert UrlLink.objects.count() == 1
+
+
+def test_a_teammates_link_in_a_shared_workspace_already_exists(call, user, other_user):
+    team = workspace_create(user=other_user, name="Growth team")
+    member_add(by=other_user, workspace=team, username=user.username, role=Role.EDITOR)
+    theirs = link_create(
+        user=other_user, long_url="https://www.example.com/spring", workspace=team
+    ).link
+
+    # A DRF token acts in every workspace of its user; the user's own key in their personal one.
+    token = Token.objects.create(user=user).key
+    _already_exists(call(token, action="shorturl", url="https://www.example.com/spring"), theirs)
+    team_key = api_key_create(user=user, name="team", workspace=team)[1]
+    _already_exists(call(team_key, action="shorturl", url="https://www.example.com/spring"), theirs)
+    assert UrlLink.objects.count() == 1
+
+    # An API key of the personal workspace sees none of the team's links: a new link.
+    created = call(action="shorturl", url="https://www.example.com/spring").json()
+    assert created["status"] == "success"
+    assert UrlLink.objects.get(code=created["url"]["keyword"]).workspace == (
+        personal_workspace_of(user)
     )
+
+
+def test_someone_elses_link_to_the_same_url_is_not_theirs_to_hand_back(
+    call, key, staff_key, other_user
+):
+    theirs = link_create(user=other_user, long_url="https://www.example.com/spring").link
+
+    for signature in (key, staff_key):  # staff see every link, but have only their own
+        response = call(signature, action="shorturl", url="https://www.example.com/spring")
+        assert response.json()["status"] == "success"
+        assert theirs.code not in response.content.decode()
+    assert UrlLink.objects.filter(long_url="https://www.example.com/spring").count() == 3
+
+
+def test_a_link_that_no_longer_takes_people_there_is_not_handed_back(call, user):
+    """Revoked, expired, password-protected or rerouted links do not send everyone to the URL:
+    a new link is made."""
+    url = "https://www.example.com/spring"
+    revoked = link_create(user=user, long_url=url, alias="was-spring").link
+    UrlLink.objects.filter(pk=revoked.pk).update(revoked_at=timezone.now())
+    link_create(user=user, long_url=url, alias="locked-spring", password="s3cret-pass-9")
+    expired = link_create(user=user, long_url=url, alias="old-spring").link
+    UrlLink.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(days=1))
+
+    created = call(action="shorturl", url=url).json()
+
+    assert created["status"] == "success"
+    assert created["url"]["keyword"] not in {"was-spring", "locked-spring", "old-spring"}
 
 
 def test_a_taken_keyword_is_error_keyword_with_the_services_message(call, other_user):
@@ -399,12 +482,122 @@ def test_simple_answers_the_bare_url(call, user, three_links):
     )
 
 
-def test_jsonp_is_not_offered(call):
-    response = call(format="jsonp", action="version", callback="grab")
+def _jsonp(response, callback: str) -> dict:
+    """The JSON a JSONP answer hands its callback."""
+    assert response["Content-Type"] == "application/javascript; charset=utf-8"
+    text = response.content.decode()
+    assert text.startswith(f"{callback}(") and text.endswith(")"), text
+    return json.loads(text[len(callback) + 1 : -1])
+
+
+@pytest.mark.parametrize(
+    "callback", ["cb", "jQuery123_456", "a.b", "$", "__yourls1700000000000_jsonp[1700000000001]"]
+)
+def test_jsonp_wraps_the_json_in_the_callback(call, user, callback):
+    response = call(
+        format="jsonp", action="shorturl", url="https://www.example.com/spring", callback=callback
+    )
+
+    assert response.status_code == 200
+    body = _jsonp(response, callback)
+    assert body["status"] == "success"
+    assert body["shorturl"] == f"http://testserver/{UrlLink.objects.get().code}"
+    assert body["callback"] == callback  # YOURLS puts it in the answer too
+
+
+def test_jsonp_reads_yourlss_jsonp_parameter_too_and_wraps_refusals(call, other_user):
+    theirs = UrlLinkFactory(owner=other_user)
+
+    not_found = call(format="jsonp", action="expand", shorturl=theirs.code, jsonp="cb")
+    assert not_found.status_code == 404
+    assert _jsonp(not_found, "cb")["message"] == "Error: short URL not found"
+    refused = call(signature=None, format="JSONP", action="version", callback="cb")
+    assert refused.status_code == 403
+    assert _jsonp(refused, "cb") == {"message": "Please log in", "errorCode": 403, "callback": "cb"}
+
+
+@pytest.mark.parametrize(
+    "callback",
+    [
+        None,
+        "",
+        "alert(1)",
+        "cb;alert(1)",
+        "</script><script>alert(1)",
+        "a-b",
+        "1cb",
+        "a..b",
+        ".a",
+        "a[b]",
+        "a['b']",
+        "a[1](2)",
+        "cb\\u2028",  # the text of an escape
+        "cb\u2028",  # the character itself
+        "c\u00e9",
+        "cb//",
+        "a" * 201,
+    ],
+)
+def test_a_callback_that_is_not_a_javascript_name_is_a_400_and_changes_nothing(call, callback):
+    response = call(
+        format="jsonp", action="shorturl", url="https://www.example.com/spring", callback=callback
+    )
 
     assert response.status_code == 400
-    assert "jsonp" in response.json()["message"]
-    assert b"grab" not in response.content
+    assert response["Content-Type"] == "application/json; charset=utf-8"  # no script to run
+    body = response.json()
+    assert body["errorCode"] == "400"
+    assert body["error"] == "Invalid callback parameter"
+    assert body["message"].startswith("callback: ")
+    if callback:
+        assert callback not in response.content.decode()
+    assert not UrlLink.objects.exists()  # refused before the action ran
+
+
+def test_a_callback_in_another_format_is_only_echoed(call):
+    response = call(format="json", action="version", callback="<b>cb</b>")
+
+    assert response.json()["callback"] == "<b>cb</b>"  # JSON-encoded, as YOURLS echoes it
+    assert _xml(call(format="xml", action="version", callback="<b>")).findtext("callback") == "<b>"
+
+
+# --- Pages on another origin (CORS) ------------------------------------------------------------
+
+
+def test_cors_preflight_needs_no_credentials_and_every_answer_allows_any_origin(call, key):
+    preflight = Client().options(
+        API,
+        HTTP_ORIGIN="https://tools.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="x-requested-with, content-type",
+    )
+    assert preflight.status_code == 204
+    assert preflight["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in preflight["Access-Control-Allow-Methods"]
+    allowed = {
+        name.strip().lower() for name in preflight["Access-Control-Allow-Headers"].split(",")
+    }
+    assert {"x-requested-with", "content-type"} <= allowed
+    assert "Access-Control-Allow-Credentials" not in preflight  # never cookies
+    assert not preflight.content
+
+    for response in (
+        call(method="post", action="version", HTTP_ORIGIN="https://tools.example"),
+        call(signature=None, action="version"),
+        call(signature="su_wrong", action="version"),
+        call(format="jsonp", action="version", callback="a(b)"),
+        call(format="jsonp", action="version", callback="cb"),
+        call(format="xml", action="nope"),
+    ):
+        assert response["Access-Control-Allow-Origin"] == "*", response.content
+        assert "Retry-After" in response["Access-Control-Expose-Headers"]
+
+
+def test_preflights_are_counted_per_ip(rates):
+    rates(anon="2/min")
+
+    codes = [Client().options(API).status_code for _ in range(3)]
+    assert codes == [204, 204, 429]
 
 
 # --- Credentials -------------------------------------------------------------------------------

@@ -1,0 +1,239 @@
+"""npm's `yourls-api` (2.1.0, YOURLS's JavaScript client for the browser) works from a page on
+another origin in Chromium (issue #27's Done-when): the page, served from 127.0.0.1 on a port
+of its own, loads the client's browser build and, against pytest-django's live server
+(localhost, another port: another origin), shortens a URL, shortens it again (YOURLS's "already
+exists", with the first link), expands the short URL and reads its stats.
+
+Twice: in the client's default way (`format=jsonp` over GET: a <script> per call, with a
+callback it names `__yourls<time>_jsonp[<id>]`) and in the way its README recommends for
+credentials (`format=json` over POST: an XMLHttpRequest with X-Requested-With, so Chromium
+sends a CORS preflight first and reads the answer only with `Access-Control-Allow-Origin`).
+
+The client is installed with `npm ci` from yourls_api_js/package-lock.json (beside this file)
+into .cache/yourls-api-js/ (once); without node, npm or the registry the test skips and says why,
+unless YOURLS_API_JS_REQUIRED=1 (CI), which turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import filecmp
+import http.server
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+from accounts.services import api_key_create
+from analytics.models import HourlyClick
+from links.models import UrlLink
+from tests.browser_support import browser, needs_chromium  # noqa: F401 - the fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
+
+CLIENT_SOURCE = Path(__file__).parent / "yourls_api_js"
+CLIENT_FILES = ("package.json", "package-lock.json")
+NPM_FLAGS = (
+    "--fetch-retries=1",
+    "--fetch-retry-mintimeout=2000",
+    "--fetch-retry-maxtimeout=4000",
+    "--fetch-timeout=30000",
+    "--loglevel=error",
+    "--no-audit",
+    "--no-fund",
+)
+LONG_URL = "https://www.example.com/spring?utm_source=yourls-api"
+
+# The page on the other origin: the client's browser build, as a tool's page would load it.
+PAGE = b"""<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>A YOURLS tool on another origin</title>
+<script src="/yourls.js"></script>
+<h1>A YOURLS tool on another origin</h1>
+</html>
+"""
+
+# Each client call as a promise of [result, response]; a call that never hears back (a JSONP
+# script Chromium refused to run, a CORS answer it refused to show) fails after 10 s, naming it.
+CALLS = """() => {
+    window.yourlsCall = (what, send) => new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(what + ': no answer within 10 s')), 10000);
+        send((result, response) => { clearTimeout(timer); resolve([result, response]); });
+    });
+}"""
+
+SHORTEN_TWICE = """async ({api, signature, options, longUrl}) => {
+    yourls.connect(api, {signature}, options);
+    const first = await yourlsCall('shorten', done => yourls.shorten(longUrl, done));
+    const again = await yourlsCall('shorten again', done => yourls.shorten(longUrl, done));
+    return {first, again};
+}"""
+
+EXPAND_AND_STATS = """async ({shorturl}) => {
+    const expanded = await yourlsCall('expand', done => yourls.url(shorturl).expand(done));
+    const stats = await yourlsCall('url stats', done => yourls.url(shorturl).stats(done));
+    return {expanded, stats};
+}"""
+
+
+def _unavailable(reason: str):
+    """Skip with the reason; fail instead under YOURLS_API_JS_REQUIRED=1 (CI), where a missing
+    Node or registry must not pass silently."""
+    if os.environ.get("YOURLS_API_JS_REQUIRED") == "1":
+        pytest.fail(f"YOURLS_API_JS_REQUIRED=1 but {reason}")
+    pytest.skip(reason)
+
+
+def _installed_client() -> Path:
+    """The pinned client's browser build, from .cache/yourls-api-js/ (npm ci when the lock
+    changed)."""
+    if shutil.which("npm") is None:
+        _unavailable("npm is needed to install npm's yourls-api")
+    target = Path(settings.BASE_DIR) / ".cache" / "yourls-api-js"
+    target.mkdir(parents=True, exist_ok=True)
+    # make test-browser of two checkouts may run at once: one installs at a time.
+    with open(target.with_name("yourls-api-js.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(target) / "node_modules" / "yourls-api" / "dist" / "yourls.js"
+
+
+def _install(target: Path) -> Path:
+    locked = (target / "package-lock.json").is_file() and filecmp.cmp(
+        CLIENT_SOURCE / "package-lock.json", target / "package-lock.json", shallow=False
+    )
+    for name in CLIENT_FILES:
+        shutil.copyfile(CLIENT_SOURCE / name, target / name)
+    if locked and (target / "node_modules" / "yourls-api" / "dist" / "yourls.js").is_file():
+        return target
+    try:
+        done = subprocess.run(
+            ["npm", "ci", *NPM_FLAGS],
+            cwd=target,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        _unavailable("npm ci of yourls-api took over 5 minutes (registry unreachable?)")
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if "npm warn" not in line.lower()]
+        _unavailable(f"npm ci of yourls-api failed: {' / '.join(lines[:3])}")
+    return target
+
+
+@pytest.fixture(scope="session")
+def client_script() -> bytes:
+    return _installed_client().read_bytes()
+
+
+@pytest.fixture
+def tool_page(client_script) -> Iterator[str]:
+    """The tool's page on 127.0.0.1 and a port of its own: another origin than the live server
+    (localhost); yields its URL."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/yourls.js":
+                body, kind = client_script, "application/javascript"
+            else:
+                body, kind = PAGE, "text/html"
+            self.send_response(200)
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [None, {"format": "json", "method": "POST"}],
+    ids=["jsonp-by-default", "json-post-with-cors"],
+)
+def test_npm_yourls_api_from_a_page_on_another_origin(
+    browser,  # noqa: F811 - the fixture
+    live_server,
+    tool_page,
+    user,
+    options,
+):
+    api = f"{live_server.url}/yourls-api.php"
+    signature = api_key_create(user=user, name="yourls-api in the browser")[1]
+    page = browser.new_page()
+    page.set_default_timeout(20_000)
+    calls_to_the_api = []
+    page.on(
+        "request",
+        lambda request: (
+            calls_to_the_api.append((request.method, request.resource_type))
+            if request.url.startswith(api)
+            else None
+        ),
+    )
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(tool_page)
+    assert page.evaluate("typeof yourls") == "object", problems
+    assert not page.evaluate("window.origin").startswith(live_server.url)
+    page.evaluate(CALLS)
+
+    shortened = page.evaluate(
+        SHORTEN_TWICE,
+        {"api": api, "signature": signature, "options": options, "longUrl": LONG_URL},
+    )
+
+    link = UrlLink.objects.get(owner=user)
+    short_url = f"{live_server.url}/{link.code}"
+    result, response = shortened["first"]
+    assert result["shorturl"] == short_url
+    assert result["url"]["keyword"] == link.code
+    assert result["url"]["url"] == LONG_URL
+    assert response["status"] == "success"
+    # YOURLS's unique URLs: the same URL again is "already exists", with the first link.
+    result, response = shortened["again"]
+    assert response["status"] == "fail"
+    assert response["code"] == "error:url"
+    assert result["shorturl"] == short_url
+    assert result["url"]["keyword"] == link.code
+    assert UrlLink.objects.count() == 1
+
+    HourlyClick.objects.create(
+        link=link, hour=timezone.now() - timedelta(hours=2), clicks=6, unique_visitors=5
+    )
+    looked_up = page.evaluate(EXPAND_AND_STATS, {"shorturl": short_url})
+
+    result, response = looked_up["expanded"]
+    assert result == {"keyword": link.code, "longurl": LONG_URL, "shorturl": short_url}
+    assert response["message"] == "success"
+    result, _ = looked_up["stats"]
+    assert result["shorturl"] == short_url
+    assert result["url"] == LONG_URL
+    assert result["clicks"] == "6"
+    assert not problems
+
+    if options is None:  # a <script> per call, in the client's own callback
+        assert calls_to_the_api == [("GET", "script")] * 4
+    else:
+        # XMLHttpRequests with X-Requested-With: Chromium sent each only after a preflight it
+        # accepted, and showed its answer only with Access-Control-Allow-Origin.
+        assert calls_to_the_api == [("POST", "xhr")] * 4
+    page.close()
