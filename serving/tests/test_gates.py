@@ -270,6 +270,31 @@ def test_a_password_and_a_cap_together_count_only_unlocked_clicks(client, user):
     assert "reached its limit" in again.content.decode()
 
 
+# The fast path recycles the connection after a query, as Django would: a committed row.
+@pytest.mark.django_db(transaction=True)
+def test_a_password_link_at_its_visit_limit_says_so_before_asking_for_the_password(client, user):
+    """Issue #27: the unlock page came first, so a visitor typed the password only to learn
+    the link was used up. The limit is told first, by the fast path and by Django's view, and
+    looking at it takes no visit of a link that still has some."""
+    link = link_create(
+        user=user, long_url="https://example.com/both", password=PASSWORD, max_visits=1
+    ).link
+    person = {"HTTP_USER_AGENT": BROWSER}
+    for _ in range(2):  # the unlock page of a link with visits left uses none up
+        status, _, body = call_wsgi(f"/{link.code}", extra=person)
+        assert status.startswith("200") and b'name="password"' in body
+    unlocked = call_wsgi(f"/{link.code}", extra={**person, "HTTP_X_LINK_PASSWORD": PASSWORD})
+    assert unlocked[0].startswith("302")
+
+    status, headers, body = call_wsgi(f"/{link.code}", extra=person)
+    assert status.startswith("410"), status
+    assert b"reached its limit" in body and b'name="password"' not in body
+    assert "Location" not in headers
+    page = client.get(f"/{link.code}", HTTP_USER_AGENT=BROWSER)
+    assert page.status_code == 410 and "reached its limit" in page.content.decode()
+    assert "password-protected" not in page.content.decode()
+
+
 # --- The API ----------------------------------------------------------------------------------
 
 
