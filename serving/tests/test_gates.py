@@ -6,6 +6,7 @@ from django.contrib.auth.hashers import check_password
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
+from analytics.messages import MAX_REFERRER
 from analytics.models import VisitRecord
 from links import cache as link_cache
 from links.models import UrlLink
@@ -129,6 +130,55 @@ def test_the_right_password_redirects_with_303_and_counts_one_visit(client, user
     assert response.status_code == 303
     assert response["Location"] == "https://example.com/secret?utm_source=mail"
     assert visits(link) == 1
+
+
+def referrers(link) -> list[str]:
+    call_command("drain_visits", verbosity=0)
+    return list(VisitRecord.objects.filter(link=link).values_list("referrer", flat=True))
+
+
+def test_the_visit_keeps_the_referrer_the_visitor_came_with_not_the_unlock_page(client, locked):
+    """Issue #27: the form's POST carries the unlock page as its Referer, so every click of a
+    password-protected link was recorded as coming from the shortener itself."""
+    came_from = "https://news.example.com/spring?issue=4&x=\"'><script>alert(1)</script>"
+    page = client.get(f"/{locked.code}", HTTP_REFERER=came_from)
+    html = page.content.decode()
+    # Carried in the form, escaped like any visitor's text on a page.
+    assert "<script>alert(1)" not in html
+    assert 'name="referrer" value="https://news.example.com/spring?issue=4&amp;x=&quot;' in html
+
+    unlock_page = f"http://testserver/{locked.code}"
+    wrong = client.post(
+        f"/{locked.code}", {"password": "not it", "referrer": came_from}, HTTP_REFERER=unlock_page
+    )
+    assert wrong.status_code == 400
+    assert 'name="referrer" value="https://news.example.com/spring?issue=4&amp;' in (
+        wrong.content.decode()
+    ), "a wrong try keeps carrying it"
+    right = client.post(
+        f"/{locked.code}", {"password": PASSWORD, "referrer": came_from}, HTTP_REFERER=unlock_page
+    )
+    assert right.status_code == 303
+    assert referrers(locked) == [came_from]
+
+
+def test_a_visitor_who_came_from_nowhere_is_direct_after_the_unlock_too(client, locked):
+    page = client.get(f"/{locked.code}")
+    assert 'name="referrer" value=""' in page.content.decode()
+    client.post(
+        f"/{locked.code}",
+        {"password": PASSWORD, "referrer": ""},
+        HTTP_REFERER=f"http://testserver/{locked.code}",
+    )
+    assert referrers(locked) == [""]
+
+
+def test_the_carried_referrer_is_cut_as_a_visits_referrer_is(client, locked):
+    long_referrer = "https://news.example.com/" + "a" * 3000
+    page = client.get(f"/{locked.code}", HTTP_REFERER=long_referrer)
+    assert long_referrer[:MAX_REFERRER] + '"' in page.content.decode()
+    client.post(f"/{locked.code}", {"password": PASSWORD, "referrer": long_referrer})
+    assert referrers(locked) == [long_referrer[:MAX_REFERRER]]
 
 
 def test_api_clients_unlock_with_the_x_link_password_header(client, locked):
