@@ -478,8 +478,11 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
 
 @login_required
 def links_export(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
-    """The current workspace's links with their totals, as CSV or JSON, streamed."""
-    records = link_export_rows(user=request.user, workspace_id=current_workspace(request).pk)
+    """The current workspace's links with their totals, as CSV or JSON, streamed; short URLs
+    full, on this request's host when SHORT_URL_BASE is unset."""
+    records = link_export_rows(
+        user=request.user, workspace_id=current_workspace(request).pk, request=request
+    )
     if fmt == "json":
         response = StreamingHttpResponse(
             links_json_chunks(records), content_type="application/json; charset=utf-8"
