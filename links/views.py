@@ -470,7 +470,8 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
         raise Http404("This import has no report yet.")
     report = ImportReport.from_dict(job.report)
     response = HttpResponse(
-        "".join(import_report_csv_chunks(report)), content_type="text/csv; charset=utf-8"
+        "".join(import_report_csv_chunks(report, request=request)),
+        content_type="text/csv; charset=utf-8",
     )
     response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-report.csv"'
     return response
