@@ -37,6 +37,10 @@ def test_a_yourls_dump_imports_with_its_keywords_and_exports_again(deployment):
     again = deployment.manage("import_links", str(DUMP), "--user", "demo")
     assert "Imported 0 links" in again, again
 
-    exported = json.loads(deployment.manage("export_links", "--user", "demo", "--format", "json"))
+    exported = json.loads(
+        deployment.manage(
+            "export_links", "--user", "demo", "--format", "json", "--base", deployment.base_url
+        )
+    )
     codes = {link["code"]: link["long_url"] for link in exported["links"]}
     assert {keyword: codes.get(keyword) for keyword in KEPT} == KEPT

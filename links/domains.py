@@ -153,6 +153,16 @@ class DomainTable:
         self._memo[host_header] = route
         return route
 
+    def names_default(self, host: str) -> bool:
+        """`host` (host_form's), named in a create, an import or a lookup, is the default
+        domain's: it is no extra domain's, and the redirect serves the default domain on it
+        (SHORT_URL_BASE's host, or one ALLOWED_HOSTS names; a bare "*" serves every host and
+        names none)."""
+        if not host or host in self.by_host:
+            return False
+        named = [pattern for pattern in self.allowed_hosts if pattern != "*"]
+        return host == self.base_host or validate_host(host, named)
+
     def _look_up(self, host: str) -> DomainRoute | None:
         route = self.by_host.get(host)
         if route is not None:

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Lower
+from django.http import HttpRequest
 from django.http.request import split_domain_port
 from django.utils import timezone
 
@@ -466,11 +467,17 @@ def link_export_rows(
     everyone: bool = False,
     batch_size: int = EXPORT_BATCH,
     workspace_id: int | None = None,
+    request: HttpRequest | None = None,
+    base: str = "",
 ) -> Iterator[dict]:
     """Every link of `user`, oldest first, as the export's records: code, short_url, long_url,
-    title, tags (names, A–Z), domain (host; "" for the default one), created_at, expires_at,
+    title, tags (names, A–Z), domain (host; the default one's too), created_at, expires_at,
     status, archived, clicks and unique_visitors (all time, people only). Archived, expired and
     revoked links included.
+
+    Short URLs and the default domain's host as links.shortlinks makes them: from
+    SHORT_URL_BASE, else the page's `request`, else `base` (manage.py export_links --base);
+    with none of them, site-relative paths and an empty domain.
 
     The links of one workspace (`workspace_id`, resolved by the caller, who checks membership;
     default: `user`'s personal workspace). `everyone=True`: every workspace's links, for staff
@@ -499,7 +506,12 @@ def link_export_rows(
                 return role_in(user=user, workspace_id=workspace_id) is not None
 
     return _export_pages(
-        links, with_owner=everyone, batch_size=batch_size, still_member=still_member
+        links,
+        with_owner=everyone,
+        batch_size=batch_size,
+        still_member=still_member,
+        request=request,
+        base=base,
     )
 
 
@@ -509,7 +521,10 @@ def _export_pages(
     with_owner: bool,
     batch_size: int,
     still_member: Callable[[], bool] | None = None,
+    request: HttpRequest | None = None,
+    base: str = "",
 ) -> Iterator[dict]:
+    default_host = default_domain_host(request.get_host() if request else "", base=base)
     last_id = 0
     while True:
         if last_id and still_member is not None and not still_member():
@@ -524,11 +539,11 @@ def _export_pages(
         for link in page:
             record = {
                 "code": link.code,
-                "short_url": link_short_url(link),
+                "short_url": link_short_url(link, request=request, base=base),
                 "long_url": link.long_url,
                 "title": link.title,
                 "tags": tags[link.pk],
-                "domain": link.domain_host,
+                "domain": link.domain_host or default_host,
                 "created_at": link.created_at,
                 "expires_at": link.shown_expiry,
                 "status": str(statuses[link.pk]),
@@ -590,10 +605,13 @@ def domain_list_for(*, user: AbstractBaseUser, workspace_id: int | None = None) 
     return domains.filter(usable | Q(workspace__isnull=True) | Q(pk=DEFAULT_DOMAIN_ID))
 
 
-def default_domain_host(request_host: str = "") -> str:
-    """The default domain's host as people see it: SHORT_URL_BASE's, else the request's."""
-    if settings.SHORT_URL_BASE:
-        return hostname_of(urlsplit(settings.SHORT_URL_BASE).netloc)
+def default_domain_host(request_host: str = "", *, base: str = "") -> str:
+    """The default domain's host as people see it: SHORT_URL_BASE's, else the request's (as
+    links.shortlinks.short_url_for makes its short URLs; `base` stands for SHORT_URL_BASE as
+    there)."""
+    base = base or settings.SHORT_URL_BASE
+    if base:
+        return hostname_of(urlsplit(base).netloc)
     return hostname_of(request_host)
 
 
@@ -608,15 +626,20 @@ def default_domain_authority(request_host: str = "") -> str:
 
 def domain_id_for_name(name: str, *, request_host: str = "") -> int | None:
     """The domain a host names (any spelling host_form reads, as the domain was added): an
-    extra domain's id, the default domain's for "" or its own host (default_domain_host), None
-    for a host that is no domain of ours."""
+    extra domain's id, the default domain's for "" or its own host (default_domain_host, or a
+    host the redirect serves it on: links.domains.DomainTable.names_default), None for a host
+    that is no domain of ours."""
     host = host_form(name)
     if not host or host == default_domain_host(request_host):
         return DEFAULT_DOMAIN_ID
     # The redirect's table of domains (in memory, current after any domain change): a bulk
     # call naming a domain in each of its 1,000 items makes no query for it.
-    route = current_table().by_host.get(host)
-    return route.id if route is not None else None
+    table = current_table()
+    route = table.by_host.get(host)
+    if route is not None:
+        return route.id
+    # An export's own default host (no request to compare with: manage.py import_links).
+    return DEFAULT_DOMAIN_ID if table.names_default(host) else None
 
 
 def link_import_list(*, user: AbstractBaseUser, limit: int = 10) -> list[LinkImport]:

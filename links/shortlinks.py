@@ -2,9 +2,10 @@
 
 The short URL is never stored: it is `SHORT_URL_BASE` + code, so the domain can change at any
 time. Without `SHORT_URL_BASE` the request's own scheme and host are used (development, or a
-single-domain install), and without a request either, a site-relative path. A link on an extra
-short domain (links.models.Domain) is `https://<its host>/<code>`, with SHORT_URL_BASE's scheme
-(else the request's).
+single-domain install), and without a request either, a site-relative path. A caller with no
+request names the base itself (`base`: `manage.py export_links --base`), which then stands for
+SHORT_URL_BASE. A link on an extra short domain (links.models.Domain) is
+`https://<its host>/<code>`, with the base's scheme (else the request's).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 
-def short_url_for(code: str, *, request: HttpRequest | None = None, domain_host: str = "") -> str:
-    base = settings.SHORT_URL_BASE
+def short_url_for(
+    code: str, *, request: HttpRequest | None = None, domain_host: str = "", base: str = ""
+) -> str:
+    base = base or settings.SHORT_URL_BASE
     if domain_host:
         if base:
             scheme = urlsplit(base).scheme or "https"
@@ -31,9 +34,9 @@ def short_url_for(code: str, *, request: HttpRequest | None = None, domain_host:
     return "/" + code
 
 
-def link_short_url(link, *, request: HttpRequest | None = None) -> str:
+def link_short_url(link, *, request: HttpRequest | None = None, base: str = "") -> str:
     """A UrlLink's short URL."""
-    return short_url_for(link.code, request=request, domain_host=link.domain_host)
+    return short_url_for(link.code, request=request, domain_host=link.domain_host, base=base)
 
 
 def link_page_url(view_name: str, link, *args, **query) -> str:

@@ -470,7 +470,8 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
         raise Http404("This import has no report yet.")
     report = ImportReport.from_dict(job.report)
     response = HttpResponse(
-        "".join(import_report_csv_chunks(report)), content_type="text/csv; charset=utf-8"
+        "".join(import_report_csv_chunks(report, request=request)),
+        content_type="text/csv; charset=utf-8",
     )
     response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-report.csv"'
     return response
@@ -478,8 +479,11 @@ def link_import_report(request: HttpRequest, import_id: int) -> HttpResponse:
 
 @login_required
 def links_export(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
-    """The current workspace's links with their totals, as CSV or JSON, streamed."""
-    records = link_export_rows(user=request.user, workspace_id=current_workspace(request).pk)
+    """The current workspace's links with their totals, as CSV or JSON, streamed; short URLs
+    full, on this request's host when SHORT_URL_BASE is unset."""
+    records = link_export_rows(
+        user=request.user, workspace_id=current_workspace(request).pk, request=request
+    )
     if fmt == "json":
         response = StreamingHttpResponse(
             links_json_chunks(records), content_type="application/json; charset=utf-8"

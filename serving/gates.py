@@ -7,7 +7,8 @@ is recorded here, once the click is known to go through and where it goes.
 
 The order, for a GET (HEAD is answered the same way and never counted):
 1. a password the visitor has not given → the unlock page (UNLOCK: Django's view answers it
-   with its form; nothing is counted);
+   with its form; nothing is counted), unless the link's visit cap is used up already: then
+   its 410 first (looked at, nothing taken), so nobody types a password for a dead link;
 2. a visit cap reached → 410 (people's clicks use it up); while visits are left, a click that
    would not use one (a bot's, a HEAD) → 403 and a page that names no destination (HELD): a cap
    protects a limited offer, so only the people it counts are sent on;
@@ -169,6 +170,9 @@ def decide(
 ) -> tuple[int, LinkEntry | None]:
     """(status, entry to redirect to) for an active gated link, as serving.redirect.resolve."""
     if entry.password_hash and needs_password(entry, meta):
+        # The limit is told before the password is asked for (a look: no visit is taken).
+        if entry.max_visits and cap_reached(entry, meta, counted=False):
+            return 410, None
         return UNLOCK, entry
     if entry.max_visits:
         taking = counted and not _is_bot(meta)

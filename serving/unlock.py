@@ -12,6 +12,11 @@ SHORTURL_UNLOCK_WINDOW_SECONDS, counted in the cache (Redis in services mode: ev
 shares the count; embedded mode: per worker process, so a node lets a client try at most
 WEB_CONCURRENCY times that). A try is counted when it starts and given back when it was
 right, so a flood of wrong ones hashes at most that many before it meets 429.
+
+The visit keeps the referrer the visitor came with: the form's POST carries the unlock page
+itself as its Referer, so the page holds the first GET's Referer in a hidden field (cut to the
+visit's MAX_REFERRER, escaped like any text on a page; whatever comes back is the visitor's
+word, as the header was) and the right password's click is recorded with it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from analytics.messages import MAX_REFERRER
 from links.cache import LinkEntry
 from links.forms import UnlockForm
 from serving import gates
@@ -37,6 +43,8 @@ logger = logging.getLogger(__name__)
 
 WRONG_PASSWORD = "That password is not right."  # noqa: S105 - the message, not a password
 HEADER = "HTTP_X_LINK_PASSWORD"
+# The unlock form's hidden field with the referrer of the visitor's first GET.
+REFERRER_FIELD = "referrer"
 
 
 def _window() -> tuple[str, int]:
@@ -70,6 +78,17 @@ def give_back_try(request: HttpRequest) -> None:
         cache.decr(_tries_key(request))
 
 
+def visitor_referrer(request: HttpRequest) -> str:
+    """Where the visitor came from: on the form's POST, the referrer its page carried (the
+    POST's own Referer is the unlock page); else the request's Referer. At most MAX_REFERRER
+    characters, as a visit keeps."""
+    if request.method == "POST" and REFERRER_FIELD in request.POST:
+        referrer = request.POST[REFERRER_FIELD]
+    else:
+        referrer = request.META.get("HTTP_REFERER", "")
+    return referrer[:MAX_REFERRER]
+
+
 def _page(
     request: HttpRequest,
     entry: LinkEntry,
@@ -84,6 +103,8 @@ def _page(
         {
             "code": entry.code,
             "form": form or UnlockForm(),
+            "referrer_field": REFERRER_FIELD,
+            "referrer": visitor_referrer(request),
             "throttled": throttled,
             "minutes": math.ceil(_window()[1] / 60),
         },
@@ -125,4 +146,7 @@ def unlock(request: HttpRequest, entry: LinkEntry) -> HttpResponse | None:
         return _page(request, entry, form=form, status=400 if from_form else 403)
     give_back_try(request)
     request.META[gates.UNLOCKED] = entry.password_hash
+    if from_form:
+        # The click's visit (serving.gates.decide, next) reads the referrer from here.
+        request.META["HTTP_REFERER"] = visitor_referrer(request)
     return None

@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from django.http import HttpRequest
 from django.utils import timezone
 
 from links.imports.formats.rows import FORMULA_PREFIXES
@@ -118,16 +119,21 @@ def write_links_json(records: Iterable[dict], out: TextIO) -> int:
     return counted.count
 
 
-def import_report_csv_chunks(report) -> Iterator[str]:
+def import_report_csv_chunks(report, *, request: HttpRequest | None = None) -> Iterator[str]:
     """An import's report (links.imports.report.ImportReport), one row per row of the file:
     where it was (`line` or `item`), outcome (`imported`, `new code`, `skipped`), old code, code
-    and short URL here, long URL, and why."""
+    and short URL here (full on the page's `request` host when SHORT_URL_BASE is unset), long
+    URL, and why."""
     writer = csv.writer(LineEcho(), lineterminator="\n")
     yield writer.writerow(
         [report.unit, "outcome", "old_code", "code", "short_url", "long_url", "reason"]
     )
     for entry in report.entries:
-        short_url = short_url_for(entry.code, domain_host=entry.domain) if entry.code else ""
+        short_url = (
+            short_url_for(entry.code, request=request, domain_host=entry.domain)
+            if entry.code
+            else ""
+        )
         yield writer.writerow(
             [
                 entry.row,

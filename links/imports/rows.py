@@ -7,9 +7,11 @@ says what became of each row (an entry of links.imports.report).
   domain. One that cannot be kept (taken by someone else, reserved, too short, of the generated
   codes' shape…) gets a new code (`on_taken_code="new"`, the default: the link survives, its
   short URL changes) or its row is skipped (`"skip"`); the report says which and why.
-- Nothing is imported twice: a code that is already the owner's link on that domain is
-  "already exists", and a row that would need a new code is not imported when the owner already
-  has an active link to its URL on that domain, or when an earlier row of the file had it.
+- Nothing is imported twice: a code that is already the owner's link to the same URL on that
+  domain is "already exists", and a row that would need a new code is not imported when the
+  owner already has an active link to its URL on that domain, or when an earlier row of the file
+  had it. A code that is the owner's link to another URL is a taken code like any other: the
+  row's link comes with a new code (or is skipped, with `"skip"`).
 - Rows go in batches of BULK_MAX_ITEMS, one transaction each: an import stopped half-way keeps
   the batches done, and running it again reports them as already existing.
 - A dry run applies the same checks without writing anything (no code is claimed).
@@ -266,15 +268,22 @@ class _Importer:
                 )
             elif key in taken:
                 workspace_id, url = taken[key]
-                if workspace_id == self.workspace.pk:
-                    reason = (
-                        "Already exists."
-                        if url == p.long_url
-                        else (f"“{code}” is already your link to {url[:200]}; not imported again.")
+                if workspace_id == self.workspace.pk and url == p.long_url:
+                    self.skip(
+                        source,
+                        "exists",
+                        "Already exists.",
+                        code=code,
+                        domain=self._host(p.domain_name),
                     )
-                    self.skip(source, "exists", reason, code=code, domain=self._host(p.domain_name))
                     return None
-                problem = f"“{code}” is already taken on this domain."
+                # Another link holds the code (ours to another URL, or someone else's): the
+                # row's link is not here yet, so it comes with a new code, or is skipped.
+                problem = (
+                    f"“{code}” is already your link to {url[:200]}."
+                    if workspace_id == self.workspace.pk
+                    else f"“{code}” is already taken on this domain."
+                )
         if code and not problem:
             self.codes_seen[(code, p.domain_id)] = (source.row, p.long_url)
             self.urls_seen.setdefault((p.domain_id, p.long_url), source.row)

@@ -141,6 +141,22 @@ def test_an_unknown_domain_is_refused_naming_the_known_ones(user, go):
     ]
 
 
+def test_a_host_the_default_domain_is_served_on_names_it_without_a_request(user, go, settings):
+    """An export names the default domain by its host (issue #27); imported back by the CLI,
+    with no request to compare with, that host is the default domain's when the redirect serves
+    it there (ALLOWED_HOSTS), as it already was for SHORT_URL_BASE's host. A bare "*" serves
+    every host but names none."""
+    settings.ALLOWED_HOSTS = ["testserver", "s.example.test", ".short.example.test"]
+    for host in ("s.example.test", "S.Example.Test.", "go.short.example.test"):
+        link = link_create(user=user, long_url=f"https://example.com/{host}", domain=host).link
+        assert link.domain_id == DEFAULT_DOMAIN_ID, host
+    settings.ALLOWED_HOSTS = ["*"]
+    with pytest.raises(ValidationError, match="is not one of this service's short domains"):
+        link_create(user=user, long_url="https://example.com/x", domain="nope.example.test")
+    on_go = link_create(user=user, long_url="https://example.com/go", domain=GO).link
+    assert on_go.domain_id == go.pk
+
+
 def test_a_plain_create_reuses_the_link_on_the_same_domain_only(user, go):
     first = link_create(user=user, long_url="https://example.com/same").link
     again = link_create(user=user, long_url="https://example.com/same")

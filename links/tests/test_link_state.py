@@ -113,7 +113,10 @@ def test_the_exports(client, user, capped_out, open_link):
 
 def test_the_export_command(user, capped_out, tmp_path):
     out = tmp_path / "links.json"
-    call_command("export_links", "--user", user.username, "--format", "json", "--output", out)
+    call_command(
+        "export_links", "--user", user.username, "--format", "json", "--output", out,
+        "--base", "https://s.example.test/",
+    )  # fmt: skip
     exported = json.loads(out.read_text())["links"]
     assert [row["status"] for row in exported] == ["limit_reached"]
 

@@ -6,6 +6,7 @@ from django.contrib.auth.hashers import check_password
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
+from analytics.messages import MAX_REFERRER
 from analytics.models import VisitRecord
 from links import cache as link_cache
 from links.models import UrlLink
@@ -129,6 +130,55 @@ def test_the_right_password_redirects_with_303_and_counts_one_visit(client, user
     assert response.status_code == 303
     assert response["Location"] == "https://example.com/secret?utm_source=mail"
     assert visits(link) == 1
+
+
+def referrers(link) -> list[str]:
+    call_command("drain_visits", verbosity=0)
+    return list(VisitRecord.objects.filter(link=link).values_list("referrer", flat=True))
+
+
+def test_the_visit_keeps_the_referrer_the_visitor_came_with_not_the_unlock_page(client, locked):
+    """Issue #27: the form's POST carries the unlock page as its Referer, so every click of a
+    password-protected link was recorded as coming from the shortener itself."""
+    came_from = "https://news.example.com/spring?issue=4&x=\"'><script>alert(1)</script>"
+    page = client.get(f"/{locked.code}", HTTP_REFERER=came_from)
+    html = page.content.decode()
+    # Carried in the form, escaped like any visitor's text on a page.
+    assert "<script>alert(1)" not in html
+    assert 'name="referrer" value="https://news.example.com/spring?issue=4&amp;x=&quot;' in html
+
+    unlock_page = f"http://testserver/{locked.code}"
+    wrong = client.post(
+        f"/{locked.code}", {"password": "not it", "referrer": came_from}, HTTP_REFERER=unlock_page
+    )
+    assert wrong.status_code == 400
+    assert 'name="referrer" value="https://news.example.com/spring?issue=4&amp;' in (
+        wrong.content.decode()
+    ), "a wrong try keeps carrying it"
+    right = client.post(
+        f"/{locked.code}", {"password": PASSWORD, "referrer": came_from}, HTTP_REFERER=unlock_page
+    )
+    assert right.status_code == 303
+    assert referrers(locked) == [came_from]
+
+
+def test_a_visitor_who_came_from_nowhere_is_direct_after_the_unlock_too(client, locked):
+    page = client.get(f"/{locked.code}")
+    assert 'name="referrer" value=""' in page.content.decode()
+    client.post(
+        f"/{locked.code}",
+        {"password": PASSWORD, "referrer": ""},
+        HTTP_REFERER=f"http://testserver/{locked.code}",
+    )
+    assert referrers(locked) == [""]
+
+
+def test_the_carried_referrer_is_cut_as_a_visits_referrer_is(client, locked):
+    long_referrer = "https://news.example.com/" + "a" * 3000
+    page = client.get(f"/{locked.code}", HTTP_REFERER=long_referrer)
+    assert long_referrer[:MAX_REFERRER] + '"' in page.content.decode()
+    client.post(f"/{locked.code}", {"password": PASSWORD, "referrer": long_referrer})
+    assert referrers(locked) == [long_referrer[:MAX_REFERRER]]
 
 
 def test_api_clients_unlock_with_the_x_link_password_header(client, locked):
@@ -268,6 +318,31 @@ def test_a_password_and_a_cap_together_count_only_unlocked_clicks(client, user):
     again = client.post(f"/{link.code}", {"password": PASSWORD})
     assert again.status_code == 410
     assert "reached its limit" in again.content.decode()
+
+
+# The fast path recycles the connection after a query, as Django would: a committed row.
+@pytest.mark.django_db(transaction=True)
+def test_a_password_link_at_its_visit_limit_says_so_before_asking_for_the_password(client, user):
+    """Issue #27: the unlock page came first, so a visitor typed the password only to learn
+    the link was used up. The limit is told first, by the fast path and by Django's view, and
+    looking at it takes no visit of a link that still has some."""
+    link = link_create(
+        user=user, long_url="https://example.com/both", password=PASSWORD, max_visits=1
+    ).link
+    person = {"HTTP_USER_AGENT": BROWSER}
+    for _ in range(2):  # the unlock page of a link with visits left uses none up
+        status, _, body = call_wsgi(f"/{link.code}", extra=person)
+        assert status.startswith("200") and b'name="password"' in body
+    unlocked = call_wsgi(f"/{link.code}", extra={**person, "HTTP_X_LINK_PASSWORD": PASSWORD})
+    assert unlocked[0].startswith("302")
+
+    status, headers, body = call_wsgi(f"/{link.code}", extra=person)
+    assert status.startswith("410"), status
+    assert b"reached its limit" in body and b'name="password"' not in body
+    assert "Location" not in headers
+    page = client.get(f"/{link.code}", HTTP_USER_AGENT=BROWSER)
+    assert page.status_code == 410 and "reached its limit" in page.content.decode()
+    assert "password-protected" not in page.content.decode()
 
 
 # --- The API ----------------------------------------------------------------------------------

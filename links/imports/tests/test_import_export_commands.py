@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command, execute_from_command_line
 from django.core.management.base import OutputWrapper
+from django.urls import reverse
 from django.utils import timezone
 
 from analytics.tests.factories import add_visits
 from core.progress import Progress
-from links.models import UrlLink
+from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import link_export_rows
 from links.services.change import link_revoke
 from links.services.create import link_create
@@ -169,6 +170,14 @@ def test_the_progress_is_a_bar_on_a_terminal_and_lines_elsewhere():
 
 # --- export_links ------------------------------------------------------------------------------
 
+# The short URLs' base of these exports (the tests run without SHORT_URL_BASE); its host is one
+# the test server serves the default domain on (ALLOWED_HOSTS), so the files import back.
+BASE = "https://testserver/"
+
+
+def export(*args) -> tuple[str, str]:
+    return command("export_links", "--base", BASE, *args)
+
 
 @pytest.fixture
 def links(user):
@@ -201,20 +210,20 @@ def links(user):
 def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, tmp_path):
     link_create(user=other_user, long_url="https://rival.example.com/x", alias="rivals")
     target = tmp_path / "links.csv"
-    out, err = command("export_links", "--user", "marketer", "--output", str(target))
+    out, err = export("--user", "marketer", "--output", str(target))
     assert out == ""
     assert err == f"Exported 5 links to {target}.\n"
-    with target.open() as export:
-        rows = {row["code"]: row for row in csv.DictReader(export)}
+    with target.open() as written:
+        rows = {row["code"]: row for row in csv.DictReader(written)}
     assert set(rows) == {"spring-sale", links["plain"].code, "old-one", "go-link", "gone"}
     sale = rows["spring-sale"]
     assert sale == {
         "code": "spring-sale",
-        "short_url": "/spring-sale",
+        "short_url": "https://testserver/spring-sale",
         "long_url": "https://shop.example.com/sale",
         "title": "Spring, sale",
         "tags": "Promo, spring",
-        "domain": "",
+        "domain": "testserver",
         "created_at": "2021-03-01T09:00:00+00:00",
         "expires_at": "",
         "status": "active",
@@ -232,7 +241,7 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
 
 
 def test_the_json_export_goes_to_stdout(user, links):
-    out, err = command("export_links", "--user", "marketer", "--format", "json")
+    out, err = export("--user", "marketer", "--format", "json")
     data = json.loads(out)
     assert dt.datetime.fromisoformat(data["exported_at"]) <= timezone.now()
     sale = next(link for link in data["links"] if link["code"] == "spring-sale")
@@ -253,11 +262,67 @@ def test_the_export_reads_totals_in_bulk_not_per_link(user, django_assert_num_qu
         assert len(list(link_export_rows(user=user, batch_size=20))) == 30
 
 
+def test_without_short_url_base_the_command_asks_for_a_base_rather_than_write_paths(
+    user, links, settings
+):
+    """Issue #27: without SHORT_URL_BASE the export's short URLs were `/spring-sale`, of no
+    use outside the install, and the default domain's links had an empty domain."""
+    settings.SHORT_URL_BASE = ""
+    with pytest.raises(CommandError, match=r"SHORT_URL_BASE is not set: give .* --base"):
+        command("export_links", "--user", "marketer")
+    for wrong in ("s.example.com", "ftp://s.example.com/", "https://", "http://[::1"):
+        with pytest.raises(CommandError, match="--base must be an http or https URL"):
+            command("export_links", "--user", "marketer", "--base", wrong)
+    out, _ = command("export_links", "--user", "marketer", "--base", "http://127.0.0.1:8000/")
+    sale = next(row for row in csv.DictReader(io.StringIO(out)) if row["code"] == "spring-sale")
+    assert (sale["short_url"], sale["domain"]) == ("http://127.0.0.1:8000/spring-sale", "127.0.0.1")
+
+
+def test_with_short_url_base_the_command_needs_no_base(user, links, settings):
+    settings.SHORT_URL_BASE = "https://s.example.com/"
+    out, _ = command("export_links", "--user", "marketer", "--format", "json")
+    rows = {row["code"]: row for row in json.loads(out)["links"]}
+    assert (rows["spring-sale"]["short_url"], rows["spring-sale"]["domain"]) == (
+        "https://s.example.com/spring-sale",
+        "s.example.com",
+    )
+    assert (rows["go-link"]["short_url"], rows["go-link"]["domain"]) == (
+        "https://go.example.test/go-link",
+        "go.example.test",
+    )
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_pages_export_gives_full_short_urls_on_the_pages_own_host(
+    client, user, links, settings, fmt
+):
+    """The My links export page (links_export), SHORT_URL_BASE unset: the request's host."""
+    settings.SHORT_URL_BASE = ""
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "short.testserver"]
+    client.force_login(user)
+    response = client.get(reverse("links_export", args=[fmt]), HTTP_HOST="short.testserver")
+    body = b"".join(response.streaming_content).decode()
+    if fmt == "json":
+        rows = {row["code"]: row for row in json.loads(body)["links"]}
+    else:
+        rows = {row["code"]: row for row in csv.DictReader(io.StringIO(body))}
+    assert (rows["spring-sale"]["short_url"], rows["spring-sale"]["domain"]) == (
+        "http://short.testserver/spring-sale",
+        "short.testserver",
+    )
+    plain = links["plain"].code
+    assert rows[plain]["short_url"] == f"http://short.testserver/{plain}"
+    assert (rows["go-link"]["short_url"], rows["go-link"]["domain"]) == (
+        "http://go.example.test/go-link",
+        "go.example.test",
+    )
+
+
 def test_every_owners_links_are_for_staff_only(user, other_user, staff_user, links):
     link_create(user=other_user, long_url="https://rival.example.com/x", alias="rivals")
     with pytest.raises(CommandError, match="Only staff"):
-        command("export_links", "--user", "marketer", "--all")
-    out, _ = command("export_links", "--user", "staffer", "--all")
+        export("--user", "marketer", "--all")
+    out, _ = export("--user", "staffer", "--all")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 6
     assert {row["owner"] for row in rows} == {"marketer", "rival"}
@@ -269,10 +334,10 @@ def test_an_export_imports_into_another_user_on_another_domain_with_its_codes(
 ):
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "promo.example.test"]
     domain_save(host="promo.example.test")
-    export = tmp_path / f"links.{fmt}"
-    command("export_links", "--user", "marketer", "--format", fmt, "--output", str(export))
+    exported = tmp_path / f"links.{fmt}"
+    export("--user", "marketer", "--format", fmt, "--output", str(exported))
     out, _ = command(
-        "import_links", str(export), "--user", "rival", "--domain", "promo.example.test"
+        "import_links", str(exported), "--user", "rival", "--domain", "promo.example.test"
     )
     assert ("as plain CSV" if fmt == "csv" else "as shorturl JSON export") in out
     copied = {link.code: link for link in UrlLink.objects.filter(owner=other_user)}
@@ -303,13 +368,16 @@ def test_text_a_spreadsheet_would_run_is_guarded_in_the_csv_and_comes_back_as_it
 ):
     formula = '=HYPERLINK("https://evil.example/","Click")'
     link_create(user=user, long_url="https://www.example.com/f", alias="formula-1", title=formula)
-    export = tmp_path / "links.csv"
-    command("export_links", "--user", "marketer", "--output", str(export))
-    with export.open() as rows:
+    exported = tmp_path / "links.csv"
+    export("--user", "marketer", "--output", str(exported))
+    with exported.open() as rows:
         [row] = list(csv.DictReader(rows))
     assert row["title"] == "'" + formula
-    out, _ = command("import_links", str(export), "--user", "rival")
-    assert UrlLink.objects.get(owner=other_user).title == formula, out
+    out, _ = command("import_links", str(exported), "--user", "rival")
+    copy = UrlLink.objects.get(owner=other_user)
+    assert copy.title == formula, out
+    # The file names the default domain by its host (testserver): the copy lands on it.
+    assert (copy.domain_id, copy.domain_host) == (DEFAULT_DOMAIN_ID, ""), out
 
 
 def test_the_file_can_come_on_standard_input(user, monkeypatch):
@@ -337,9 +405,7 @@ def test_the_commands_import_into_and_export_from_a_named_workspace(user, other_
     assert "Imported 4 links" in out
     assert set(UrlLink.objects.values_list("workspace__slug", flat=True)) == {"growth-team"}
     # A viewer of the workspace reads its links but cannot import into it.
-    exported, _ = command(
-        "export_links", "--user", other_user.username, "--workspace", "growth-team"
-    )
+    exported, _ = export("--user", other_user.username, "--workspace", "growth-team")
     assert len(list(csv.DictReader(io.StringIO(exported)))) == 4
     with pytest.raises(CommandError, match="Viewers of the workspace 'growth-team'"):
         command(
@@ -347,7 +413,7 @@ def test_the_commands_import_into_and_export_from_a_named_workspace(user, other_
             "--workspace", "growth-team",
         )  # fmt: skip
     # The user's own export stays their personal workspace's: empty.
-    mine, _ = command("export_links", "--user", user.username)
+    mine, _ = export("--user", user.username)
     assert list(csv.DictReader(io.StringIO(mine))) == []
     with pytest.raises(CommandError, match="in no workspace"):
-        command("export_links", "--user", user.username, "--workspace", "nobody-s")
+        export("--user", user.username, "--workspace", "nobody-s")

@@ -52,8 +52,9 @@ def test_the_page_needs_a_signed_in_user(client):
 
 
 def test_an_upload_is_imported_in_the_background_and_the_page_shows_its_report(
-    signed_in, user, other_user
+    signed_in, user, other_user, settings
 ):
+    settings.SHORT_URL_BASE = ""
     link_create(user=other_user, long_url="https://rival.example.com/", alias="taken-code")
     page = signed_in.get(PAGE)
     assert page.status_code == 200
@@ -101,6 +102,9 @@ def test_an_upload_is_imported_in_the_background_and_the_page_shows_its_report(
     assert report["Content-Disposition"] == f'attachment; filename="import-{job.pk}-report.csv"'
     rows = list(csv.DictReader(io.StringIO(report.content.decode())))
     assert len(rows) == 11
+    # Full short URLs on the page's host, SHORT_URL_BASE being unset (issue #27).
+    kept = next(row for row in rows if row["code"] == "spring-sale")
+    assert kept["short_url"] == "http://testserver/spring-sale"
     assert rows[3] == {
         "line": "5",
         "outcome": "skipped",

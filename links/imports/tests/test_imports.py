@@ -327,13 +327,47 @@ def test_importing_the_same_file_again_says_already_there_and_adds_nothing(user,
     )
 
 
-def test_a_code_that_is_already_the_users_link_to_another_url_is_not_imported_again(user):
-    link_create(user=user, long_url="https://www.example.com/changed-since", alias="abc")
-    rows = by_old_code(run(user, "yourls_dump.sql"))
-    assert rows["abc"].outcome == Outcome.SKIPPED
-    assert rows["abc"].reason == (
-        "“abc” is already your link to https://www.example.com/changed-since; not imported again."
+def test_a_code_that_is_already_the_users_link_to_another_url_comes_with_a_new_code(user):
+    """Issue #27: the row was skipped as "already in the links" although its link was not there
+    and "import the link with a new code" was chosen. Only the same code to the same URL is the
+    link already imported."""
+    mine = link_create(user=user, long_url="https://www.example.com/changed-since", alias="abc")
+    csv_file = (
+        "long_url,alias\n"
+        "https://www.example.com/a?x=1,abc\n"
+        "https://www.example.com/changed-since,abc\n"
     )
+    report = link_import(user=user, parsed=parse_file(csv_file.encode()))
+    moved, same = report.entries
+    assert (moved.outcome, moved.reason) == (
+        Outcome.NEW_CODE,
+        "The old code “abc” cannot be kept: “abc” is already your link to "
+        "https://www.example.com/changed-since.",
+    )
+    assert moved.code and moved.code != "abc"
+    assert UrlLink.objects.get(code=moved.code).long_url == "https://www.example.com/a?x=1"
+    assert (same.outcome, same.kind, same.reason) == (Outcome.SKIPPED, "exists", "Already exists.")
+    assert UrlLink.objects.get(code="abc").pk == mine.link.pk  # the user's own link untouched
+    assert report.summary() == (
+        "Imported 1 link (1 with a new code); skipped 1 (1 already in the links)."
+    )
+
+
+def test_with_skip_chosen_a_code_that_is_the_users_link_to_another_url_is_skipped(user):
+    link_create(user=user, long_url="https://www.example.com/changed-since", alias="abc")
+    report = link_import(
+        user=user,
+        parsed=parse_file(b"long_url,alias\nhttps://www.example.com/a?x=1,abc\n"),
+        on_taken_code="skip",
+    )
+    [row] = report.entries
+    assert (row.outcome, row.kind, row.reason) == (
+        Outcome.SKIPPED,
+        "code",
+        "The old code “abc” cannot be kept: “abc” is already your link to "
+        "https://www.example.com/changed-since.",
+    )
+    assert not UrlLink.objects.filter(long_url="https://www.example.com/a?x=1").exists()
 
 
 def test_rows_past_a_batch_go_in_the_next_and_repeats_are_seen_across_batches(user):

@@ -1,5 +1,7 @@
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
@@ -19,11 +21,36 @@ class _Raw:
         self.wrapper.write(text, ending="")
 
 
+def _checked_base(base: str) -> str:
+    """--base as given, once it is an http(s) URL with a host; SHORT_URL_BASE's stands in when it
+    is not given. Without either, the command stops: a file of site-relative short URLs
+    (`/abc123`) and empty domains is of no use outside this install."""
+    if not base:
+        if settings.SHORT_URL_BASE:
+            return ""  # links.shortlinks reads it
+        raise CommandError(
+            "SHORT_URL_BASE is not set: give the short URLs' base with --base "
+            "(e.g. --base https://s.example.com/) so that the export carries full short URLs."
+        )
+    try:
+        parts = urlsplit(base)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an unclosed [IPv6 address
+        usable = False
+    if not usable:
+        raise CommandError(
+            f"--base must be an http or https URL with a host, e.g. https://s.example.com/ "
+            f"(not “{base[:200]}”)."
+        )
+    return base
+
+
 class Command(BaseCommand):
     help = (
         "Export a user's links (every link with --all, for staff) as CSV or JSON: code, "
         "short_url, long_url, title, tags, domain, created_at, expires_at, status, archived, "
-        "clicks, unique_visitors. import_links reads both back."
+        "clicks, unique_visitors. import_links reads both back. Short URLs are full: "
+        "--base's, else SHORT_URL_BASE's."
     )
 
     def add_arguments(self, parser):
@@ -41,6 +68,12 @@ class Command(BaseCommand):
             "default: the user's personal workspace)",
         )
         parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
+        parser.add_argument(
+            "--base",
+            default="",
+            help="the short URLs' base, e.g. https://s.example.com/ (default: SHORT_URL_BASE; "
+            "needed when that is not set, so that the file carries full short URLs)",
+        )
         parser.add_argument("--output", default=None, help="a file to write (default: stdout)")
 
     def handle(
@@ -51,8 +84,10 @@ class Command(BaseCommand):
         workspace: str | None,
         format: str,
         output: str | None,
+        base: str,
         **_,
     ):
+        base = _checked_base(base)
         model = get_user_model()
         try:
             owner = model._default_manager.get(**{model.USERNAME_FIELD: user})
@@ -66,7 +101,9 @@ class Command(BaseCommand):
                 raise CommandError(f"{user} is in no workspace “{workspace}”.") from None
         write = write_links_json if format == "json" else write_links_csv
         try:
-            records = link_export_rows(user=owner, everyone=everyone, workspace_id=workspace_id)
+            records = link_export_rows(
+                user=owner, everyone=everyone, workspace_id=workspace_id, base=base
+            )
             if output:
                 with Path(output).open("w", newline="", encoding="utf-8") as out:
                     count = write(records, out)
