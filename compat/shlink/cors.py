@@ -15,10 +15,11 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
+from core.cors import preflight_answer, readable_from_any_origin
+
 REST_PREFIX = "/rest/"
 # What the Shlink SDK sends (the key, JSON bodies) and what a client may add.
 ALLOW_HEADERS = "X-Api-Key, Content-Type, Accept"
-MAX_AGE_SECONDS = 3600  # Shlink's default CORS_MAX_AGE
 EVERY_METHOD = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
@@ -39,13 +40,7 @@ def route_methods(path: str) -> tuple[str, ...]:
 
 
 def preflight(request: HttpRequest) -> HttpResponse:
-    response = HttpResponse(status=204)
-    methods = ", ".join(route_methods(request.path_info))
-    response["Allow"] = f"{methods}, OPTIONS"
-    response["Access-Control-Allow-Methods"] = methods
-    response["Access-Control-Allow-Headers"] = ALLOW_HEADERS
-    response["Access-Control-Max-Age"] = str(MAX_AGE_SECONDS)
-    return response
+    return preflight_answer(route_methods(request.path_info), ALLOW_HEADERS)
 
 
 class ShlinkCorsMiddleware:
@@ -59,5 +54,4 @@ class ShlinkCorsMiddleware:
             return self.get_response(request)
         is_preflight = request.method == "OPTIONS"
         response = preflight(request) if is_preflight else self.get_response(request)
-        response["Access-Control-Allow-Origin"] = "*"
-        return response
+        return readable_from_any_origin(response)

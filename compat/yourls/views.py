@@ -40,6 +40,7 @@ from compat.auth import SignInLockedOut, credential_for, user_for_password
 from core.api.base import WrongCredentialsThrottledMixin, api_exception_handler
 from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
+from core.cors import preflight_answer, readable_from_any_origin
 from core.login_attempts import ANSWERED_BY_VIEW, lockout_seconds
 from links import domains
 from links.codes.aliases import ALIAS_RE
@@ -200,7 +201,7 @@ JSONP_CALLBACK_MAX_LENGTH = 200
 BAD_CALLBACK = "Invalid callback parameter"  # YOURLS's words
 
 # CORS: what a page on another origin may send (npm's yourls-api adds X-Requested-With).
-CORS_ALLOW_METHODS = "GET, POST, OPTIONS"
+CORS_ALLOW_METHODS = ("GET", "POST", "OPTIONS")
 CORS_ALLOW_HEADERS = "Content-Type, X-Requested-With"
 
 
@@ -583,20 +584,14 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
     def options(self, request: Request, *args, **kwargs) -> HttpResponse:
         """The CORS preflight of a page on another origin (npm's yourls-api sends
         X-Requested-With, which needs one)."""
-        response = HttpResponse(status=204)
-        response["Allow"] = response["Access-Control-Allow-Methods"] = CORS_ALLOW_METHODS
-        response["Access-Control-Allow-Headers"] = CORS_ALLOW_HEADERS
-        response["Access-Control-Max-Age"] = "3600"
-        return response
+        return preflight_answer(CORS_ALLOW_METHODS, CORS_ALLOW_HEADERS)
 
     def finalize_response(self, request, response, *args, **kwargs):
         """Every answer may be read by a page on any origin, as the YOURLS CORS plugins let it:
         credentials are the call's own parameters, never a cookie, so another site's page
         reads nothing of a visitor's that it did not send itself."""
         response = super().finalize_response(request, response, *args, **kwargs)
-        response["Access-Control-Allow-Origin"] = "*"
-        response["Access-Control-Expose-Headers"] = "Retry-After"
-        return response
+        return readable_from_any_origin(response, expose="Retry-After")
 
     def get_exception_handler(self):
         return api_exception_handler
