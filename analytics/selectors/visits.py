@@ -27,15 +27,23 @@ def latest_visits(*, link, limit: int = 50, include_bots: bool = True) -> QueryS
 
 def visit_list(
     *,
-    link,
+    link=None,
+    links: QuerySet | None = None,
     include_bots: bool = True,
     start: datetime | None = None,
     end: datetime | None = None,
 ) -> QuerySet:
-    """Every stored visit of a link, newest first, for paginated APIs (the Shlink layer):
-    `include_bots=False` leaves bots and link previews out; `start`/`end` bound the visit
-    time (both inclusive)."""
-    visits = VisitRecord.objects.filter(link=link)
+    """Every stored visit of a link, or of a set of `links` (a queryset of the links the caller
+    sees, read as a subquery; each visit then comes with its link and domain), newest first, for
+    paginated APIs (the Shlink layer): `include_bots=False` leaves bots and link previews out;
+    `start`/`end` bound the visit time (both inclusive)."""
+    if (link is None) == (links is None):
+        raise ValueError("Give a link or a set of links.")
+    if link is not None:
+        visits = VisitRecord.objects.filter(link=link)
+    else:
+        ids = links.order_by().values("pk")
+        visits = VisitRecord.objects.filter(link__in=ids).select_related("link__domain")
     if not include_bots:
         visits = visits.filter(is_bot=False)
     if start is not None:

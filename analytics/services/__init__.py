@@ -15,12 +15,14 @@ One module per job; callers import the names from here (`from analytics import s
 - `rollups`: `aggregate_hourly`, `rebuild_hourly` (HourlyClick, breakdowns, people);
 - `replay`: `replay_dead_visits` (the dead list);
 - `reclassify`: `reclassify_visits` (newer detectors over stored visits);
-- `retention`: `purge_visits`.
+- `retention`: `purge_visits`;
+- `deletion`: `link_visits_delete`, `orphan_visits_delete` (visits deleted on request).
 
 A module may import a sibling, in that order of dependence (ingest → inserts, rollups; replay →
-ingest; reclassify and retention → rollups), never this package.
+ingest; reclassify, retention and deletion → rollups), never this package.
 """
 
+from analytics.services.deletion import link_visits_delete, orphan_visits_delete
 from analytics.services.ingest import MAX_ATTEMPTS, FlushResult, flush_pending, store_visits
 from analytics.services.reclassify import ReclassifyResult, reclassify_visits
 from analytics.services.replay import NoVisitBuffer, ReplayResult, replay_dead_visits
@@ -35,6 +37,8 @@ __all__ = [
     "ReplayResult",
     "aggregate_hourly",
     "flush_pending",
+    "link_visits_delete",
+    "orphan_visits_delete",
     "purge_visits",
     "rebuild_hourly",
     "reclassify_visits",

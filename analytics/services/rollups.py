@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection, transaction
@@ -33,6 +34,7 @@ from analytics.selectors.breakdowns import (
     breakdown_columns,
     breakdown_key,
 )
+from core.errors import Unavailable
 from core.node_state import node_lock
 from core.redis_conn import redis_client
 
@@ -260,6 +262,31 @@ def _aggregate_spooled_hours() -> int:
         written = _recompute_pairs(p for p in map(buffer.parse_hour_member, members) if p)
         spool.hours_done()
     return written
+
+
+@contextmanager
+def aggregation_paused() -> Iterator[None]:
+    """Hold the lock aggregate_hourly takes (Redis's, else the node's), waiting for a running
+    aggregation to end, so no hour read before the block is written back during it (embedded
+    mode: the node's lock, which its aggregation takes). Unavailable (503) if none ends in
+    BUSY_WAIT_SECONDS."""
+    client = redis_client()
+    if client is None:
+        with node_lock("aggregate"):
+            yield
+        return
+    token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
+    deadline = time.monotonic() + buffer.BUSY_WAIT_SECONDS
+    while token is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        token = buffer.acquire(client, buffer.AGGREGATE_LOCK_KEY)
+    if token is None:
+        raise Unavailable("An aggregation of the visits is still running; try again.")
+    try:
+        with buffer.kept_alive(client, buffer.AGGREGATE_LOCK_KEY, token):
+            yield
+    finally:
+        buffer.release(client, buffer.AGGREGATE_LOCK_KEY, token)
 
 
 def aggregate_hourly(

@@ -57,6 +57,14 @@ class InvalidArgument(exceptions.APIException):
         self.errors = errors
 
 
+class DomainNotFound(exceptions.NotFound):
+    """A domain the caller may not use, named in a Shlink path."""
+
+    def __init__(self, authority: str):
+        super().__init__(authority)
+        self.authority = authority
+
+
 class MercureNotConfigured(exceptions.APIException):
     status_code = 501
 
@@ -174,6 +182,14 @@ def to_problem(exc: Exception, context: dict) -> dict | None:
                 customSlug=slug,
             )
         return invalid_data(_validation_errors(exc))
+    if isinstance(exc, DomainNotFound):
+        return problem(
+            404,
+            DOMAIN_NOT_FOUND,
+            "Domain not found",
+            f'Domain with authority "{exc.authority}" could not be found',
+            authority=exc.authority,
+        )
     if isinstance(exc, MercureNotConfigured):
         return problem(
             501,

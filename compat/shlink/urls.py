@@ -6,14 +6,17 @@ from django.urls import include, path, re_path
 from compat.shlink.problems import route_not_found
 from compat.shlink.views import (
     DomainsView,
+    DomainVisitsView,
     HealthView,
     MercureInfoView,
+    NonOrphanVisitsView,
     OrphanVisitsView,
     ShortUrlsView,
     ShortUrlView,
     ShortUrlVisitsView,
     TagsStatsView,
     TagsView,
+    TagVisitsView,
     VisitsOverviewView,
 )
 
@@ -29,8 +32,11 @@ VERSIONED = [
     ),
     path("tags", TagsView.as_view(), name="shlink-tags"),
     path("tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
+    path("tags/<str:tag>/visits", TagVisitsView.as_view(), name="shlink-tag-visits"),
     path("domains", DomainsView.as_view(), name="shlink-domains"),
+    path("domains/<str:domain>/visits", DomainVisitsView.as_view(), name="shlink-domain-visits"),
     path("visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
+    path("visits/non-orphan", NonOrphanVisitsView.as_view(), name="shlink-non-orphan-visits"),
     path("visits/orphan", OrphanVisitsView.as_view(), name="shlink-orphan-visits"),
     path("mercure-info", MercureInfoView.as_view(), name="shlink-mercure-info"),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.core.exceptions import PermissionDenied
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -15,9 +16,15 @@ from analytics.selectors import (
     orphan_visits_visible,
     visit_list,
 )
+from analytics.services import link_visits_delete, orphan_visits_delete
 from compat.shlink import shapes
 from compat.shlink.auth import ShlinkApiKeyAuthentication
-from compat.shlink.problems import InvalidArgument, MercureNotConfigured, shlink_exception_handler
+from compat.shlink.problems import (
+    DomainNotFound,
+    InvalidArgument,
+    MercureNotConfigured,
+    shlink_exception_handler,
+)
 from core.api.base import validated
 from core.api.scopes import ApiScope
 from core.api.throttles import AnonThrottle
@@ -31,14 +38,18 @@ from links.selectors import (
     TAGS_ANY,
     LinkNotFound,
     default_domain_authority,
+    default_domain_host,
+    domain_id_for_name,
     domain_list_for,
     domains_managed_by,
     link_click_sum,
     link_click_totals,
     link_find_existing,
+    link_get_changeable,
     link_get_visible,
     link_list,
     link_tag_names,
+    tag_get,
     tag_list,
 )
 from links.services.change import link_revoke, link_update
@@ -314,15 +325,31 @@ class ShortUrlView(ShlinkView):
         return Response(status=204)
 
 
-class ShortUrlVisitsView(ShlinkView):
+class VisitsListView(ShlinkView):
+    """Shlink's page of visits, one shape for a short URL's, a tag's, a domain's and every
+    visible short URL's (`startDate`, `endDate`, `excludeBots`, `page`, `itemsPerPage`)."""
+
     read_scope = ApiScope.STATS_READ
 
-    def get(self, request, short_code: str):
-        link = self.get_link(short_code)
+    def visible_links(self, **filters):
+        """The short URLs the caller sees (staff: all; an API key: its workspace's), revoked
+        ones left out as deleted, as in the overview."""
+        return link_list(
+            user=self.request.user,
+            owned_only=False,
+            archived=True,
+            include_revoked=False,
+            workspace_id=self.pinned_workspace_id,
+            **filters,
+        )
+
+    def visits_page(self, *, link: UrlLink | None = None, links=None) -> Response:
+        request = self.request
         params = request.query_params
         dates = validated(DateRangeSerializer, params)
         visits = visit_list(
             link=link,
+            links=links,
             include_bots=not _flag(params, "excludeBots"),
             start=dates.get("startDate"),
             end=dates.get("endDate"),
@@ -332,9 +359,69 @@ class ShortUrlVisitsView(ShlinkView):
             page_number=_page_number(params),
             per_page=_per_page(params, default=VISITS_PER_PAGE, cap=VISITS_PER_PAGE),
         )
-        visited = link_short_url(link, request=request)
-        data = [shapes.visit(record, visited_url=visited) for record in rows]
+        if link is not None:
+            visited = link_short_url(link, request=request)
+            data = [shapes.visit(record, visited_url=visited) for record in rows]
+        else:
+            data = [
+                shapes.visit(record, visited_url=link_short_url(record.link, request=request))
+                for record in rows
+            ]
         return Response({"visits": {"data": data, "pagination": pagination}})
+
+
+class ShortUrlVisitsView(VisitsListView):
+    def get(self, request, short_code: str):
+        return self.visits_page(link=self.get_link(short_code))
+
+    def delete(self, request, short_code: str):
+        """Every visit of the short URL and every count kept of them
+        (analytics.services.link_visits_delete), for those who may change it (a viewer: 403)."""
+        link = self.get_link(short_code)
+        link = link_get_changeable(
+            code=link.code,
+            domain=link.domain_host,
+            user=request.user,
+            request_host=request.get_host(),
+            workspace_id=self.pinned_workspace_id,
+        )
+        return Response({"deletedVisits": link_visits_delete(link=link)})
+
+
+class TagVisitsView(VisitsListView):
+    def get(self, request, tag: str):
+        """The visits of the caller's short URLs carrying the tag (of the key's workspace, else
+        the personal one's; any case). An unknown tag: Shlink's tag-not-found."""
+        found = tag_get(user=request.user, name=tag, workspace_id=self.pinned_workspace_id)
+        links = link_list(
+            user=request.user,
+            owned_only=False,
+            archived=True,
+            include_revoked=False,
+            workspace_id=found.workspace_id,
+            tags=[found.name],
+        )
+        return self.visits_page(links=links)
+
+
+class DomainVisitsView(VisitsListView):
+    def get(self, request, domain: str):
+        """The visits of the caller's short URLs on the domain (`DEFAULT`, or the default
+        domain's own host, for the default one). A domain the caller may not use (not in
+        GET /rest/v3/domains): Shlink's domain-not-found."""
+        host = request.get_host()
+        name = default_domain_host(host) if domain == "DEFAULT" else domain
+        domain_id = domain_id_for_name(name, request_host=host)
+        usable = domain_list_for(user=request.user, workspace_id=self.pinned_workspace_id)
+        if domain_id is None or not usable.filter(pk=domain_id).exists():
+            raise DomainNotFound(domain)
+        return self.visits_page(links=self.visible_links(domain=name, request_host=host))
+
+
+class NonOrphanVisitsView(VisitsListView):
+    def get(self, request):
+        """The visits of every short URL the caller sees (the overview's nonOrphanVisits)."""
+        return self.visits_page(links=self.visible_links())
 
 
 class TagsView(ShlinkView):
@@ -495,6 +582,13 @@ class OrphanVisitsView(ShlinkView):
             total=total, page_number=page_number, per_page=per_page, in_page=len(data)
         )
         return Response({"visits": {"data": data, "pagination": pagination}})
+
+    def delete(self, request):
+        """Every orphan visit count of the install (analytics.services.orphan_visits_delete),
+        staff only: others 403 (Shlink answers a key without orphan visits 0 instead)."""
+        if not orphan_visits_visible(request.user):
+            raise PermissionDenied("Orphan visits are deleted by staff only.")
+        return Response({"deletedVisits": orphan_visits_delete()})
 
 
 class MercureInfoView(ShlinkView):

@@ -572,9 +572,9 @@ def test_orphan_visits_refuse_an_unknown_type_or_date(staff_user):
     assert_problem(client.get(f"{BASE}/visits/orphan?startDate=yesterday"), 400, "invalid-data")
     assert_problem(client.get(f"{BASE}/visits/orphan?excludeBots=maybe"), 400, "invalid-data")
     assert APIClient().get(f"{BASE}/visits/orphan").status_code == 401
-    deleted = client.delete(f"{BASE}/visits/orphan")  # deleting them is not offered
-    assert deleted.status_code == 405
-    assert deleted["Content-Type"] == "application/problem+json"
+    posted = client.post(f"{BASE}/visits/orphan")  # a method the route does not take
+    assert posted.status_code == 405
+    assert posted["Content-Type"] == "application/problem+json"
 
 
 def test_mercure_is_not_configured(shlink):
@@ -582,7 +582,7 @@ def test_mercure_is_not_configured(shlink):
 
 
 def test_unknown_routes_under_rest_are_shlinks_not_found(shlink):
-    assert_problem(shlink.get(f"{BASE}/visits/non-orphan"), 404, "not-found")
+    assert_problem(shlink.get(f"{BASE}/short-urls/x/redirect-rules"), 404, "not-found")
     assert_problem(APIClient().post("/rest/v2/whatever"), 404, "not-found")
 
 
