@@ -1,6 +1,7 @@
 """Form fields as a marketer sees them in Chromium (issue #27's walk), at a phone's and a laptop's
 width: a list of checkboxes (a key's scopes, a webhook's events) is a group named before its
-boxes, each box with its own label. Each page fits its width and passes axe-core.
+boxes, each box with its own label; the visit limit looks like the inputs around it. Each page
+fits its width and passes axe-core.
 """
 
 import pytest
@@ -57,4 +58,31 @@ def test_checkbox_lists_are_named_groups_with_a_label_each(browser, live_server,
     _assert_checkbox_group(page, "Events", [])
     assert page.get_by_role("group", name="Events").get_by_role("checkbox").count() >= 3
     assert_fits_and_accessible(page, "webhooks form")
+    context.close()
+
+
+_INPUT_LOOK = """(el) => { const s = getComputedStyle(el); return {
+    border: s.borderTopWidth + ' ' + s.borderTopStyle + ' ' + s.borderTopColor,
+    radius: s.borderTopLeftRadius, padding: s.paddingLeft, height: el.offsetHeight,
+    font: s.fontSize + ' ' + s.fontFamily, width: el.offsetWidth }; }"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_visit_limit_looks_like_the_other_inputs(browser, live_server, user, width):
+    from links.services.create import link_create
+
+    link_create(user=user, long_url="https://example.com/spring", alias="spring")
+    base = live_server.url
+    context, page = page_at_width(browser, width)
+    log_in(page, base, "marketer", "s3cret-pass-1")
+    page.wait_for_url(base + "/")
+
+    page.get_by_text("Options:").click()
+    for where in ("create form", "edit form"):
+        if where == "edit form":
+            page.goto(base + "/dashboard/links/spring/edit/")
+        limit = page.get_by_label("Visit limit").evaluate(_INPUT_LOOK)
+        title = page.get_by_label("Title").evaluate(_INPUT_LOOK)
+        assert limit == title, f"{where}: visit limit {limit}, title {title}"
+    assert_fits_and_accessible(page, "edit form")
     context.close()
