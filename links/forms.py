@@ -13,7 +13,7 @@ from links.imports.formats import FORMATS
 from links.models import RedirectType, UrlLink, tag_key
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS
 from links.services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
-from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH
+from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
@@ -432,6 +432,8 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
                 "tags": ", ".join(tag.name for tag in link.tags.order_by("key")),
                 "archived": link.archived,
                 "max_visits": link.max_visits,
+                # The builder shows the UTM values the long URL holds now.
+                **utm_in_url(link.long_url),
             },
         )
         super().__init__(*args, **kwargs)
@@ -466,7 +468,10 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
         }
         if "tags" in self.changed_data and self.has_changed_tags():
             changes["tags"] = self.cleaned_data["tags"]
-        utm = {name: value for name, value in self.utm().items() if value}
+        # Only the UTM values typed in: the others are the long URL's own (shown as initial).
+        utm = {
+            name: value for name, value in self.utm().items() if value and name in self.changed_data
+        }
         if utm:
             changes["utm"] = utm
         # An empty password field keeps the password: it is never shown, so never filled in.

@@ -107,3 +107,41 @@ def test_qr_downloads_and_scans_counted_apart(browser, live_server, poster, arti
     assert downloads.get_by_role("link", name="PNG 1024 px").is_visible()
     assert _serious_in(page, "[data-testid=qr-downloads]") == []
     context.close()
+
+
+# The lines the text `part` of `element` is laid out on (distinct tops of its boxes).
+_LINES_OF = """(el, part) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let text = '', nodes = [];
+    while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]);
+                                text += walker.currentNode.data; }
+    const start = text.lastIndexOf(part), end = start + part.length;
+    const range = document.createRange();
+    for (const [node, at] of nodes) {
+        if (start >= at && start <= at + node.data.length) range.setStart(node, start - at);
+        if (end >= at && end <= at + node.data.length) { range.setEnd(node, end - at); break; }
+    }
+    return new Set([...range.getClientRects()].filter(r => r.width > 0)
+                   .map(r => Math.round(r.top))).size;
+}"""
+
+
+def test_qr_page_keeps_the_short_codes_on_one_line_on_a_phone(browser, live_server, user):
+    from links.services.create import link_create
+
+    code = "spring-poster-campaign"
+    link_create(user=user, long_url=LONG_URL, alias=code)
+    base = live_server.url
+    context, page = page_at_width(browser, 390)
+    log_in(page, base, "marketer", "s3cret-pass-1")
+    page.wait_for_url(base + "/")
+
+    page.goto(f"{base}/dashboard/links/{code}/qr/")
+    short_url = page.locator("[data-testid=qr-page] a.short-url")
+    assert short_url.inner_text().replace("\n", "") == f"{base}/{code}"
+    # Long enough to wrap at this width: before the code, never inside it.
+    assert short_url.evaluate(_LINES_OF, f"{base}/{code}") >= 2
+    assert short_url.evaluate(_LINES_OF, code) == 1
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert_fits_and_accessible(page, "QR page with a long code at 390px")
+    context.close()

@@ -63,3 +63,16 @@ def merge_utm(long_url: str, utm: dict[str, str]) -> str:
         if key in utm and key not in placed:
             segments.append(f"{key}={quote(utm[key], safe='')}")
     return f"{base}?{'&'.join(segments)}{hash_mark}{fragment}"
+
+
+def utm_in_url(long_url: str) -> dict[str, str]:
+    """The UTM values `long_url`'s query holds (merge_utm's reading of it: a key's first
+    occurrence counts; `+` and %-escapes decoded), e.g. for the edit form's builder."""
+    query = long_url.partition("#")[0].partition("?")[2]
+    values: dict[str, str] = {}
+    for segment in query.split("&") if query else []:
+        key, _, value = segment.partition("=")
+        key = unquote_plus(key)
+        if key in UTM_FIELDS and key not in values:
+            values[key] = unquote_plus(value)
+    return values

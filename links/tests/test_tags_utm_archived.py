@@ -12,7 +12,7 @@ from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.tags import clean_tags
-from links.services.utm import merge_utm
+from links.services.utm import merge_utm, utm_in_url
 from links.tests.factories import UrlLinkFactory
 from links.tests.helpers import client_for
 
@@ -58,6 +58,26 @@ def _tags(link: UrlLink) -> list[str]:
 )
 def test_merge_utm_keeps_the_query_and_replaces_given_keys(url, utm, merged):
     assert merge_utm(url, utm) == merged
+
+
+@pytest.mark.parametrize(
+    ("url", "values"),
+    [
+        ("https://ex.com/p", {}),
+        ("https://ex.com/p?x=1#utm_source=no", {}),
+        (
+            "https://ex.com/?utm_source=old&x=1&utm_source=older&utm_term=running+shoes",
+            {"utm_source": "old", "utm_term": "running shoes"},
+        ),
+        (
+            "https://ex.com/p?x=1&utm_campaign=spring%20sale%20%26%20more#top",
+            {"utm_campaign": "spring sale & more"},
+        ),
+    ],
+)
+def test_utm_in_url_reads_what_merge_utm_wrote(url, values):
+    assert utm_in_url(url) == values
+    assert utm_in_url(merge_utm(url, values)) == values
 
 
 def test_create_merges_utm_values_and_ignores_empty_ones(user):

@@ -90,6 +90,50 @@ def test_edit_shows_the_links_tags(logged_in, user):
     assert 'value="A, b"' in html
 
 
+def test_edit_shows_the_links_utm_values_in_the_builder(logged_in, user):
+    link = link_create(
+        user=user,
+        long_url="https://ex.com/p?ref=x",
+        utm={"utm_source": "newsletter", "utm_campaign": "spring sale & more"},
+    ).link
+
+    form = logged_in.get(reverse("link_edit", args=[link.code])).context["form"]
+
+    assert form["utm_source"].value() == "newsletter"
+    assert form["utm_campaign"].value() == "spring sale & more"
+    assert form["utm_medium"].value() in (None, "")
+    html = form["utm_campaign"].as_widget()
+    assert 'value="spring sale &amp; more"' in html
+
+
+def test_edit_sends_only_the_utm_values_typed_in(logged_in, user):
+    link = link_create(
+        user=user, long_url="https://ex.com/p", utm={"utm_source": "a", "utm_medium": "email"}
+    ).link
+    shown = {"utm_source": "a", "utm_medium": "email"}
+
+    # Nothing changed: nothing saved (the shown values are not merged again).
+    response = logged_in.post(reverse("link_edit", args=[link.code]), _edit_payload(link, **shown))
+    assert response.status_code == 302
+    assert [m.message for m in response.wsgi_request._messages] == ["Nothing was changed."]
+
+    # The long URL edited by hand wins over the builder's unchanged values.
+    response = logged_in.post(
+        reverse("link_edit", args=[link.code]),
+        _edit_payload(link, long_url="https://ex.com/p?utm_source=b", **shown),
+    )
+    link.refresh_from_db()
+    assert link.long_url == "https://ex.com/p?utm_source=b"
+
+    # A value typed into the builder replaces the long URL's.
+    logged_in.post(
+        reverse("link_edit", args=[link.code]),
+        _edit_payload(link, utm_source="c", utm_medium=""),
+    )
+    link.refresh_from_db()
+    assert link.long_url == "https://ex.com/p?utm_source=c"
+
+
 def test_my_links_filters_by_tag_and_hides_archived_until_asked(logged_in, user):
     spring = link_create(user=user, long_url="https://ex.com/1", tags=["Spring"]).link
     plain = link_create(user=user, long_url="https://ex.com/2").link
