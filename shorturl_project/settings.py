@@ -74,6 +74,8 @@ MIDDLEWARE = [
     # After the user is known: their time zone for every time a page shows or a form reads.
     "accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # DEBUG only: the product's 404 page instead of Django's technical one (core.not_found).
+    "core.not_found.FriendlyNotFoundMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into its page.
     "axes.middleware.AxesMiddleware",
