@@ -473,7 +473,6 @@ LOGGING = {
 }
 
 
-
 def serves_requests(argv: list[str], run_main: str | None) -> bool:
     """Whether this process answers requests, the development banner's audience, so that
     `make run` prints it once: not a management command run before the server (migrate,
