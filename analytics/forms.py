@@ -132,5 +132,5 @@ class TagRenameForm(forms.Form):
         label="New name",
         required=False,
         strip=False,
-        help_text="The name of another of your tags merges the two.",
+        help_text="The name of another of your tags merges the two, once you confirm.",
     )
