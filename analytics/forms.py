@@ -14,18 +14,15 @@ from analytics import ranges
 from analytics.models import utc_hour
 from analytics.selectors import series_bucket
 
-PRESETS = {
-    "24h": dt.timedelta(hours=24),
-    "7d": ranges.DEFAULT_RANGE,
-    "30d": dt.timedelta(days=30),
-    "90d": dt.timedelta(days=90),
-}
+# The last 24 hours by the hour; the others are whole days, today among them (ranges.last_days).
+PRESETS = {"24h": dt.timedelta(hours=24)}
+DAY_PRESETS = {"7d": ranges.DEFAULT_DAYS, "30d": 30, "90d": 90}
 ALL_TIME = "all"
 
 
 @dataclass(frozen=True)
 class TimeRange:
-    key: str  # a PRESETS key, "all" or "custom"
+    key: str  # a PRESETS or DAY_PRESETS key, "all" or "custom"
     start: dt.datetime  # inclusive, aware
     end: dt.datetime  # exclusive, aware
 
@@ -122,6 +119,8 @@ class StatsRangeForm(forms.Form):
         if key == ALL_TIME:
             start = utc_hour(max(first or end, ranges.EARLIEST))
             return TimeRange(key, min(start, end - dt.timedelta(hours=1)), end)
+        if key in DAY_PRESETS:
+            return TimeRange(key, *ranges.last_days(DAY_PRESETS[key], end))
         return TimeRange(key, end - PRESETS[key], end)
 
 
@@ -133,5 +132,5 @@ class TagRenameForm(forms.Form):
         label="New name",
         required=False,
         strip=False,
-        help_text="The name of another of your tags merges the two.",
+        help_text="The name of another of your tags merges the two, once you confirm.",
     )

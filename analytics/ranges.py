@@ -6,7 +6,8 @@ A range is [start, end): start from 2000 on, end at most a day ahead of now, sta
 a range chosen by its ends (check_range: the pages and the stats API) is shown by the hour for at
 most 366 days (longer ranges by day or week), and no series lists more than
 settings.STATS_MAX_BUCKETS entries (Bitly's `units` of hours are bounded by that alone). Without
-a choice, the last 7 days.
+a choice, the last 7 days. "The last N days" (last_days) are whole local days, today among them:
+a chart by day shows N bars, not a partial eighth one at the start.
 
 What a series costs grows with its entries (analytics.selectors.series builds one object per
 entry and never walks the hours of a longer bucket) and with the stored rows of the span, which
@@ -27,7 +28,7 @@ EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 # A day of slack: "today" in the viewer's zone may end up to 14 hours after UTC's.
 FUTURE_SLACK = timedelta(days=1)
 MAX_HOURLY_RANGE = timedelta(days=366)
-DEFAULT_RANGE = timedelta(days=7)
+DEFAULT_DAYS = 7  # last_days(DEFAULT_DAYS, …): the span shown without a choice
 # What a series entry may cover: the stats API's and pages' buckets, and Bitly's months.
 BUCKETS = ("hour", "day", "week", "month")
 HOUR = timedelta(hours=1)
@@ -107,6 +108,17 @@ def bucket_count(start: datetime, end: datetime, bucket: str) -> int:
     if bucket == "week":
         return (hi - lo).days // 7 + 1
     return (hi.year - lo.year) * 12 + hi.month - lo.month + 1
+
+
+def last_days(days: int, end: datetime) -> tuple[datetime, datetime]:
+    """[start, end) of "the last `days` days" up to `end`: the local day `end`'s last moment is
+    in (today, so far) and the `days - 1` before it from their midnight (the current time zone),
+    so a series by day lists exactly `days` entries. The stats pages' day presets and the stats
+    API's default span."""
+    zone = timezone.get_current_timezone()
+    today = (end - timedelta(microseconds=1)).astimezone(zone).date()
+    start = datetime.combine(today - timedelta(days=days - 1), time.min, tzinfo=zone)
+    return start, end
 
 
 def check_range(start: datetime, end: datetime, *, bucket: str | None = None) -> None:

@@ -30,7 +30,7 @@ from links.cache import redirect_location
 from links.codes import pool
 from links.imports.exports import LineEcho, spreadsheet_safe
 from links.selectors import TagNotFound, link_list, link_statuses, tag_get
-from links.services.tags import tag_delete, tag_rename
+from links.services.tags import TagNameTaken, tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
 from workspaces.current import can_write_current, current_workspace
@@ -137,10 +137,13 @@ def _links(count: int) -> str:
     return f"{count} link" if count == 1 else f"{count} links"
 
 
-def _tag_change(request: HttpRequest, *, workspace_id: int, tag, form: TagRenameForm):
+def _tag_change(
+    request: HttpRequest, *, workspace_id: int, tag, form: TagRenameForm
+) -> HttpResponse | TagNameTaken | None:
     """The tag page's POST (`action` rename or delete) through the tag services: a redirect
-    with a message once done, None when the rename form has errors to show. A viewer meets
-    the services' PermissionDenied (403)."""
+    with a message once done, None when the rename form has errors to show, TagNameTaken when
+    the new name is another tag's: the page asks before merging the two, which it does only
+    with `merge=confirmed`. A viewer meets the services' PermissionDenied (403)."""
     action = request.POST.get("action")
     if action == "delete":
         untagged = tag_delete(user=request.user, workspace_id=workspace_id, tag=tag.name)
@@ -159,10 +162,13 @@ def _tag_change(request: HttpRequest, *, workspace_id: int, tag, form: TagRename
             workspace_id=workspace_id,
             tag=tag.name,
             new_name=form.cleaned_data.get("name", ""),
+            merge=request.POST.get("merge") == "confirmed",
         )
     except ValidationError as error:
         add_service_errors(form, error)
         return None
+    except TagNameTaken as taken:
+        return taken
     if renamed.merged:
         messages.success(
             request,
@@ -191,9 +197,12 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     rename_form = TagRenameForm(
         request.POST if request.method == "POST" else None, initial={"name": found.name}
     )
+    pending_merge = None
     if request.method == "POST":
         done = _tag_change(request, workspace_id=workspace.pk, tag=found, form=rename_form)
-        if done is not None:
+        if isinstance(done, TagNameTaken):
+            pending_merge = done
+        elif done is not None:
             return done
     # Archived and stopped links included, as in the API's tag stats.
     links = list(
@@ -232,6 +241,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
             "my_links_query": urlencode(my_links),
             "may_change_tag": can_write_current(request),
             "rename_form": rename_form,
+            "pending_merge": pending_merge,
         },
         status=400 if rename_form.errors else 200,
     )

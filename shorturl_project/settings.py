@@ -74,6 +74,8 @@ MIDDLEWARE = [
     # After the user is known: their time zone for every time a page shows or a form reads.
     "accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # DEBUG only: the product's 404 page instead of Django's technical one (core.not_found).
+    "core.not_found.FriendlyNotFoundMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out sign-in into its page.
     "axes.middleware.AxesMiddleware",
@@ -470,5 +472,24 @@ LOGGING = {
     },
 }
 
-if DEBUG and "pytest" not in sys.modules and env.bool("SHOW_DEV_WARNING", default=True):
+
+def serves_requests(argv: list[str], run_main: str | None) -> bool:
+    """Whether this process answers requests, the development banner's audience, so that
+    `make run` prints it once: not a management command run before the server (migrate,
+    ensure_demo_users, check), and of runserver's two processes only the one its autoreloader
+    starts (RUN_MAIN="true"), or the only one with --noreload. Anything else that loads the
+    settings (a WSGI/ASGI server, a worker) does."""
+    command = argv[1] if len(argv) > 1 else ""
+    if command == "runserver":
+        return run_main == "true" or "--noreload" in argv
+    program = Path(argv[0]).name if argv else ""
+    return program not in {"manage.py", "django-admin", "__main__.py"}
+
+
+if (
+    DEBUG
+    and "pytest" not in sys.modules
+    and env.bool("SHOW_DEV_WARNING", default=True)
+    and serves_requests(sys.argv, env.str("RUN_MAIN", default=None))
+):
     print(DEVELOPMENT_MODE_WARNING, file=sys.stderr)

@@ -1,6 +1,8 @@
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.utils.cache import patch_cache_control
 
 from compat.yourls.views import YourlsApiView
 from core.api.base import api_not_found
@@ -16,6 +18,14 @@ def home(request: HttpRequest) -> HttpResponse:
     if (elsewhere := bare_root_view(request)) is not None:
         return elsewhere
     return link_views.home(request)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers ask for on their own: the site's icon (the pages link it
+    with <link rel="icon">), not the redirect's 404 counted as a request that reached no link."""
+    response = HttpResponseRedirect(static("img/favicon.svg"))
+    patch_cache_control(response, public=True, max_age=86400)
+    return response
 
 
 urlpatterns = [
@@ -35,6 +45,8 @@ urlpatterns = [
     path("v4/", include("compat.bitly.clicks")),  # clicks
     path("v4/", include("compat.bitly.views")),
     path("healthz", healthz, name="healthz"),
+    # A dot is in no short code: the WSGI fast path never takes it; before the redirect pattern.
+    path("favicon.ico", favicon, name="favicon"),
     path("", home, name="home"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

@@ -46,7 +46,8 @@ class StatsQuerySerializer(serializers.Serializer):
 
     start = _QueryDateTimeField(
         required=False,
-        help_text="First hour to count (rounded down to the hour); default `end` − 7 days.",
+        help_text="First hour to count (rounded down to the hour); default: the local midnight "
+        "starting the last 7 days (today, so far, and the 6 days before it).",
         error_messages={"invalid": DATETIME_MESSAGE},
     )
     end = _QueryDateTimeField(
@@ -87,7 +88,7 @@ class StatsQuerySerializer(serializers.Serializer):
 
     def validate(self, attrs: dict) -> dict:
         end = attrs.get("end") or timezone.now()
-        start = attrs.get("start") or end - ranges.DEFAULT_RANGE
+        start = attrs.get("start") or ranges.last_days(ranges.DEFAULT_DAYS, end)[0]
         bucket = attrs.get("bucket", "hour")
         if bucket == "auto":
             bucket = selectors.series_bucket(start, end)

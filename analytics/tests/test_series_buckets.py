@@ -87,13 +87,11 @@ def test_stats_page_charts_7_days_by_day_and_has_90_days_and_all_time(client, us
     add_visits(link, 2, when=now, client_id="someone")
     week = client.get(url, {"range": "7d"})
     assert week.context["chart"]["unit"] == "day"
-    assert 7 <= len(week.context["chart"]["labels"]) <= 8
+    assert len(week.context["chart"]["labels"]) == 7
     assert week.context["chart"]["unique_visitors"][-1] == 1
     assert client.get(url, {"range": "24h"}).context["chart"]["unit"] == "hour"
     quarter = client.get(url, {"range": "90d"})
-    assert quarter.context["time_range"].end - quarter.context["time_range"].start == dt.timedelta(
-        days=90
-    )
+    assert len(quarter.context["chart"]["labels"]) == 90
     html = quarter.content.decode()
     assert "Last 90 days" in html and "All time" in html
     everything = client.get(url, {"range": "all"})

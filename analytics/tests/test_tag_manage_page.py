@@ -51,15 +51,29 @@ def test_rename_goes_to_the_new_names_page_with_a_message(logged_in, user):
     assert tag_names(one) == ["Summer sale"] and tag_names(two) == ["Summer sale", "mail"]
 
 
-def test_rename_onto_another_tag_says_it_merged(logged_in, user):
+def test_rename_onto_another_tag_asks_before_merging(logged_in, user):
+    """Renaming onto another tag's name merged the two at once; the page now names the tag it
+    would merge into and how many links move, and merges only once that is confirmed."""
     tagged_link(user, 1, ["spring"])
-    tagged_link(user, 2, ["Sale"])
+    tagged_link(user, 2, ["spring"])
+    tagged_link(user, 3, ["Sale"])
 
-    response = logged_in.post(_url("spring"), {"action": "rename", "name": "sale"}, follow=True)
+    asked = logged_in.post(_url("spring"), {"action": "rename", "name": "sale"})
+
+    assert asked.status_code == 200
+    html = asked.content.decode()
+    assert 'data-testid="tag-merge-confirm"' in html
+    assert "Merge “spring” into “Sale”? Its 2 links will carry “Sale” instead" in html
+    assert 'name="merge" value="confirmed"' in html
+    assert sorted(Tag.objects.values_list("name", flat=True)) == ["Sale", "spring"]  # not yet
+
+    response = logged_in.post(
+        _url("spring"), {"action": "rename", "name": "sale", "merge": "confirmed"}, follow=True
+    )
 
     assert response.redirect_chain == [(_url("Sale"), 302)]
     assert _messages(response) == [
-        "Merged “spring” into your existing tag “Sale”: its links carry “Sale” now (2 links in "
+        "Merged “spring” into your existing tag “Sale”: its links carry “Sale” now (3 links in "
         "all)."
     ]
     assert list(Tag.objects.values_list("name", flat=True)) == ["Sale"]

@@ -108,11 +108,13 @@ def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[st
 
 class TagNameTaken(Exception):
     """A rename that may not merge (tag_rename's `merge=False`) met a name another tag of the
-    workspace already has."""
+    workspace already has: `existing_name` (its spelling) and how many of the renamed tag's
+    `links` a merge would move onto it, for a page that asks before merging."""
 
-    def __init__(self, old_name: str, new_name: str):
+    def __init__(self, old_name: str, new_name: str, *, existing_name: str = "", links: int = 0):
         super().__init__(f"The tag “{new_name}” already exists.")
         self.old_name, self.new_name = old_name, new_name
+        self.existing_name, self.links = existing_name or new_name, links
 
 
 def _writable_workspace(
@@ -192,7 +194,8 @@ def tag_rename(
     another tag of the workspace already has (any case) merges the two: this tag's links get
     that tag, which keeps its own spelling, and this tag goes. Returns the tag its links now
     carry, with `merged` (whether it was such a merge) and `link_count` set. `merge=False`
-    refuses such a rename with TagNameTaken instead (Shlink's API calls it a conflict).
+    refuses such a rename with TagNameTaken instead (Shlink's API calls it a conflict; the tag
+    page asks to confirm the merge).
 
     TagNotFound: no such tag, or not a member; PermissionDenied: a viewer; ValidationError
     ({"name": [...]}) for a name clean_tags refuses.
@@ -221,7 +224,9 @@ def tag_rename(
             if other is not None:
                 found.refresh_from_db(fields=["name", "key"])
                 if not merge:
-                    raise TagNameTaken(found.name, name)
+                    raise TagNameTaken(
+                        found.name, name, existing_name=other.name, links=found.links.count()
+                    )
                 _merge(source=found, target=other)
                 result, merged = other, True
             else:

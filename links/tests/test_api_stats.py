@@ -1,6 +1,6 @@
 """GET /api/v1/links/{code}/stats/: the hourly series and breakdowns of one link."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from django.utils import timezone
@@ -46,7 +46,9 @@ def test_stats_have_the_documented_shape_for_the_last_7_days(api, link):
     assert body["total_clicks"] == body["unique_visitors"] == 0
     assert all(body[name] == [] for name in BREAKDOWNS)
     hours = [datetime.fromisoformat(point["hour"]) for point in body["series"]]
-    assert 7 * 24 <= len(hours) <= 7 * 24 + 1  # the last 7 days; the first hour counts whole
+    # The last 7 days: today's hours so far and the 6 days before it, from local midnight.
+    assert 6 * 24 < len(hours) <= 7 * 24 + 1
+    assert timezone.localtime(hours[0]).time() == time.min
     assert hours[-1] <= timezone.now() < hours[-1] + timedelta(hours=1)
     assert all(set(p) >= {"hour", "clicks", "unique_visitors"} for p in body["series"])
 

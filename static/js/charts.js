@@ -28,7 +28,8 @@
         interaction: { mode: "index", intersect: false },
         scales: {
           x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 8 } },
-          y: { beginAtZero: true, ticks: { precision: 0 } }
+          // grace: room above the tallest bar, so it never touches the chart's top edge.
+          y: { beginAtZero: true, grace: "10%", ticks: { precision: 0 } }
         },
         plugins: { legend: { position: "bottom" } }
       }
