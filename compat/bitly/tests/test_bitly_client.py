@@ -14,8 +14,6 @@ skips and says why, unless BITLY_CLIENT_REQUIRED=1 (CI), which turns that into a
 
 from __future__ import annotations
 
-import fcntl
-import filecmp
 import json
 import os
 import secrets
@@ -30,80 +28,38 @@ from pathlib import Path
 
 import pytest
 import requests
-from django.conf import settings
 from django.utils import timezone
 
 from accounts.services import api_key_create
 from analytics.models import HourlyClick
 from links.models import UrlLink
 from links.services.create import link_create
+from tests.npm_clients import client_unavailable, npm_client_installed
 
 pytestmark = [pytest.mark.bitly_client, pytest.mark.django_db(transaction=True)]
 
 CLIENT_SOURCE = Path(__file__).parent / "bitly_client"
 CLIENT_FILES = ("package.json", "package-lock.json", "client.js")
-NPM_FLAGS = (
-    "--fetch-retries=1",
-    "--fetch-retry-mintimeout=2000",
-    "--fetch-retry-maxtimeout=4000",
-    "--fetch-timeout=30000",
-    "--loglevel=error",
-    "--no-audit",
-    "--no-fund",
-)
 LONG_URL = "https://www.example.com/spring?utm_source=bitly"
 NEW_URL = "https://www.example.com/summer"
 FORWARDED_HEADERS = ("Authorization", "Content-Type", "Accept")
 
 
 def _unavailable(reason: str):
-    """Skip with the reason; fail instead under BITLY_CLIENT_REQUIRED=1 (CI), where a missing
-    Node, registry or port 443 must not pass silently."""
-    if os.environ.get("BITLY_CLIENT_REQUIRED") == "1":
-        pytest.fail(f"BITLY_CLIENT_REQUIRED=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _installed_client() -> Path:
-    """.cache/bitly-client/ with the pinned client installed (npm ci when its lock changed)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        _unavailable("node and npm are needed to run the npm bitly client")
-    target = Path(settings.BASE_DIR) / ".cache" / "bitly-client"
-    target.mkdir(parents=True, exist_ok=True)
-    # make test and make test-services of one checkout may run at once: one installs at a time.
-    with open(target.with_name("bitly-client.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _install(target)
-
-
-def _install(target: Path) -> Path:
-    locked = (target / "package-lock.json").is_file() and filecmp.cmp(
-        CLIENT_SOURCE / "package-lock.json", target / "package-lock.json", shallow=False
-    )
-    for name in CLIENT_FILES:
-        shutil.copyfile(CLIENT_SOURCE / name, target / name)
-    if locked and (target / "node_modules" / "bitly" / "package.json").is_file():
-        return target
-    try:
-        done = subprocess.run(
-            ["npm", "ci", *NPM_FLAGS],
-            cwd=target,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        _unavailable("npm ci of the bitly client took over 5 minutes (registry unreachable?)")
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if "npm warn" not in line.lower()]
-        _unavailable(f"npm ci of the bitly client failed: {' / '.join(lines[:3])}")
-    return target
+    client_unavailable(reason, required_env="BITLY_CLIENT_REQUIRED")
 
 
 @pytest.fixture(scope="session")
 def bitly_client_dir() -> Path:
-    return _installed_client()
+    return npm_client_installed(
+        source=CLIENT_SOURCE,
+        files=CLIENT_FILES,
+        name="bitly-client",
+        ready="node_modules/bitly/package.json",
+        label="the npm bitly client",
+        tools=("node", "npm"),
+        required_env="BITLY_CLIENT_REQUIRED",
+    )
 
 
 def _certificate(folder: Path, address: str) -> tuple[Path, Path]:

@@ -16,39 +16,26 @@ unless YOURLS_API_JS_REQUIRED=1 (CI), which turns that into a failure.
 
 from __future__ import annotations
 
-import fcntl
-import filecmp
 import http.server
-import os
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from accounts.services import api_key_create
 from analytics.models import HourlyClick
 from links.models import UrlLink
 from tests.browser_support import browser, needs_chromium  # noqa: F401 - the fixture
+from tests.npm_clients import npm_client_installed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
 CLIENT_SOURCE = Path(__file__).parent / "yourls_api_js"
 CLIENT_FILES = ("package.json", "package-lock.json")
-NPM_FLAGS = (
-    "--fetch-retries=1",
-    "--fetch-retry-mintimeout=2000",
-    "--fetch-retry-maxtimeout=4000",
-    "--fetch-timeout=30000",
-    "--loglevel=error",
-    "--no-audit",
-    "--no-fund",
-)
+CLIENT_BUILD = "node_modules/yourls-api/dist/yourls.js"
 LONG_URL = "https://www.example.com/spring?utm_source=yourls-api"
 
 # The page on the other origin: the client's browser build, as a tool's page would load it.
@@ -82,55 +69,18 @@ EXPAND_AND_STATS = """async ({shorturl}) => {
 }"""
 
 
-def _unavailable(reason: str):
-    """Skip with the reason; fail instead under YOURLS_API_JS_REQUIRED=1 (CI), where a missing
-    Node or registry must not pass silently."""
-    if os.environ.get("YOURLS_API_JS_REQUIRED") == "1":
-        pytest.fail(f"YOURLS_API_JS_REQUIRED=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _installed_client() -> Path:
-    """The pinned client's browser build, from .cache/yourls-api-js/ (npm ci when the lock
-    changed)."""
-    if shutil.which("npm") is None:
-        _unavailable("npm is needed to install npm's yourls-api")
-    target = Path(settings.BASE_DIR) / ".cache" / "yourls-api-js"
-    target.mkdir(parents=True, exist_ok=True)
-    # make test-browser of two checkouts may run at once: one installs at a time.
-    with open(target.with_name("yourls-api-js.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _install(target) / "node_modules" / "yourls-api" / "dist" / "yourls.js"
-
-
-def _install(target: Path) -> Path:
-    locked = (target / "package-lock.json").is_file() and filecmp.cmp(
-        CLIENT_SOURCE / "package-lock.json", target / "package-lock.json", shallow=False
-    )
-    for name in CLIENT_FILES:
-        shutil.copyfile(CLIENT_SOURCE / name, target / name)
-    if locked and (target / "node_modules" / "yourls-api" / "dist" / "yourls.js").is_file():
-        return target
-    try:
-        done = subprocess.run(
-            ["npm", "ci", *NPM_FLAGS],
-            cwd=target,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        _unavailable("npm ci of yourls-api took over 5 minutes (registry unreachable?)")
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if "npm warn" not in line.lower()]
-        _unavailable(f"npm ci of yourls-api failed: {' / '.join(lines[:3])}")
-    return target
-
-
 @pytest.fixture(scope="session")
 def client_script() -> bytes:
-    return _installed_client().read_bytes()
+    installed = npm_client_installed(
+        source=CLIENT_SOURCE,
+        files=CLIENT_FILES,
+        name="yourls-api-js",
+        ready=CLIENT_BUILD,
+        label="npm's yourls-api",
+        tools=("npm",),
+        required_env="YOURLS_API_JS_REQUIRED",
+    )
+    return (installed / CLIENT_BUILD).read_bytes()
 
 
 @pytest.fixture

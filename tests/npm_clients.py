@@ -1,0 +1,86 @@
+"""The peers' published npm clients that compat tests drive: each pinned by a package-lock.json
+beside its test, installed with `npm ci` into .cache/<name>/ once (again only when the lock
+changes). Without Node, npm or the registry a test skips and says why, unless its `*_REQUIRED=1`
+variable is set (CI), which turns that into a failure."""
+
+from __future__ import annotations
+
+import fcntl
+import filecmp
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+NPM_FLAGS = (
+    "--fetch-retries=1",
+    "--fetch-retry-mintimeout=2000",
+    "--fetch-retry-maxtimeout=4000",
+    "--fetch-timeout=30000",
+    "--loglevel=error",
+    "--no-audit",
+    "--no-fund",
+)
+
+
+def client_unavailable(reason: str, *, required_env: str):
+    """Skip with the reason; fail instead under `required_env`=1 (CI), where a missing Node,
+    registry or port must not pass silently."""
+    if os.environ.get(required_env) == "1":
+        pytest.fail(f"{required_env}=1 but {reason}")
+    pytest.skip(reason)
+
+
+def npm_client_installed(
+    *,
+    source: Path,
+    files: tuple[str, ...],
+    name: str,
+    ready: str,
+    label: str,
+    tools: tuple[str, ...],
+    required_env: str,
+) -> Path:
+    """.cache/`name`/ with the client pinned in `source` installed: `files` copied from it,
+    `npm ci` run when its lock changed or `ready` (a path in the install) is missing. `tools`:
+    the commands the test needs on PATH."""
+    if any(shutil.which(tool) is None for tool in tools):
+        client_unavailable(
+            f"{' and '.join(tools)} {'are' if len(tools) > 1 else 'is'} needed for {label}",
+            required_env=required_env,
+        )
+    target = Path(settings.BASE_DIR) / ".cache" / name
+    target.mkdir(parents=True, exist_ok=True)
+    # Two test runs of one checkout may start at once: one installs at a time.
+    with open(target.with_name(f"{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        locked = (target / "package-lock.json").is_file() and filecmp.cmp(
+            source / "package-lock.json", target / "package-lock.json", shallow=False
+        )
+        for file in files:
+            shutil.copyfile(source / file, target / file)
+        if locked and (target / ready).exists():
+            return target
+        try:
+            done = subprocess.run(
+                ["npm", "ci", *NPM_FLAGS],
+                cwd=target,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            client_unavailable(
+                f"npm ci of {label} took over 5 minutes (registry unreachable?)",
+                required_env=required_env,
+            )
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if "npm warn" not in line.lower()]
+            client_unavailable(
+                f"npm ci of {label} failed: {' / '.join(lines[:3])}", required_env=required_env
+            )
+        return target
