@@ -283,6 +283,22 @@ def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus
     return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
+def _active_links_to(long_url: str, *, request_host: str) -> QuerySet[UrlLink] | None:
+    """Active links to exactly `long_url`, read as a create would store it (the long-URL rules,
+    LongUrlRules.check: `example.com/page` finds https://example.com/page); None for a URL the
+    rules refuse, which has no link (the create says why)."""
+    try:
+        long_url = validate_long_url(long_url, request_host=request_host)
+    except ValidationError:
+        return None
+    return (
+        UrlLink.objects.active()
+        .select_related("owner", "domain")
+        .filter(long_url_hash=url_hash(long_url))
+        .filter(long_url=long_url)
+    )
+
+
 def link_find_existing(
     *,
     user: AbstractBaseUser,
@@ -300,24 +316,13 @@ def link_find_existing(
     case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
     options the link has.
     """
-    # Read as a create would store it (the long-URL rules, LongUrlRules.check): `example.com/page`
-    # finds https://example.com/page; a URL they refuse has no link, and the create says why.
-    try:
-        long_url = validate_long_url(long_url, request_host=request_host)
-    except ValidationError:
-        return None
+    links = _active_links_to(long_url, request_host=request_host)
     domain_id = domain_id_for_name(domain or "", request_host=request_host)
-    if domain_id is None:
+    if links is None or domain_id is None:
         return None
-    links = (
-        UrlLink.objects.active()
-        .select_related("owner", "domain")
-        .filter(
-            workspace_id=workspace_id_or_personal(user=user, workspace_id=workspace_id),
-            domain_id=domain_id,
-            long_url_hash=url_hash(long_url),
-        )
-        .filter(long_url=long_url)
+    links = links.filter(
+        workspace_id=workspace_id_or_personal(user=user, workspace_id=workspace_id),
+        domain_id=domain_id,
     )
     if alias:
         links = links.filter(code=alias.strip())
@@ -343,17 +348,10 @@ def link_for_long_url(
     for one). The link sends everyone there now: active (capped links by their live count), no
     password, rules or variants. Several: the default domain's first, then the newest.
     """
-    try:
-        long_url = validate_long_url(long_url, request_host=request_host)
-    except ValidationError:
-        return None  # a URL the rules refuse has no link; the create says why
-    links = (
-        UrlLink.objects.in_workspaces_of(user)
-        .active()
-        .select_related("owner", "domain")
-        .filter(long_url_hash=url_hash(long_url), password_hash="", rules=[], variants=[])
-        .filter(long_url=long_url)
-    )
+    links = _active_links_to(long_url, request_host=request_host)
+    if links is None:
+        return None
+    links = links.in_workspaces_of(user).filter(password_hash="", rules=[], variants=[])
     if workspace_id is not None:
         links = links.filter(workspace_id=workspace_id)
     # One membership per user and workspace: the join repeats no link.
