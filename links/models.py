@@ -1,3 +1,5 @@
+import functools
+import operator
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -27,11 +29,21 @@ class CodeType(models.TextChoices):
 
 class LinkStatus(models.TextChoices):
     """A link's state, the one definition every page, export and API reads (UrlLink.status_at;
-    in lists with live visit counts, links.selectors.link_statuses). First match wins: a
-    revoked link is revoked whatever else; an expired one, expired. Archived is not a state:
-    an archived link still redirects (the `archived` flag says it)."""
+    in lists with live visit counts, links.selectors.link_statuses). First match wins:
+
+    1. revoked, whatever else;
+    2. expired (past expires_at): over for good, so a link revoked, or imported, with its
+       expiry before its start reads expired, never scheduled;
+    3. scheduled (before valid_since): not live yet; a capped link whose cap was used up before
+       its start was moved later reads scheduled until then, as its visitors see it;
+    4. limit_reached (its max_visits people have been through);
+    5. active.
+
+    Archived is not a state: an archived link still redirects (the `archived` flag says it)."""
 
     ACTIVE = "active", "Active"
+    # Before its start (valid_since): visitors get the "not live yet" page (404), not counted.
+    SCHEDULED = "scheduled", "Scheduled"
     EXPIRED = "expired", "Expired"
     REVOKED = "revoked", "Revoked"
     # Its max_visits people have been through: it answers 410 like an expired link.
@@ -43,31 +55,40 @@ class LinkStatus(models.TextChoices):
 ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits"))
 
 
+def status_condition(status: str, now: datetime) -> Q:
+    """UrlLink.status_at in SQL: the condition of the links in `status` (a LinkStatus) at `now`,
+    by the rows' visit counts, first match winning as there."""
+    live = Q(revoked_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    started = Q(valid_since__isnull=True) | Q(valid_since__lte=now)
+    if status == LinkStatus.REVOKED:
+        return Q(revoked_at__isnull=False)
+    if status == LinkStatus.EXPIRED:
+        return Q(revoked_at__isnull=True, expires_at__lte=now)
+    if status == LinkStatus.SCHEDULED:
+        return live & Q(valid_since__gt=now)
+    if status == LinkStatus.LIMIT_REACHED:
+        return live & started & ROW_LIMIT_REACHED
+    if status == LinkStatus.ACTIVE:
+        return live & started & ~ROW_LIMIT_REACHED
+    raise ValueError(f"No link status {status!r}.")
+
+
 class UrlLinkQuerySet(models.QuerySet):
     def with_status(self, status: str, now: datetime | None = None) -> "UrlLinkQuerySet":
         """The links in `status` (a LinkStatus) at `now` by the rows' counts: UrlLink.status_at
-        in SQL, first match winning as there (an expired link is not revoked, a link past its
-        limit neither)."""
+        in SQL (status_condition)."""
+        return self.filter(status_condition(status, now or timezone.now()))
+
+    def with_statuses(self, statuses, now: datetime | None = None) -> "UrlLinkQuerySet":
+        """The links in any of `statuses` (LinkStatus values) at `now`, by the rows' counts."""
         now = now or timezone.now()
-        if status == LinkStatus.REVOKED:
-            return self.filter(revoked_at__isnull=False)
-        links = self.filter(revoked_at__isnull=True)
-        if status == LinkStatus.EXPIRED:
-            return links.filter(expires_at__lte=now)
-        links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        if status == LinkStatus.LIMIT_REACHED:
-            return links.filter(ROW_LIMIT_REACHED)
-        if status == LinkStatus.ACTIVE:
-            return links.exclude(ROW_LIMIT_REACHED)
-        raise ValueError(f"No link status {status!r}.")
+        conditions = [status_condition(status, now) for status in statuses]
+        if not conditions:
+            return self.none()
+        return self.filter(functools.reduce(operator.or_, conditions))
 
     def active(self, now: datetime | None = None) -> "UrlLinkQuerySet":
         return self.with_status(LinkStatus.ACTIVE, now)
-
-    def inactive(self, now: datetime | None = None) -> "UrlLinkQuerySet":
-        """Stopped links: revoked, expired or with their visit limit reached."""
-        now = now or timezone.now()
-        return self.filter(Q(revoked_at__isnull=False) | Q(expires_at__lte=now) | ROW_LIMIT_REACHED)
 
     def visible_to(self, user) -> "UrlLinkQuerySet":
         """Staff see every link; everyone else the links of the workspaces they belong to."""
@@ -93,6 +114,7 @@ class UrlLinkQuerySet(models.QuerySet):
                 code_type__in=[CodeType.POOL, CodeType.SEQUENCE, CodeType.HASH],
                 title="",
                 expires_at__isnull=True,
+                valid_since__isnull=True,
                 redirect_type=RedirectType.FOUND,
                 pass_query=True,
                 # A link with rules or variants sends people elsewhere: not the same link.
@@ -246,6 +268,8 @@ class UrlLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # Its start: before it, the link is scheduled (LinkStatus), not live yet. Null: live at once.
+    valid_since = models.DateTimeField("starts", null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     # A visitor's `?utm_source=…` goes on to the destination (its own keys win); off for
     # destinations that refuse unknown parameters. The database default too: code that predates
@@ -301,13 +325,18 @@ class UrlLink(models.Model):
         return "" if self.domain_id == DEFAULT_DOMAIN_ID else self.domain.host
 
     def status_at(self, now: datetime | None = None, *, visits_used: int | None = None) -> str:
-        """The link's LinkStatus at `now`. `visits_used`: the live count of a capped link's
-        visits (links.services.gates.visits_used, or capped_visits_used for a page of links),
-        which is what the redirect goes by; without it, the row's count, a few seconds behind."""
+        """The link's LinkStatus at `now` (LinkStatus says which state wins). `visits_used`: the
+        live count of a capped link's visits (links.services.gates.visits_used, or
+        capped_visits_used for a page of links), which is what the redirect goes by; without
+        it, the row's count, a few seconds behind."""
         if self.revoked_at is not None:
             return LinkStatus.REVOKED
-        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
-            return LinkStatus.EXPIRED
+        if self.expires_at is not None or self.valid_since is not None:
+            now = now or timezone.now()
+            if self.expires_at is not None and self.expires_at <= now:
+                return LinkStatus.EXPIRED
+            if self.valid_since is not None and self.valid_since > now:
+                return LinkStatus.SCHEDULED
         if self.max_visits is not None:
             used = self.visits_used if visits_used is None else visits_used
             if used >= self.max_visits:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -91,6 +91,9 @@ DEFAULT_ORDER = "newest"
 _ORDER_ANNOTATIONS = {"total_clicks": "with_total_clicks", "all_clicks": "with_all_clicks"}
 # How `tags` select: links carrying every tag named, or any one of them.
 TAGS_ALL, TAGS_ANY = "all", "any"
+# The states of a link that has stopped (My links' "Stopped" filter): scheduled links have not
+# started, so they are not among them (though, like these, they are not active).
+STOPPED = frozenset({LinkStatus.EXPIRED, LinkStatus.REVOKED, LinkStatus.LIMIT_REACHED})
 
 
 def link_get_visible(
@@ -178,6 +181,7 @@ def link_list(
     tags_mode: str = TAGS_ALL,
     created_from: datetime | None = None,
     created_until: datetime | None = None,
+    statuses: Collection[str] | None = None,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -185,7 +189,9 @@ def link_list(
     links of the workspaces they belong to. `workspace_id`: one workspace's only (resolved by
     the caller with workspaces.selectors.workspace_get, which checks membership; staff may
     name any).
-    `search` matches long URL, title and code; `active` keeps active (True) or stopped (False).
+    `search` matches long URL, title and code; `active` keeps the active links (True) or every
+    other one (False: scheduled, expired, revoked, limit reached); `statuses` the links in any
+    of those LinkStatus values (both given: the links that pass both).
     `tags`: only links carrying every one of them (any case), or with `tags_mode=TAGS_ANY` at
     least one of them. Archived links are left out unless `archived` is True (then they are
     listed with the others). `domain`: only the links on that short domain (a host; the
@@ -232,14 +238,13 @@ def link_list(
             Q(long_url__icontains=search) | Q(title__icontains=search) | Q(code=search)
         )
     now = timezone.now()
+    wanted = None if statuses is None else frozenset(statuses)
     if active is not None:
-        # The rows' counts trail the live ones by seconds: links whose live count has reached
-        # the cap already are stopped too, as their visitors see them.
-        reached = _live_limit_reached(links, now)
-        if active:
-            links = links.active(now).exclude(pk__in=reached)
-        else:
-            links = links.inactive(now) | links.filter(pk__in=reached)
+        others = frozenset(LinkStatus.values) - {LinkStatus.ACTIVE}
+        by_active = frozenset({LinkStatus.ACTIVE}) if active else others
+        wanted = by_active if wanted is None else wanted & by_active
+    if wanted is not None:
+        links = _in_statuses(links, wanted, now)
     if exclude_expired:
         links = links.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     if exclude_limit_reached:
@@ -256,6 +261,24 @@ def link_list(
 # The most open capped links a filtered list reads the live counts of (one MGET of that many
 # keys at most); beyond it the rows' counts alone decide, a few seconds behind.
 LIVE_FILTER_MAX = 5000
+
+
+def _in_statuses(links: QuerySet[UrlLink], statuses: frozenset[str], now) -> QuerySet[UrlLink]:
+    """`links` in any of `statuses` (LinkStatus values) at `now`. The rows' counts trail the
+    live ones by seconds: links whose live count has reached the cap already are
+    limit_reached, not active, as their visitors see them."""
+    unknown = statuses - set(LinkStatus.values)
+    if unknown:
+        raise ValueError(f"No link status {sorted(unknown)!r}.")
+    picked = links.with_statuses(statuses, now)
+    counted = statuses & {LinkStatus.ACTIVE, LinkStatus.LIMIT_REACHED}
+    if len(counted) == 1:  # with both or neither, where a capped link stands changes nothing
+        reached = _live_limit_reached(links, now)
+        if reached and LinkStatus.ACTIVE in counted:
+            picked = picked.exclude(pk__in=reached)
+        elif reached:
+            picked = picked | links.filter(pk__in=reached)
+    return picked
 
 
 def _live_limit_reached(links: QuerySet[UrlLink], now) -> list[int]:
@@ -283,16 +306,19 @@ def link_statuses(links: Iterable[UrlLink], *, now=None) -> dict[int, LinkStatus
     return {link.pk: link.status_at(now, visits_used=used.get(link.pk)) for link in links}
 
 
-def _active_links_to(long_url: str, *, request_host: str) -> QuerySet[UrlLink] | None:
-    """Active links to exactly `long_url`, read as a create would store it (the long-URL rules,
-    LongUrlRules.check: `example.com/page` finds https://example.com/page); None for a URL the
-    rules refuse, which has no link (the create says why)."""
+def _active_links_to(
+    long_url: str, *, request_host: str, statuses: Collection[str] = (LinkStatus.ACTIVE,)
+) -> QuerySet[UrlLink] | None:
+    """Active links (or those in `statuses`) to exactly `long_url`, read as a create would
+    store it (the long-URL rules, LongUrlRules.check: `example.com/page` finds
+    https://example.com/page); None for a URL the rules refuse, which has no link (the create
+    says why)."""
     try:
         long_url = validate_long_url(long_url, request_host=request_host)
     except ValidationError:
         return None
     return (
-        UrlLink.objects.active()
+        UrlLink.objects.with_statuses(statuses)
         .select_related("owner", "domain")
         .filter(long_url_hash=url_hash(long_url))
         .filter(long_url=long_url)
@@ -308,15 +334,20 @@ def link_find_existing(
     tags: list[str] | None = None,
     request_host: str = "",
     workspace_id: int | None = None,
+    valid_since: datetime | None = None,
 ) -> UrlLink | None:
     """The newest active link to exactly this long URL on that short domain in the workspace
     (default: the user's personal one), else None.
 
     `alias`: only the link with that code; `tags`: only a link carrying every one of them (any
-    case). For "find it if it exists" creates (the Shlink layer's findIfExists), whatever other
-    options the link has.
+    case); `valid_since`: only a link starting then, active or still scheduled (as Shlink
+    matches validSince). For "find it if it exists" creates (the Shlink layer's findIfExists),
+    whatever other options the link has.
     """
-    links = _active_links_to(long_url, request_host=request_host)
+    statuses = (LinkStatus.ACTIVE,)
+    if valid_since is not None:
+        statuses = (LinkStatus.ACTIVE, LinkStatus.SCHEDULED)
+    links = _active_links_to(long_url, request_host=request_host, statuses=statuses)
     domain_id = domain_id_for_name(domain or "", request_host=request_host)
     if links is None or domain_id is None:
         return None
@@ -324,6 +355,8 @@ def link_find_existing(
         workspace_id=workspace_id_or_personal(user=user, workspace_id=workspace_id),
         domain_id=domain_id,
     )
+    if valid_since is not None:
+        links = links.filter(valid_since=valid_since)
     if alias:
         links = links.filter(code=alias.strip())
     for key in dict.fromkeys(tag_key(name) for name in tags or []):
@@ -469,9 +502,9 @@ def link_export_rows(
     base: str = "",
 ) -> Iterator[dict]:
     """Every link of `user`, oldest first, as the export's records: code, short_url, long_url,
-    title, tags (names, A–Z), domain (host; the default one's too), created_at, expires_at,
-    status, archived, clicks and unique_visitors (all time, people only). Archived, expired and
-    revoked links included.
+    title, tags (names, A–Z), domain (host; the default one's too), created_at, valid_since,
+    expires_at, status, archived, clicks and unique_visitors (all time, people only). Archived,
+    scheduled, expired and revoked links included.
 
     Short URLs and the default domain's host as links.shortlinks makes them: from
     SHORT_URL_BASE, else the page's `request`, else `base` (manage.py export_links --base);
@@ -543,6 +576,7 @@ def _export_pages(
                 "tags": tags[link.pk],
                 "domain": link.domain_host or default_host,
                 "created_at": link.created_at,
+                "valid_since": link.valid_since,
                 "expires_at": link.shown_expiry,
                 "status": str(statuses[link.pk]),
                 "archived": link.archived,

@@ -1,6 +1,6 @@
-"""Changing a link: its URL, title, expiry, redirect type, query pass-through, tags, archived
-flag, password or visit cap, or revoking it. The cached entry is dropped with the change, or the
-change is rolled back."""
+"""Changing a link: its URL, title, start and expiry, redirect type, query pass-through, tags,
+archived flag, password or visit cap, or revoking it. The cached entry is dropped with the
+change, or the change is rolled back."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from links.services.policy import (
     validate_expiry,
     validate_long_url,
     validate_redirect_type,
+    validate_schedule,
+    validate_start,
     validate_title,
 )
 from links.services.tags import clean_tags, link_tags_set
@@ -77,6 +79,7 @@ def link_update(
     long_url=_UNSET,
     title=_UNSET,
     expires_at=_UNSET,
+    valid_since=_UNSET,
     redirect_type=_UNSET,
     pass_query=_UNSET,
     tags=_UNSET,
@@ -91,6 +94,7 @@ def link_update(
     workspace_id: int | None = None,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
+    `valid_since`: its start (None: live at once), before its expiry as it will be.
 
     `tags` replaces the link's tags; `utm` ({utm_source…: value}) is merged into the long URL
     (the one given, else the current one). Tags and `archived` only sort the owner's lists:
@@ -110,7 +114,7 @@ def link_update(
         workspace_id=workspace_id,
     )
     utm = clean_utm(utm)
-    redirecting = (long_url, title, expires_at, redirect_type, pass_query)
+    redirecting = (long_url, title, expires_at, valid_since, redirect_type, pass_query)
     if utm or any(value is not _UNSET for value in redirecting):
         ensure_changeable(link)
     if tags is not _UNSET:
@@ -129,6 +133,13 @@ def link_update(
     if expires_at is not _UNSET:
         link.expires_at = validate_expiry(expires_at)
         changed.append("expires_at")
+    if valid_since is not _UNSET:
+        link.valid_since = validate_start(valid_since)
+        changed.append("valid_since")
+    if expires_at is not _UNSET or valid_since is not _UNSET:
+        # The start and the expiry as they will be: the field named is the one changed.
+        field = "valid_since" if valid_since is not _UNSET else "expires_at"
+        validate_schedule(link.valid_since, link.expires_at, field=field)
     if redirect_type is not _UNSET:
         link.redirect_type = validate_redirect_type(redirect_type)
         changed.append("redirect_type")

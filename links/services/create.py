@@ -26,6 +26,8 @@ from links.services.policy import (
     url_hash,
     validate_expiry,
     validate_redirect_type,
+    validate_schedule,
+    validate_start,
     validate_title,
 )
 from links.services.tags import clean_tags, link_tags_set
@@ -138,6 +140,7 @@ def prepare_link(
     redirect_type: int | None,
     request_host: str | None,
     url_rules: LongUrlRules | None = None,
+    valid_since: datetime | None = None,
     pass_query: bool | None = None,
     tags: list[str] | None = None,
     utm: dict[str, str] | None = None,
@@ -181,6 +184,8 @@ def prepare_link(
         validate_redirect_type, RedirectType.FOUND if redirect_type is None else redirect_type
     )
     expires_at = check(validate_expiry, expires_at)
+    valid_since = check(validate_start, valid_since)
+    check(validate_schedule, valid_since, expires_at)
     title = check(validate_title, title)
     alias = (alias or "").strip()
     if alias:
@@ -206,6 +211,7 @@ def prepare_link(
         not alias
         and not title
         and expires_at is None
+        and valid_since is None
         and redirect_type == _FOUND
         and pass_query
         and not tags
@@ -221,6 +227,7 @@ def prepare_link(
         long_url_hash=url_hash(long_url),
         title=title,
         expires_at=expires_at,
+        valid_since=valid_since,
         redirect_type=redirect_type,
         pass_query=pass_query,
         archived=archived,
@@ -244,6 +251,7 @@ def link_create(
     redirect_type: int = RedirectType.FOUND,
     request_host: str | None = None,
     pass_query: bool = True,
+    valid_since: datetime | None = None,
     tags: list[str] | None = None,
     utm: dict[str, str] | None = None,
     archived: bool = False,
@@ -269,6 +277,7 @@ def link_create(
         alias=alias,
         title=title,
         expires_at=expires_at,
+        valid_since=valid_since,
         redirect_type=redirect_type,
         request_host=request_host,
         pass_query=pass_query,

@@ -346,6 +346,52 @@ def validate_expiry(expires_at: datetime | None) -> datetime | None:
     return expires_at
 
 
+# The earliest start taken: a start before it says nothing a link could act on (and MySQL's
+# zero date, 0000-00-00, comes in from old exports as year 1).
+_EARLIEST_START_YEAR = 1971
+
+
+def validate_start(valid_since: datetime | None) -> datetime | None:
+    """A link's start (valid_since): before it the link is scheduled (links.models.LinkStatus),
+    not live yet. A start already past is taken (the link is live at once, as Shlink takes
+    one); the order against the expiry is validate_schedule's."""
+    if valid_since is None:
+        return None
+    if timezone.is_naive(valid_since):
+        valid_since = timezone.make_aware(valid_since)
+    # The years as given, before any conversion: year 1 or 9999 in a far time zone would
+    # overflow datetime's range once converted to UTC.
+    latest = timezone.now().year + 100
+    if not _EARLIEST_START_YEAR <= valid_since.year <= latest:
+        raise ValidationError(
+            {
+                "valid_since": [
+                    f"Choose a start between {_EARLIEST_START_YEAR} and {latest}, or leave it "
+                    "empty."
+                ]
+            }
+        )
+    return valid_since
+
+
+def _shown_time(moment: datetime) -> str:
+    return f"{timezone.localtime(moment):%Y-%m-%d %H:%M %Z}"
+
+
+def validate_schedule(
+    valid_since: datetime | None, expires_at: datetime | None, *, field: str = "valid_since"
+) -> None:
+    """A link starts before it expires (a start at or after the expiry would never let anyone
+    through): else ValidationError on `field`, the one the caller changed."""
+    if valid_since is None or expires_at is None or valid_since < expires_at:
+        return
+    if field == "expires_at":
+        message = f"The expiry must be after the start ({_shown_time(valid_since)})."
+    else:
+        message = f"The start must be before the expiry ({_shown_time(expires_at)})."
+    raise ValidationError({field: [message]})
+
+
 _TITLE_MAX_LENGTH = UrlLink._meta.get_field("title").max_length
 
 

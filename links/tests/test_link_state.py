@@ -166,16 +166,19 @@ def test_past_the_live_filter_bound_the_rows_decide_once_saved(user, capped_out,
 
 def test_the_rows_status_in_sql_is_status_at(user):
     """UrlLinkQuerySet.with_status (the admin's status filter, active()) picks the links whose
-    status_at is that status, first match winning: a revoked link past its expiry and cap is
-    revoked, an expired one past its cap expired."""
+    status_at is that status, first match winning: a revoked link past its expiry and cap and
+    before its start is revoked, an expired one (its start after its expiry, as a revoke or an
+    old import can leave it) expired, a scheduled one past its cap scheduled."""
     now = timezone.now()
-    past = now - timedelta(hours=1)
+    past, future = now - timedelta(hours=1), now + timedelta(hours=1)
     made = {}
+    capped_out = {"max_visits": 1, "visits_used": 1}
     for name, changes in {
-        "open": {},
-        "capped": {"max_visits": 1, "visits_used": 1},
-        "expired": {"expires_at": past, "max_visits": 1, "visits_used": 1},
-        "revoked": {"revoked_at": past, "expires_at": past, "max_visits": 1, "visits_used": 1},
+        "open": {"valid_since": past},
+        "capped": capped_out,
+        "scheduled": {"valid_since": future, **capped_out},
+        "expired": {"expires_at": past, "valid_since": future, **capped_out},
+        "revoked": {"revoked_at": past, "expires_at": past, "valid_since": future, **capped_out},
     }.items():
         link = link_create(user=user, long_url=f"https://example.com/{name}").link
         UrlLink.objects.filter(pk=link.pk).update(**changes)
