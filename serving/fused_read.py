@@ -25,7 +25,8 @@ from links.cache import (
     set_of_kind,
 )
 
-# Reads the entry and, when it is an active link, pushes the visit with the link id filled in:
+# Reads the entry and, when it is an active plain link (revoked field "0": not gated, no start
+# still to come, links.cache.entries), pushes the visit with the link id filled in:
 # the whole redirect in one round trip. On a miss it asks the set of the code's kind (KEYS[3]:
 # the alias set or the code set), so a made-up code is a 404 in that same round trip (ARGV[3]
 # the set's "complete" marker, ARGV[4] the code). ARGV[1] is now (epoch seconds), ARGV[2] the
@@ -86,7 +87,9 @@ def fetch_and_record(
         return None, False
     entry = decode_entry(key, value)
     keep_here(key, entry, generation)
-    return entry, isinstance(entry, LinkEntry) and not entry.is_gone(now) and not entry.gated
+    # As the script decided: a plain link's entry (revoked field "0"), not past its expiry.
+    recorded = isinstance(entry, LinkEntry) and entry.counted_by_read and not entry.is_gone(now)
+    return entry, recorded
 
 
 def _fetch_on_cluster(

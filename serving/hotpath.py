@@ -24,7 +24,7 @@ from serving.redirect import (
     SECURITY_HEADERS,
     TOO_MANY_REQUESTS,
     bare_root,
-    error_page,
+    error_answer,
     page_for,
     redirect_location_for,
     resolve,
@@ -121,11 +121,13 @@ class ShortCodeDispatcher:
             location = redirect_location_for(entry, environ)
             start_response(_STATUS_LINES[status], [("Location", location), *_REDIRECT_HEADERS])
             return [b""]
-        body = b"" if environ["REQUEST_METHOD"] == "HEAD" else error_page(page, code).encode()
+        text, extra = error_answer(page, code, environ)
+        body = b"" if environ["REQUEST_METHOD"] == "HEAD" else text.encode()
         headers = [
             ("Content-Type", "text/html; charset=utf-8"),
             ("Content-Length", str(len(body))),
             *SECURITY_HEADERS,
+            *extra,
         ]
         if status == TOO_MANY_REQUESTS:
             headers.append(("Retry-After", not_found_limit.retry_after()))

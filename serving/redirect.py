@@ -4,8 +4,10 @@
 2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
 3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
-   answered too many 404s (serving/not_found_limit.py; only 404s are counted); a capped link a
-   bot or a HEAD asks for → 403 (serving/gates.py: HELD);
+   answered too many 404s (serving/not_found_limit.py; only 404s are counted); before its start
+   → 404 with the "not live yet" page, never cached, nothing counted (the start is compared
+   with the time of the request, so a cached entry goes live by itself); a capped link a bot or
+   a HEAD asks for → 403 (serving/gates.py: HELD);
 4. the redirect (302 unless the link says otherwise), never cached by browsers, with the
    visitor's query string merged into the long URL's (links that pass it on; the long URL's
    own keys win) less the QR code's `qr=1` marker: parsing only when there is a query string;
@@ -19,6 +21,7 @@ and the WSGI fast path in serving/hotpath.py, which answers without Django's req
 
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from urllib.parse import quote, unquote_plus
 
 from csp.utils import build_policy
@@ -49,6 +52,12 @@ SEE_OTHER = 303
 CAP_REACHED_PAGE = "cap-reached"
 # The bare root of an extra domain that sends it nowhere: a 404 of its own wording.
 DOMAIN_ROOT_PAGE = "domain-root"
+# A link before its start (LinkStatus.SCHEDULED): a 404, as Shlink answers a short URL not yet
+# valid, with a page of its own saying when it starts.
+NOT_YET_PAGE = "not-yet"
+# The WSGI environ key resolve sets, to the link's start (epoch seconds), when the link has not
+# started: the 404 is then the "not live yet" page (page_for). As gates.CAP_REACHED.
+STARTS_AT = "shorturl.starts_at"
 PAGES = {
     NOT_FOUND: "links/not_found.html",
     GONE: "links/gone.html",
@@ -56,6 +65,7 @@ PAGES = {
     CAP_REACHED_PAGE: "links/cap_reached.html",
     gates.HELD: "links/cap_held.html",  # a capped link asked for by a bot or with HEAD
     DOMAIN_ROOT_PAGE: "links/domain_root.html",
+    NOT_YET_PAGE: "links/not_yet.html",
 }
 NO_BROWSER_CACHE = ("Cache-Control", "private, max-age=0")
 
@@ -224,10 +234,15 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
         if entry is None:
             return _not_found(meta, route)
 
-    # 3. Stopped links; gated ones (a password, a visit cap, rules, variants) are decided, and
-    #    counted or not, by serving/gates.py: the fused push above left them alone.
+    # 3. Stopped links, then links not started yet (compared with this request's time, so a
+    #    cached entry goes live by itself; nothing counted: the fused push left them alone);
+    #    gated ones (a password, a visit cap, rules, variants) are decided, and counted or not,
+    #    by serving/gates.py: the fused push above left them alone too.
     if entry.is_gone():
         return GONE, None
+    if entry.valid_since is not None and entry.starts_later():
+        meta[STARTS_AT] = entry.valid_since  # type: ignore[index]  # page_for's, as CAP_REACHED
+        return NOT_FOUND, None
     if entry.gated:
         return gates.decide(entry, meta, event_id=event_id, counted=counted)
 
@@ -258,20 +273,42 @@ _page_parts: dict[int | str, list[str]] = {}
 
 def page_for(status: int, meta: Mapping[str, str]) -> int | str:
     """Which error page answers `status` (a key of PAGES): the cap's own 410 when gates said
-    the cap was reached, else the status's."""
+    the cap was reached, the "not live yet" 404 when resolve said the link starts later, else
+    the status's."""
     if status == GONE and meta.get(gates.CAP_REACHED):
         return CAP_REACHED_PAGE
+    if status == NOT_FOUND and meta.get(STARTS_AT):
+        return NOT_YET_PAGE
     return status
 
 
-def error_page(status: int | str, code: str) -> str:
-    """The 404, 410 or 429 page (or another key of PAGES) for `code` (escaped)."""
+# The start in the "not live yet" page, put in like the code (the page is rendered once).
+_START_STAND_IN = "5b8d0c2f-start-goes-here"
+
+
+def error_page(status: int | str, code: str, *, starts_at: float | None = None) -> str:
+    """The 404, 410 or 429 page (or another key of PAGES) for `code` (escaped); `starts_at`:
+    the link's start (epoch seconds), for the "not live yet" page."""
     parts = _page_parts.get(status)
     if parts is None:
         # No request context: context processors would reach for the session and the user.
-        page = render_to_string(PAGES[status], {"code": _CODE_STAND_IN})
+        context = {"code": _CODE_STAND_IN, "starts_at": _START_STAND_IN}
+        page = render_to_string(PAGES[status], context)
         parts = _page_parts[status] = page.split(_CODE_STAND_IN)
-    return escape(code).join(parts)
+    page = escape(code).join(parts)
+    if starts_at is not None:
+        start = datetime.fromtimestamp(starts_at, tz=UTC)
+        page = page.replace(_START_STAND_IN, f"{start:%Y-%m-%d %H:%M} UTC")
+    return page
+
+
+def error_answer(page: int | str, code: str, meta: Mapping[str, str]) -> tuple[str, list]:
+    """The body and the extra headers of the error page `page` (page_for's) for `code`. The
+    "not live yet" page says when the link starts and may not be kept by any cache: from its
+    start on, the same URL redirects (and an edit may bring the start forward)."""
+    if page == NOT_YET_PAGE:
+        return error_page(page, code, starts_at=meta[STARTS_AT]), [NO_BROWSER_CACHE]
+    return error_page(page, code), []
 
 
 def bare_root_view(request: HttpRequest) -> HttpResponse | None:
@@ -312,7 +349,8 @@ def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
             # password) to the destination, as a 307/308 link's own status would.
             status = SEE_OTHER
     if entry is None:
-        response = HttpResponse(error_page(page_for(status, request.META), code), status=status)
+        body, headers = error_answer(page_for(status, request.META), code, request.META)
+        response = HttpResponse(body, status=status, headers=dict(headers))
         if status == TOO_MANY_REQUESTS:
             response["Retry-After"] = not_found_limit.retry_after()
         return response

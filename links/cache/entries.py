@@ -19,12 +19,15 @@ from links.models import DEFAULT_DOMAIN_ID, UrlLink
 _MISSING = "-"
 
 # The entry's flags field, present only when a link differs from the default: "noquery" for a
-# link that keeps visitors' query strings to itself, or a JSON object for a gated link (GATE_KEYS
-# below). Entries of default links keep the five-field form older code reads (a rolling upgrade,
-# and entries cached before it, stay valid). JSON escapes tabs, so a field never holds one.
+# link that keeps visitors' query strings to itself, or a JSON object (LinkEntry._gates) for a
+# gated link or one whose start is still to come ("since"). Entries of default links keep the
+# five-field form older code reads (a rolling upgrade, and entries cached before it, stay
+# valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
-# The revoked field of a gated, active link: serving.fused_read's Lua script pushes a visit
-# only for "0", so a gated link's clicks are decided (and counted, or not) in serving/gates.py.
+# The revoked field of an active link whose clicks the fused read must not count: a gated one
+# (decided, and counted or not, in serving/gates.py) or one with a start still to come (not
+# counted before it, recorded by serving/redirect.py after it). serving.fused_read's Lua
+# script pushes a visit only for "0".
 _GATED = "2"
 
 
@@ -48,10 +51,15 @@ class LinkEntry:
     # variant chose its location: the visit records it ("" is the long URL). Never cached.
     destination: str = ""
     domain_id: int = DEFAULT_DOMAIN_ID  # part of the key, never of the cached value
+    # Its start (epoch seconds), compared with the time of each request as expires_at is, so a
+    # cached entry goes live by itself; None once past when cached (it can matter no more).
+    valid_since: float | None = None
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
+        since = link.valid_since.timestamp() if link.valid_since else None
         return cls(
+            valid_since=since if since is not None and since > time.time() else None,
             code=link.code,
             domain_id=link.domain_id,
             link_id=link.pk,
@@ -78,10 +86,14 @@ class LinkEntry:
     # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
     # out once per entry, not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
+    # Whether the fused read counts this link's clicks (serving.fused_read): a plain link, not
+    # gated and with no start to wait for.
+    counted_by_read: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         gated = bool(self.password_hash or self.max_visits or self.rules or self.variants)
         object.__setattr__(self, "gated", gated)
+        object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
 
     @property
     def key(self) -> str:
@@ -93,8 +105,14 @@ class LinkEntry:
             return True
         return self.expires_at is not None and self.expires_at <= (now or time.time())
 
+    def starts_later(self, now: float | None = None) -> bool:
+        """Before its start (LinkStatus.SCHEDULED): the redirect answers "not live yet"."""
+        return self.valid_since is not None and self.valid_since > (now or time.time())
+
     def _gates(self) -> dict:
         gates: dict = {"q": int(self.pass_query)}
+        if self.valid_since is not None:
+            gates["since"] = self.valid_since
         if self.password_hash:
             gates["pw"] = self.password_hash
         if self.max_visits:
@@ -112,7 +130,7 @@ class LinkEntry:
     def serialize(self) -> str:
         expires = "" if self.expires_at is None else repr(self.expires_at)
         revoked = "1" if self.revoked else "0"
-        if self.gated:
+        if not self.counted_by_read:
             flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
             revoked = "1" if self.revoked else _GATED
         else:
@@ -143,6 +161,7 @@ class LinkEntry:
             pass_query=bool(gates.get("q", 1)),
             password_hash=gates.get("pw", ""),
             max_visits=gates.get("max"),
+            valid_since=gates.get("since"),
             rules=tuple(gates.get("rules", ())),
             variants=tuple((location, weight) for location, weight in gates.get("variants", ())),
         )
