@@ -37,6 +37,7 @@ LINK_EXAMPLE = {
     "title": "Spring sale newsletter",
     "redirect_type": 302,
     "created_at": "2026-03-01T09:30:00Z",
+    "valid_since": None,
     "expires_at": None,
     "pass_query": True,
     "is_active": True,

@@ -82,7 +82,8 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
         description=(
             "Your links, newest first, 50 per page (`page_size` up to 500). "
             "Staff see every link unless they pass `mine=true`. Archived links are left out "
-            "unless `archived=true`; `tag=x&tag=y` keeps the links with every one of those tags; "
+            "unless `archived=true`; `status=scheduled` (or another state) keeps the links in "
+            "that state; `tag=x&tag=y` keeps the links with every one of those tags; "
             "`domain=<host>` the links on that short domain; `workspace=<slug>` one workspace's "
             "(an API key lists only its own workspace's links)."
         ),
@@ -110,6 +111,7 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
             user=request.user,
             search=query.get("search"),
             active=query["active"],
+            statuses=[query["status"]] if query.get("status") else None,
             owned_only=query["mine"],
             tags=query.get("tag"),
             archived=query["archived"],
@@ -209,7 +211,9 @@ class LinkDetailView(_LinkViewMixin, LinkApiView):
         summary="Change a link",
         description=(
             "Changes only the fields sent. The redirect uses the new values from the next "
-            "click on (its cached entry is dropped). `expires_at: null` removes the expiry."
+            "click on (its cached entry is dropped). `expires_at: null` removes the expiry, "
+            "`valid_since: null` the start (the link is live at once). A start at or after the "
+            "expiry is refused (400, naming the field sent)."
         ),
         request=LinkUpdateSerializer,
         parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],

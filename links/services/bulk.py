@@ -72,6 +72,7 @@ def _bulk_prepare(
         alias=item.get("alias"),
         title=item.get("title"),
         expires_at=item.get("expires_at"),
+        valid_since=item.get("valid_since"),
         redirect_type=item.get("redirect_type"),
         request_host=request_host,
         url_rules=url_rules,
@@ -331,8 +332,8 @@ def link_create_many(
 ) -> list[BulkItemResult]:
     """Shorten up to BULK_MAX_ITEMS URLs in one transaction; every item succeeds or fails alone.
 
-    Items take `link_create`'s keyword arguments (long_url, alias, title, expires_at,
-    redirect_type, pass_query, tags, utm, archived, password, max_visits, rules,
+    Items take `link_create`'s keyword arguments (long_url, alias, title, valid_since,
+    expires_at, redirect_type, pass_query, tags, utm, archived, password, max_visits, rules,
     variants, domain). Round trips are per call, not per item:
     one query finds the owner's existing links, one the taken aliases, codes are claimed in a
     batch, the rows are written by one bulk insert (and tags by three more queries). Results

@@ -50,6 +50,18 @@ def _expires_at_field(**kwargs) -> serializers.DateTimeField:
     )
 
 
+def _valid_since_field(**kwargs) -> serializers.DateTimeField:
+    return serializers.DateTimeField(
+        allow_null=True,
+        help_text=(
+            "When the link starts working (ISO 8601; before `expires_at`). Until then its status "
+            "is `scheduled` and visitors get a “not live yet” page (404), counted nowhere; from "
+            "then on it redirects, with no edit. Null (or left out): at once."
+        ),
+        **kwargs,
+    )
+
+
 def _pass_query_field(**kwargs) -> StrictBooleanField:
     return StrictBooleanField(
         help_text=(
@@ -259,6 +271,7 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
         ),
     )
     title = _title_field(required=False)
+    valid_since = _valid_since_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
@@ -340,6 +353,7 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
 
     long_url = _long_url_field(required=False)
     title = _title_field(required=False)
+    valid_since = _valid_since_field(required=False)
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)

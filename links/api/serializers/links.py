@@ -33,14 +33,21 @@ class LinkSerializer(serializers.ModelSerializer):
     )
     is_active = serializers.BooleanField(
         read_only=True,
-        help_text="False once the link is revoked, past its expiry or out of visits "
-        "(max_visits reached): whenever `status` is not active.",
+        help_text="False before the link's start (valid_since) and once it is revoked, past "
+        "its expiry or out of visits (max_visits reached): whenever `status` is not active.",
     )
     status = serializers.ChoiceField(
         choices=LinkStatus.choices,
         read_only=True,
-        help_text="active, expired (past expires_at), revoked (at revoked_at) or limit_reached "
-        "(max_visits people have been through: visitors get 410, as for an expired link).",
+        help_text="active, scheduled (before valid_since: visitors get a “not live yet” page, "
+        "404), expired (past expires_at), revoked (at revoked_at) or limit_reached (max_visits "
+        "people have been through: visitors get 410, as for an expired link). The first that "
+        "holds, in the order revoked, expired, scheduled, limit_reached.",
+    )
+    valid_since = serializers.DateTimeField(
+        read_only=True,
+        allow_null=True,
+        help_text="When the link starts working; null: from its creation.",
     )
     revoked_at = serializers.DateTimeField(
         read_only=True,
@@ -77,6 +84,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "title",
             "redirect_type",
             "created_at",
+            "valid_since",
             "expires_at",
             "pass_query",
             "rules",
@@ -126,7 +134,7 @@ class LinkSerializer(serializers.ModelSerializer):
         """What ModelSerializer would give, without its per-field machinery (a bulk answer
         shows a thousand links). test_bulk_serialization holds the two in step."""
         fields = self.fields
-        expires_at, revoked_at = link.expires_at, link.revoked_at
+        expires_at, revoked_at, valid_since = link.expires_at, link.revoked_at, link.valid_since
         used = self._visits_used(link)
         status = link.status_at(visits_used=used)
         return {
@@ -139,6 +147,11 @@ class LinkSerializer(serializers.ModelSerializer):
             "title": link.title,
             "redirect_type": fields["redirect_type"].to_representation(link.redirect_type),
             "created_at": self._created_at(link.created_at),
+            "valid_since": (
+                None
+                if valid_since is None
+                else fields["valid_since"].to_representation(valid_since)
+            ),
             "expires_at": (
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from core.api.fields import BOOLEAN_MESSAGE
 from links import qr
+from links.models import LinkStatus
 
 
 class LinkListQuerySerializer(serializers.Serializer):
@@ -20,9 +21,17 @@ class LinkListQuerySerializer(serializers.Serializer):
     active = serializers.BooleanField(
         required=False,
         default=None,
-        help_text="true: only working links; false: only stopped ones (revoked, expired or "
-        "out of visits: limit_reached).",
+        help_text="true: only working links; false: every other one (scheduled: not started "
+        "yet; revoked, expired or out of visits: limit_reached).",
         error_messages={"invalid": BOOLEAN_MESSAGE},
+    )
+    status = serializers.ChoiceField(
+        choices=LinkStatus.choices,
+        required=False,
+        help_text="Only the links in this state (the links' `status`), e.g. `scheduled`.",
+        error_messages={
+            "invalid_choice": "Choose one of " + ", ".join(LinkStatus.values) + ".",
+        },
     )
     mine = serializers.BooleanField(
         required=False,
