@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from links.imports.formats import FORMATS
-from links.models import RedirectType, UrlLink, tag_key
-from links.selectors import DEFAULT_ORDER, LINK_ORDERS
+from links.models import LinkStatus, RedirectType, UrlLink, tag_key
+from links.selectors import DEFAULT_ORDER, LINK_ORDERS, STOPPED
 from links.services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
 from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
 
@@ -68,6 +68,8 @@ class LinkFieldsMixin(forms.Form):
         help_text="Optional. Only you see it, in your list of links.",
         error_messages={"max_length": "Keep the title to %(limit_value)d characters or fewer."},
     )
+    # The start and the expiry side by side, the same widget: the window the link works in.
+    valid_since = ExpiryField(label="Starts", required=False)
     expires_at = ExpiryField(label="Expires", required=False)
     redirect_type = forms.TypedChoiceField(
         label="Redirect type",
@@ -88,9 +90,14 @@ class LinkFieldsMixin(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        zone = timezone.get_current_timezone_name()
+        self.fields["valid_since"].help_text = (
+            f"Optional. Until this moment the short link answers “not live yet”; then it "
+            f"works by itself. Times are in {zone}."
+        )
         self.fields["expires_at"].help_text = (
             f"Optional. After this moment the short link answers “no longer available”. "
-            f"Times are in {timezone.get_current_timezone_name()}."
+            f"Times are in {zone}."
         )
 
 
@@ -389,6 +396,7 @@ class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeti
         "long_url",
         "alias",
         "title",
+        "valid_since",
         "expires_at",
         "redirect_type",
         "pass_query",
@@ -426,6 +434,7 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
             {
                 "long_url": link.long_url,
                 "title": link.title,
+                "valid_since": link.valid_since,
                 "expires_at": link.expires_at,
                 "redirect_type": link.redirect_type,
                 "pass_query": link.pass_query,
@@ -490,8 +499,15 @@ class LinkFilterForm(forms.Form):
     STATUS_CHOICES = [
         ("", "All links"),
         ("active", "Active"),
+        ("scheduled", "Scheduled: not started yet"),
         ("expired", "Stopped: expired, revoked or out of visits"),
     ]
+    # Each choice → the link states it shows (links.models.LinkStatus).
+    STATUSES = {
+        "active": frozenset({LinkStatus.ACTIVE}),
+        "scheduled": frozenset({LinkStatus.SCHEDULED}),
+        "expired": STOPPED,
+    }
     ORDER_CHOICES = [(key, label) for key, (label, _) in LINK_ORDERS.items()]
 
     q = forms.CharField(
@@ -534,10 +550,9 @@ class LinkFilterForm(forms.Form):
     def selector_kwargs(self) -> dict:
         self.is_valid()
         data = self.cleaned_data  # the valid fields, even when another one is not
-        active = {"active": True, "expired": False}.get(data.get("status") or "")
         return {
             "search": data.get("q") or None,
-            "active": active,
+            "statuses": self.STATUSES.get(data.get("status") or ""),
             "order": data.get("order") or DEFAULT_ORDER,
             "tags": self.selected_tags(),
             "archived": bool(data.get("archived")),

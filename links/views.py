@@ -97,6 +97,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 long_url=data["long_url"],
                 alias=data["alias"],
                 title=data["title"],
+                valid_since=data["valid_since"],
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
                 pass_query=data["pass_query"],
@@ -144,7 +145,15 @@ def home(request: HttpRequest) -> HttpResponse:
             }
     options_open = any(
         form[name].errors
-        for name in ("domain", "alias", "title", "expires_at", "password", "max_visits")
+        for name in (
+            "domain",
+            "alias",
+            "title",
+            "valid_since",
+            "expires_at",
+            "password",
+            "max_visits",
+        )
         if name in form.fields
     )
     advanced_open = any(form[name].errors for name in ADVANCED_FIELDS if name in form.fields)
@@ -229,7 +238,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "has_any_link": has_any_link,
             "filtered": bool(
                 criteria.get("search")
-                or criteria.get("active") is not None
+                or criteria.get("statuses") is not None
                 or criteria.get("tags")
                 or criteria.get("domain")
             ),
