@@ -113,6 +113,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "owner",
         "clicks",
         "created",
+        "starts",
         "expires",
         "status_label",
     )
@@ -127,6 +128,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "redirect_type",
         "code_type",
         "created_at",
+        "valid_since",
         "expires_at",
     )
     search_fields = ("=code", "long_url", "title")
@@ -157,6 +159,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "code_type",
         "created_at",
         "updated_at",
+        "starts",
         "expires",
         "revoked_at",
     )
@@ -238,6 +241,11 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="created", ordering="created_at")
     def created(self, link: UrlLink) -> str:
         return short_date(link.created_at)
+
+    @admin.display(description="starts", ordering="valid_since")
+    def starts(self, link: UrlLink) -> str:
+        # Before it the link is scheduled (LinkStatus): visitors get "not live yet".
+        return short_date(link.valid_since) if link.valid_since else "—"
 
     @admin.display(description="expires", ordering="expires_at")
     def expires(self, link: UrlLink) -> str:
