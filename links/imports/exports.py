@@ -3,9 +3,10 @@ import's report as CSV: streamed one record at a time (chunks for a streaming re
 written to a file), whatever the number of links.
 
 Both exports read back with `manage.py import_links` (the CSV as a plain CSV, the JSON as this
-service's JSON export), codes, titles, tags, domains, creation dates and archived flags kept.
-Free text in a CSV cell (titles, tags, a report's URLs and reasons) that a spreadsheet would
-run as a formula starts with an apostrophe; the plain CSV importer takes it off again.
+service's JSON export), codes, titles, tags, domains, creation dates, starts, expiries and
+archived flags kept. Free text in a CSV cell (titles, tags, a report's URLs and reasons) that a
+spreadsheet would run as a formula starts with an apostrophe; the plain CSV importer takes it
+off again.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ EXPORT_FIELDS = [
     "tags",
     "domain",
     "created_at",
+    "valid_since",
     "expires_at",
     "status",
     "archived",
@@ -78,6 +80,7 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
         row["title"] = spreadsheet_safe(record["title"])
         row["tags"] = spreadsheet_safe(", ".join(record["tags"]))
         row["archived"] = "true" if record["archived"] else "false"
+        row["valid_since"] = row["valid_since"] or ""
         row["expires_at"] = row["expires_at"] or ""
         yield writer.writerow(row)
     if writer is None:

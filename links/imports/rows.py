@@ -327,6 +327,7 @@ class _Importer:
             "tags": p.tags,
             "archived": source.archived,
             "expires_at": source.expires_at,
+            "valid_since": source.valid_since,
             "pass_query": source.pass_query,
             "max_visits": source.max_visits,
             "domain": p.domain_name,

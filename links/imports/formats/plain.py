@@ -3,9 +3,9 @@ reads back as, and this service's JSON export.
 
 Columns, any order, any case (only `long_url` is required): `long_url` (or `url`), `alias` (or
 `code`: the old code), `title`, `tags` (separated by `|`, `;` or `,` inside the cell: `a|b`,
-`a; b`, `"a, b"`), `created_at`, `expires_at`, `archived` (yes/no, true/false, 1/0), `domain`
-(a host; empty for the default domain), `status` (a `revoked` link is not imported). Other
-columns (`short_url`, `clicks`…) are ignored.
+`a; b`, `"a, b"`), `created_at`, `valid_since` (its start), `expires_at`, `archived` (yes/no,
+true/false, 1/0), `domain` (a host; empty for the default domain), `status` (a `revoked` link is
+not imported). Other columns (`short_url`, `clicks`…) are ignored.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
         ),
         created_at=parse_datetime(fields.get("createdat")),
         expires_at=parse_datetime(fields.get("expiresat")),
+        valid_since=parse_datetime(fields.get("validsince")),
         archived=bool(parse_bool(fields.get("archived"))),
         domain=text_of(fields.get("domain")).lower() or None,
     )

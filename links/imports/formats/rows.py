@@ -28,6 +28,7 @@ class SourceRow:
     archived: bool = False
     domain: str | None = None  # the old short link's host when it may be ours too; None: default
     expires_at: dt.datetime | None = None
+    valid_since: dt.datetime | None = None  # its start (Shlink's validSince)
     pass_query: bool | None = None
     max_visits: int | None = None
     # Set by the importer when the file itself says the link must not come over (banned,

@@ -4,9 +4,9 @@ JSON: what GET /rest/v3/short-urls answers (`{"shortUrls": {"data": [{"shortCode
 "longUrl", "dateCreated", "visitsSummary", "tags", "meta": {"validSince", "validUntil",
 "maxVisits"}, "domain", "title", "crawlable", "forwardQuery"}], "pagination": {…}}}`), or the bare
 list. `domain` is null for Shlink's default domain (this service's default here) and a host
-otherwise. `meta.validUntil` becomes the expiry, `meta.maxVisits` the visit cap (counted afresh
-here), `forwardQuery` whether a visitor's query string is passed on; `validSince` has no
-equivalent here and is noted.
+otherwise. `meta.validSince` becomes the start, `meta.validUntil` the expiry, `meta.maxVisits`
+the visit cap (counted afresh here), `forwardQuery` whether a visitor's query string is passed
+on.
 
 CSV (shlink-web-client's "Export" button): `createdAt, domain, shortCode, shortUrl, longUrl,
 title, tags, visits`, tags joined with `|`. Its `domain` is always a host, the default domain's
@@ -72,12 +72,10 @@ def _shlink_row(number: int, item: dict) -> SourceRow:
         created_at=parse_datetime(item.get("dateCreated")),
         domain=text_of(item.get("domain")).lower() or None,
         expires_at=parse_datetime(meta.get("validUntil")),
+        valid_since=parse_datetime(meta.get("validSince")),
         max_visits=_max_visits(meta.get("maxVisits")),
         pass_query=forward,
     )
-    since = text_of(meta.get("validSince"))
-    if since:
-        row.notes.append(f"Shlink's “valid since {since}” has no equivalent here: not kept.")
     return row
 
 

@@ -225,6 +225,7 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
         "tags": "Promo, spring",
         "domain": "testserver",
         "created_at": "2021-03-01T09:00:00+00:00",
+        "valid_since": "",
         "expires_at": "",
         "status": "active",
         "archived": "false",
@@ -247,7 +248,7 @@ def test_the_json_export_goes_to_stdout(user, links):
     sale = next(link for link in data["links"] if link["code"] == "spring-sale")
     assert sale["tags"] == ["Promo", "spring"]
     assert (sale["clicks"], sale["unique_visitors"], sale["archived"]) == (5, 4, False)
-    assert sale["expires_at"] is None
+    assert sale["expires_at"] is None and sale["valid_since"] is None
     assert err == "Exported 5 links to standard output.\n"
 
 

@@ -174,7 +174,8 @@ def test_shlink_objects_carry_tags_expiry_cap_and_query_forwarding():
     assert rows["capped"].max_visits == 100
     assert rows["capped"].pass_query is False
     assert rows["until-2099"].expires_at == dt.datetime(2099, 1, 1, tzinfo=dt.UTC)
-    assert "valid since" in rows["until-2099"].notes[0]
+    assert rows["until-2099"].valid_since == dt.datetime(2020, 2, 2, tzinfo=dt.UTC)
+    assert rows["until-2099"].notes == []
     assert rows["elsewhere"].domain == "doma.in"
     csv_rows = by_code(parse_file(fixture("shlink.csv")))
     assert csv_rows["12C18"].tags == ["shoes", "Sale"]

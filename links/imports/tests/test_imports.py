@@ -228,7 +228,9 @@ def test_a_shlink_export_imports_with_its_short_codes_tags_and_limits(client, us
     assert (capped.max_visits, capped.pass_query) == (100, False)
     offer = UrlLink.objects.get(code="until-2099")
     assert offer.expires_at == dt.datetime(2099, 1, 1, tzinfo=dt.UTC)
-    assert "valid since" in rows["until-2099"].reason  # noted, not refused
+    # Its validSince is its start: past, so the link is live.
+    assert offer.valid_since == dt.datetime(2020, 2, 2, tzinfo=dt.UTC)
+    assert offer.status == "active" and rows["until-2099"].reason == ""
     assert rows["api"].outcome == Outcome.NEW_CODE
 
     assert rows["old-promo"].outcome == Outcome.SKIPPED

@@ -48,8 +48,8 @@ def _checked_base(base: str) -> str:
 class Command(BaseCommand):
     help = (
         "Export a user's links (every link with --all, for staff) as CSV or JSON: code, "
-        "short_url, long_url, title, tags, domain, created_at, expires_at, status, archived, "
-        "clicks, unique_visitors. import_links reads both back. Short URLs are full: "
+        "short_url, long_url, title, tags, domain, created_at, valid_since, expires_at, status, "
+        "archived, clicks, unique_visitors. import_links reads both back. Short URLs are full: "
         "--base's, else SHORT_URL_BASE's."
     )
 
