@@ -32,6 +32,7 @@ def link_data(link: UrlLink) -> dict:
         "redirect_type": link.redirect_type,
         "created_at": _time(link.created_at),
         "updated_at": _time(link.updated_at),
+        "valid_since": _time(link.valid_since),
         "expires_at": _time(link.expires_at),
         "revoked_at": _time(link.revoked_at),
     }

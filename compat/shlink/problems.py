@@ -37,6 +37,7 @@ ABOUT_BLANK = "about:blank"
 SHLINK_FIELDS = {
     "long_url": "longUrl",
     "alias": "customSlug",
+    "valid_since": "validSince",
     "expires_at": "validUntil",
     "max_visits": "maxVisits",
     "pass_query": "forwardQuery",

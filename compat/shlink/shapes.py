@@ -43,7 +43,7 @@ def short_urls(links: list[UrlLink], *, request: HttpRequest) -> list[dict]:
             "visitsSummary": visits_summary(totals[link.pk]),
             "tags": tags[link.pk],
             "meta": {
-                "validSince": None,  # we have no start time
+                "validSince": atom(link.valid_since),
                 "validUntil": atom(link.shown_expiry),
                 "maxVisits": link.max_visits,
             },

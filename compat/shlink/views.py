@@ -158,25 +158,13 @@ class DateRangeSerializer(serializers.Serializer):
     endDate = serializers.DateTimeField(required=False)
 
 
-class _Refused(serializers.Serializer):
-    """Fields Shlink has that we cannot store honestly: refused unless empty."""
-
-    validSince = serializers.DateTimeField(required=False, allow_null=True)
-
-    def validate_validSince(self, value):
-        if value is not None:
-            raise serializers.ValidationError(
-                "Not supported here: links have no start time (only validUntil)."
-            )
-        return value
-
-
-class EditShortUrlSerializer(_Refused):
+class EditShortUrlSerializer(serializers.Serializer):
     longUrl = serializers.CharField(required=False, trim_whitespace=True)
     title = serializers.CharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=True
     )
     tags = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    validSince = serializers.DateTimeField(required=False, allow_null=True)
     validUntil = serializers.DateTimeField(required=False, allow_null=True)
     maxVisits = serializers.IntegerField(required=False, allow_null=True)
     forwardQuery = serializers.BooleanField(required=False)
@@ -196,6 +184,7 @@ EDITS = {
     "longUrl": "long_url",
     "title": "title",
     "tags": "tags",
+    "validSince": "valid_since",
     "validUntil": "expires_at",
     "maxVisits": "max_visits",
     "forwardQuery": "pass_query",
@@ -264,6 +253,7 @@ class ShortUrlsView(ShlinkView):
         options = {
             "alias": data.get("customSlug") or None,
             "title": data.get("title") or None,
+            "valid_since": data.get("validSince"),
             "expires_at": data.get("validUntil"),
             "max_visits": data.get("maxVisits"),
             "tags": data.get("tags") or None,
@@ -277,6 +267,7 @@ class ShortUrlsView(ShlinkView):
                 domain=options["domain"],
                 alias=options["alias"],
                 tags=options["tags"],
+                valid_since=options["valid_since"],
                 request_host=request.get_host(),
                 workspace_id=self.pinned_workspace_id,
             )

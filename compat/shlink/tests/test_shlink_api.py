@@ -162,16 +162,6 @@ def test_invalid_input_is_the_invalid_data_problem_naming_shlinks_fields(shlink)
     assert body["invalidElements"] == ["longUrl"]
 
 
-def test_valid_since_is_refused_we_have_no_start_time(shlink):
-    body = assert_problem(
-        create(shlink, longUrl="https://example.com/x", validSince="2030-01-01T00:00:00+00:00"),
-        400,
-        "invalid-data",
-    )
-    assert body["invalidElements"] == ["validSince"]
-    assert not UrlLink.objects.exists()
-
-
 def test_find_if_exists_returns_the_existing_link_with_options(shlink, user):
     first = create(shlink, longUrl="https://example.com/a", tags=["x"], title="A").json()
     again = create(shlink, longUrl="https://example.com/a", tags=["x"], findIfExists=True).json()
