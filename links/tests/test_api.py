@@ -31,6 +31,7 @@ LINK_FIELDS = {
     "rules",
     "variants",
     "created_at",
+    "valid_since",
     "expires_at",
     "is_active",
     "status",
