@@ -63,6 +63,14 @@ def visitor_country(ip: str) -> str:
     return geo_lookup(ip).country_code if ip else ""
 
 
+def visitor_city(ip: str) -> str:
+    """The city of an address as the stats name it (GEOIP_LANGUAGE, else English; "" if
+    unknown), from the same cached lookup as visitor_country."""
+    from analytics.enrich import geo_lookup
+
+    return geo_lookup(ip).city if ip else ""
+
+
 def visitor_client_id(ip: str, user_agent: str) -> str:
     """The client id the stored visit will have (analytics.enrich.client_id): people are
     counted by it, so a variant chosen by it is one variant per person in the stats."""
