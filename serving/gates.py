@@ -33,9 +33,8 @@ from analytics.capture import (
     detect_bot,
     record_visit,
     visitor_agent,
-    visitor_city,
     visitor_client_id,
-    visitor_country,
+    visitor_place,
 )
 from core.client_ip import client_ip
 from links import visit_caps
@@ -166,17 +165,18 @@ class _Visitor:
             address = self._ip()
             return address is not None and address in _network(wanted)
         if key == "country":
-            if self._country is None:
-                # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address.
-                self._country = visitor_country(client_ip(self._meta))
-            return self._country == wanted
+            return self._place()[0] == wanted
         if key == "city":
-            if self._city is None:
-                # The same lookup (one cached read gives the country and the city), its name
-                # as the stats show it, compared in any case.
-                self._city = visitor_city(client_ip(self._meta)).casefold()
-            return self._city == wanted.casefold()
+            return self._place()[1] == wanted.casefold()  # the stats' name, in any case
         return False
+
+    def _place(self) -> tuple[str, str]:
+        if self._country is None or self._city is None:
+            # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address; one
+            # for both the country and the city.
+            country, city = visitor_place(client_ip(self._meta))
+            self._country, self._city = country, city.casefold()
+        return self._country, self._city
 
 
 # The cheap conditions first: a rule that fails on its dates or query costs no User-Agent parse

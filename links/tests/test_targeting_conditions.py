@@ -253,7 +253,15 @@ def test_a_city_condition_matches_the_city_the_stats_show_in_any_case(user):
     london = geo_lookup(LONDON).city
     assert london, "the GeoIP data names the city of MaxMind's London test address"
     assert geo_lookup(SYDNEY).city != london
-    link = targeted(user, {"city": london.upper(), "url": "https://uk.example/"})
+    link = targeted(
+        user,
+        {"country": "AU", "city": london, "url": "https://nowhere.example/"},  # both must match
+        {
+            "country": geo_lookup(LONDON).country_code,
+            "city": london.upper(),
+            "url": "https://uk.example/",
+        },
+    )
     assert location(link, REMOTE_ADDR=LONDON) == "https://uk.example/"
     assert location(link, REMOTE_ADDR=SYDNEY) == LONG
 
