@@ -90,7 +90,9 @@ def _conditions(rule: dict) -> list[dict]:
         if name in ("device", "os"):
             conditions.append(_condition("device", _SHLINK_DEVICE[(name, value)]))
         elif name == "query":
-            for key, wanted in value.items():
+            # By name: the same order whatever the database did to the object's keys (MySQL
+            # sorts a JSON object's keys its own way).
+            for key, wanted in sorted(value.items()):
                 if wanted is None:
                     conditions.append(_condition("any-value-query-param", None, key))
                 elif wanted == "":

@@ -178,9 +178,9 @@ def test_rules_made_here_go_to_shlink_and_back_unchanged(user, link):
             "conditions": [
                 condition("geolocation-country-code", "CN"),
                 condition("geolocation-city-name", "Hangzhou"),
-                condition("query-param", "mail", "utm_source"),
+                condition("valueless-query-param", None, "debug"),  # by name
                 condition("any-value-query-param", None, "ref"),
-                condition("valueless-query-param", None, "debug"),
+                condition("query-param", "mail", "utm_source"),
                 condition("ip-address", "2001:db8::/32"),
                 condition("after-date", "2026-01-01T00:00:00+00:00"),
                 condition("before-date", "2027-01-01T00:00:00+00:00"),
