@@ -363,3 +363,15 @@ def test_the_api_stores_the_new_conditions_in_one_spelling_and_names_a_bad_one(u
     )
     assert answer.status_code == 400
     assert answer.json()["rules"][0].startswith("rules[1].ip: “10.*.1.*” is not an address")
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_the_new_conditions_in_their_one_spelling(admin_client, user):
+    link = targeted(
+        user,
+        {"query": {"utm_source": "mail", "ref": None}, "ip": "10.1.*.*", "url": ELSEWHERE},
+        {"city": "London", "before": "2030-01-01T00:00:00+01:00", "url": "https://b.example/"},
+    )
+    html = admin_client.get(f"/admin/links/urllink/{link.pk}/change/").content.decode()
+    assert f"query utm_source=mail&amp;ref=*, ip 10.1.0.0/16 → {ELSEWHERE}" in html
+    assert "city London, before 2029-12-31T23:00:00Z → https://b.example/" in html
