@@ -56,11 +56,15 @@ def visitor_agent(user_agent: str):
     return parse_user_agent(user_agent[:MAX_USER_AGENT])
 
 
-def visitor_country(ip: str) -> str:
-    """The ISO country code of an address, from the enrichment's GeoIP reader ("" if unknown)."""
+def visitor_place(ip: str) -> tuple[str, str]:
+    """(ISO country code, city) of an address, from the enrichment's GeoIP reader: the city as
+    the stats name it (GEOIP_LANGUAGE, else English); "" for what is unknown."""
     from analytics.enrich import geo_lookup
 
-    return geo_lookup(ip).country_code if ip else ""
+    if not ip:
+        return "", ""
+    place = geo_lookup(ip)
+    return place.country_code, place.city
 
 
 def visitor_client_id(ip: str, user_agent: str) -> str:

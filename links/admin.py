@@ -35,6 +35,7 @@ from links.services.domains import (
     domain_workspace_check,
 )
 from links.services.gates import visits_used
+from links.services.targeting import describe_rule
 from links.shortlinks import link_page_url, link_short_url
 
 admin.site.site_header = "shorturl administration"
@@ -209,13 +210,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="rules and variants")
     def targeting(self, link: UrlLink) -> str:
         """Each rule as "device mobile, country CN → url", each variant as "70% → url"."""
-        lines = [
-            (
-                ", ".join(f"{key} {value}" for key, value in rule.items() if key != "url"),
-                rule.get("url", ""),
-            )
-            for rule in link.rules or ()
-        ]
+        lines = [(describe_rule(rule), rule.get("url", "")) for rule in link.rules or ()]
         lines += [
             (f"{variant.get('weight')}%", variant.get("url", "")) for variant in link.variants or ()
         ]

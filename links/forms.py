@@ -12,7 +12,7 @@ from django.utils import timezone
 from links.imports.formats import FORMATS
 from links.models import LinkStatus, RedirectType, UrlLink, tag_key
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS, STOPPED
-from links.services.targeting import DEVICES, MAX_VARIANTS, OS_NAMES
+from links.services.targeting import DEVICES, MAX_CITY, MAX_VARIANTS, OS_NAMES, query_text
 from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
@@ -43,6 +43,27 @@ class ExpiryField(forms.DateTimeField):
         if isinstance(initial, datetime):
             initial = initial.replace(second=0, microsecond=0)
         return super().has_changed(initial, data)
+
+
+class RuleMomentField(forms.DateTimeField):
+    """A rule's `after` or `before`, in the person's time zone, to the second: a moment set
+    through the API keeps its seconds when the form is saved again."""
+
+    widget = forms.DateTimeInput(
+        attrs={"type": "datetime-local", "step": 1}, format="%Y-%m-%dT%H:%M:%S"
+    )
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("input_formats", DATETIME_INPUT_FORMATS)
+        kwargs.setdefault(
+            "error_messages", {"invalid": "Enter a date and time, e.g. 2030-12-31 18:00."}
+        )
+        super().__init__(**kwargs)
+
+
+def _stored_moment(text: str | None) -> datetime | None:
+    """A stored rule moment ("2026-05-01T07:00:00Z") as the aware datetime a form shows."""
+    return datetime.fromisoformat(text) if text else None
 
 
 class LinkFieldsMixin(forms.Form):
@@ -188,11 +209,25 @@ class GateFieldsMixin(forms.Form):
 
 RULE_ROWS = 3  # an edit form shows one more than the link's rules (the API allows up to 20)
 VARIANT_ROWS = MAX_VARIANTS
-_RULE_FIELDS = ("device", "os", "country", "language", "url")
+# Each rule row: these on its first line, the rest behind "More conditions", then its URL.
+_RULE_MAIN_FIELDS = ("device", "os", "country", "language")
+_RULE_MORE_FIELDS = ("city", "query", "ip", "after", "before")
+_RULE_FIELDS = (*_RULE_MAIN_FIELDS, *_RULE_MORE_FIELDS, "url")
 _VARIANT_FIELDS = ("url", "weight")
 _ITEM_ERROR = re.compile(
     r"(?P<group>rules|variants)\[(?P<index>\d+)\](?:\.(?P<key>\w+))?: (?P<text>.*)", re.S
 )
+
+
+def _short_text(label: str, initial: str, placeholder: str, **kwargs) -> forms.CharField:
+    """A condition typed as text (the service checks and spells it)."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        initial=initial,
+        widget=forms.TextInput(attrs={"placeholder": placeholder, "autocomplete": "off"}),
+        **kwargs,
+    )
 
 
 def _destination_field(label: str, initial: str, placeholder: str) -> forms.CharField:
@@ -252,6 +287,31 @@ class TargetingFieldsMixin(forms.Form):
                 widget=forms.TextInput(
                     attrs={"placeholder": "e.g. zh", "autocomplete": "off", "size": 4}
                 ),
+            )
+            self.fields[f"rule_{row}_city"] = _short_text(
+                "City",
+                initial.get("city", ""),
+                "e.g. London",
+                max_length=MAX_CITY * 2,  # the service says why a name is too long
+            )
+            self.fields[f"rule_{row}_query"] = _short_text(
+                "Query string",
+                query_text(initial["query"]) if initial.get("query") else "",
+                "e.g. utm_source=mail",
+                max_length=4096,
+                help_text="name=value; name=* for any value; name alone for none. & between.",
+            )
+            self.fields[f"rule_{row}_ip"] = _short_text(
+                "IP address or network",
+                initial.get("ip", ""),
+                "e.g. 203.0.113.0/24",
+                max_length=100,
+            )
+            self.fields[f"rule_{row}_after"] = RuleMomentField(
+                label="After", required=False, initial=_stored_moment(initial.get("after"))
+            )
+            self.fields[f"rule_{row}_before"] = RuleMomentField(
+                label="Before", required=False, initial=_stored_moment(initial.get("before"))
             )
             self.fields[f"rule_{row}_url"] = _destination_field(
                 "Send to", initial.get("url", ""), "https://example.com/cn"
@@ -332,14 +392,23 @@ class TargetingFieldsMixin(forms.Form):
         return ValidationError(rest) if rest else None
 
     def rule_rows(self) -> list[dict]:
-        return [
-            {
-                "label": f"Rule {row + 1}",
-                "fields": [self[f"rule_{row}_{key}"] for key in _RULE_FIELDS],
-                "errors": self.row_errors.get(f"rule_{row}", []),
-            }
-            for row in range(self.rule_count)
-        ]
+        rows = []
+        for row in range(self.rule_count):
+            more = [self[f"rule_{row}_{key}"] for key in _RULE_MORE_FIELDS]
+            rows.append(
+                {
+                    "label": f"Rule {row + 1}",
+                    "fields": [self[f"rule_{row}_{key}"] for key in _RULE_MAIN_FIELDS],
+                    "more": more,
+                    # Open when it holds anything: a condition set, or a problem with one.
+                    "more_open": any(
+                        field.errors or field.value() not in (None, "") for field in more
+                    ),
+                    "url": self[f"rule_{row}_url"],
+                    "errors": self.row_errors.get(f"rule_{row}", []),
+                }
+            )
+        return rows
 
     def variant_rows(self) -> list[dict]:
         return [

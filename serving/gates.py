@@ -19,22 +19,27 @@ The order, for a GET (HEAD is answered the same way and never counted):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import ipaddress
+import time
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import datetime
+from urllib.parse import parse_qsl
 
 from analytics.capture import (
     detect_bot,
     record_visit,
     visitor_agent,
     visitor_client_id,
-    visitor_country,
+    visitor_place,
 )
 from core.client_ip import client_ip
 from links import visit_caps
 from links.cache import LinkEntry
-from links.services.targeting import CONDITIONS, DEVICES, accept_language, os_name
+from links.services.targeting import DEVICES, accept_language, os_name
 
 UNLOCK = 200  # the password form, answered by Django's view (CSRF, templates), not counted
 
@@ -91,14 +96,29 @@ def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> 
 
 class _Visitor:
     """What rules ask of one request, each worked out on first use: a link whose rules name only
-    countries never parses the User-Agent, one with only variants never looks up the address."""
+    countries never parses the User-Agent, one with only variants never looks up the address,
+    one whose rules ask for a query parameter parses the query string once, if there is one."""
 
-    __slots__ = ("_agent", "_country", "_meta")
+    __slots__ = (
+        "_address",
+        "_address_read",
+        "_agent",
+        "_city",
+        "_country",
+        "_meta",
+        "_now",
+        "_params",
+    )
 
     def __init__(self, meta: Mapping[str, str]) -> None:
         self._meta = meta
         self._agent = None
         self._country: str | None = None
+        self._city: str | None = None
+        self._address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+        self._address_read = False
+        self._params: dict[str, list[str]] | None = None
+        self._now: float | None = None
 
     def _user_agent(self):
         if self._agent is None:
@@ -107,28 +127,107 @@ class _Visitor:
             self._agent = visitor_agent(self._meta.get("HTTP_USER_AGENT", ""))
         return self._agent
 
-    def condition(self, key: str) -> str:
+    def _ip(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        if not self._address_read:
+            # The address the visit is stored with (X-Forwarded-For only as far as NUM_PROXIES
+            # proxies go), an IPv4 client of a dual-stack socket as IPv4.
+            self._address = _address(client_ip(self._meta))
+            self._address_read = True
+        return self._address
+
+    def _query(self) -> dict[str, list[str]]:
+        if self._params is None:
+            self._params = _query_params(self._meta.get("QUERY_STRING", ""))
+        return self._params
+
+    def matches(self, key: str, wanted) -> bool:
+        """Whether this visitor meets one stored condition (links.services.targeting's
+        spellings). A condition this code does not know never matches."""
+        if key == "after" or key == "before":
+            if self._now is None:
+                self._now = time.time()
+            moment = _epoch(wanted)
+            return self._now > moment if key == "after" else self._now < moment
+        if key == "query":
+            params = self._query()
+            for name, value in wanted.items():
+                given = params.get(name)
+                if given is None or (value is not None and value not in given):
+                    return False
+            return True
+        if key == "language":
+            return accept_language(self._meta.get("HTTP_ACCEPT_LANGUAGE", "")) == wanted
         if key == "device":
-            return self._user_agent().device_type
+            return self._user_agent().device_type == DEVICES.get(wanted)
         if key == "os":
-            return os_name(self._user_agent().os_type)
+            return os_name(self._user_agent().os_type) == wanted
+        if key == "ip":
+            address = self._ip()
+            return address is not None and address in _network(wanted)
         if key == "country":
-            if self._country is None:
-                # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address.
-                self._country = visitor_country(client_ip(self._meta))
-            return self._country
-        return accept_language(self._meta.get("HTTP_ACCEPT_LANGUAGE", ""))
+            return self._place()[0] == wanted
+        if key == "city":
+            return self._place()[1] == wanted.casefold()  # the stats' name, in any case
+        return False
+
+    def _place(self) -> tuple[str, str]:
+        if self._country is None or self._city is None:
+            # The enrichment's GeoIP lookup: an in-process mmdb read, cached per address; one
+            # for both the country and the city.
+            country, city = visitor_place(client_ip(self._meta))
+            self._country, self._city = country, city.casefold()
+        return self._country, self._city
+
+
+# The cheap conditions first: a rule that fails on its dates or query costs no User-Agent parse
+# and no GeoIP read.
+_MATCH_ORDER = ("after", "before", "query", "language", "ip", "device", "os", "country", "city")
+# What a cached rule may hold. A rule with anything else (a condition of a newer version, read by
+# this process during an upgrade) never matches: better the long URL than a rule half checked.
+_KNOWN_KEYS = frozenset((*_MATCH_ORDER, "location"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _epoch(moment: str) -> float:
+    return datetime.fromisoformat(moment).timestamp()
+
+
+@functools.lru_cache(maxsize=1024)
+def _network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    return ipaddress.ip_network(text, strict=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    if not text:
+        return None
+    address = ipaddress.ip_address(text)  # client_ip gives canonical addresses only
+    mapped = address.ipv4_mapped if address.version == 6 else None
+    return mapped or address
+
+
+def _query_params(query_string: str) -> dict[str, list[str]]:
+    """The visitor's query parameters, decoded as a query string is ("+" and %20 a space), with
+    every value each name has ("" for `?debug` and `?debug=`). The QR code's `qr=1` marker is
+    among them: a rule may send the people who scanned the code elsewhere."""
+    if not query_string:
+        return {}
+    if not query_string.isascii():
+        # WSGI hands the raw bytes over as latin-1 (PEP 3333); browsers send UTF-8.
+        with contextlib.suppress(UnicodeError):
+            query_string = query_string.encode("latin-1").decode("utf-8")
+    params: dict[str, list[str]] = {}
+    for name, value in parse_qsl(query_string, keep_blank_values=True):
+        params.setdefault(name, []).append(value)
+    return params
 
 
 def _matches(rule: dict, visitor: _Visitor) -> bool:
-    for key in CONDITIONS:
+    if not _KNOWN_KEYS.issuperset(rule):
+        return False
+    for key in _MATCH_ORDER:
         wanted = rule.get(key)
-        if wanted is None:
-            continue
-        value = visitor.condition(key)
-        if key == "device":
-            wanted = DEVICES.get(wanted)
-        if value != wanted:
+        if wanted is not None and not visitor.matches(key, wanted):
             return False
     return True
 

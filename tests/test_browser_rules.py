@@ -104,3 +104,81 @@ def test_a_rule_and_a_50_50_split_from_the_form_to_the_stats(
     assert_fits_and_accessible(page, "the stats page with variants side by side")
     page.screenshot(path=os.path.join(artifacts_dir, f"rules-variants-{width}.png"), full_page=True)
     context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_more_conditions_from_the_edit_page_to_the_redirect(
+    browser, live_server, user, artifacts_dir, width
+):
+    """Issue #27's conditions: a marketer in Shanghai opens Rule 1's "More conditions" on the
+    edit page, gives a query string, an office network, a city and a span of dates (typed in
+    their own time zone), saves, finds them again (the section open), and a visitor coming with
+    that query string from the office is sent by the rule, one from elsewhere is not."""
+    base = live_server.url
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, timezone_id="Asia/Shanghai"
+    )
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    log_in(page, base, "marketer", "s3cret-pass-1")
+    page.wait_for_url(base + "/")
+    page.get_by_label("Long URL").fill("https://example.com/spring")
+    page.get_by_role("button", name="Shorten").click()
+    page.wait_for_selector("[data-testid=created-link]")
+    link = UrlLink.objects.get(owner=user)
+
+    page.goto(f"{base}/dashboard/links/{link.code}/edit/")
+    page.get_by_text("Rules and A/B variants").click()
+    rule = page.get_by_test_id("targeting").get_by_role("group", name="Rule 1")
+    more = rule.get_by_test_id("more-conditions")
+    assert more.get_attribute("open") is None  # folded while empty
+    more.get_by_text("More conditions").click()
+    more.get_by_label("Query string").fill("utm_source=mail&ref=*")
+    more.get_by_label("IP address or network").fill("127.0.*.*")
+    more.get_by_label("City").fill("Loopback")  # what the GeoIP lookup calls 127.0.0.1
+    more.get_by_label("After").fill("2026-01-01T08:00:00")
+    more.get_by_label("Before").fill("2099-12-31T20:00:00")
+    rule.get_by_label("Send to").fill("https://example.com/office")
+    assert_fits_and_accessible(page, "the edit page with a rule's more conditions open")
+    page.screenshot(path=os.path.join(artifacts_dir, f"rules-more-{width}.png"), full_page=True)
+    if width == 390:
+        keep_screenshot(artifacts_dir, "rules-more-390.png")
+    page.keyboard.press("Tab")
+    page.get_by_role("button", name="Save changes").click()
+    page.wait_for_url(lambda url: "/edit/" not in url)
+
+    link.refresh_from_db()
+    assert link.rules == [
+        {
+            "city": "Loopback",
+            "query": {"utm_source": "mail", "ref": None},
+            "ip": "127.0.0.0/16",
+            "after": "2026-01-01T00:00:00Z",  # 08:00 in Shanghai
+            "before": "2099-12-31T12:00:00Z",
+            "url": "https://example.com/office",
+        }
+    ]
+
+    # Shown again as typed, in the person's time zone, the section open.
+    page.goto(f"{base}/dashboard/links/{link.code}/edit/")
+    more = (
+        page.get_by_test_id("targeting")
+        .get_by_role("group", name="Rule 1")
+        .get_by_test_id("more-conditions")
+    )
+    assert more.get_attribute("open") is not None
+    assert more.get_by_label("Query string").input_value() == "utm_source=mail&ref=*"
+    assert more.get_by_label("IP address or network").input_value() == "127.0.0.0/16"
+    # (Chromium leaves out seconds of 0 from the value it gives.)
+    assert more.get_by_label("After").input_value() == "2026-01-01T08:00"
+    assert more.get_by_label("Before").input_value() == "2099-12-31T20:00"
+    assert_fits_and_accessible(page, "the edit page showing a rule's more conditions")
+
+    # The live server's visitors come from 127.0.0.1.
+    came = page.request.get(f"{base}/{link.code}?utm_source=mail&ref=x", max_redirects=0).headers[
+        "location"
+    ]
+    assert came == "https://example.com/office?utm_source=mail&ref=x"
+    other = page.request.get(f"{base}/{link.code}?utm_source=sms&ref=x", max_redirects=0)
+    assert other.headers["location"] == "https://example.com/spring?utm_source=sms&ref=x"
+    context.close()

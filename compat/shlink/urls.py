@@ -11,6 +11,7 @@ from compat.shlink.views import (
     MercureInfoView,
     NonOrphanVisitsView,
     OrphanVisitsView,
+    RedirectRulesView,
     ShortUrlsView,
     ShortUrlView,
     ShortUrlVisitsView,
@@ -25,6 +26,11 @@ VERSIONED = [
     path("health", HealthView.as_view(), name="shlink-v3-health"),  # where the SDK asks
     path("short-urls", ShortUrlsView.as_view(), name="shlink-short-urls"),
     path("short-urls/<str:short_code>", ShortUrlView.as_view(), name="shlink-short-url"),
+    path(
+        "short-urls/<str:short_code>/redirect-rules",
+        RedirectRulesView.as_view(),
+        name="shlink-redirect-rules",
+    ),
     path(
         "short-urls/<str:short_code>/visits",
         ShortUrlVisitsView.as_view(),

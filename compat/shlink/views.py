@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -17,7 +18,7 @@ from analytics.selectors import (
     visit_list,
 )
 from analytics.services import link_visits_delete, orphan_visits_delete
-from compat.shlink import shapes
+from compat.shlink import redirect_rules, shapes
 from compat.shlink.auth import ShlinkApiKeyAuthentication
 from compat.shlink.problems import (
     DomainNotFound,
@@ -314,6 +315,34 @@ class ShortUrlView(ShlinkView):
             workspace_id=self.pinned_workspace_id,
         )
         return Response(status=204)
+
+
+class RedirectRulesView(ShlinkView):
+    """A short URL's redirect rules, as Shlink lists and sets them (compat.shlink.redirect_rules
+    translates; links.services.targeting checks, through link_update)."""
+
+    def get(self, request, short_code: str):
+        return Response(redirect_rules.answer(self.get_link(short_code)))
+
+    def post(self, request, short_code: str):
+        """Replace the rules with those sent, in their order (Shlink's priorities): [] removes
+        them. A viewer of the link's workspace: 403, as for any change."""
+        link = self.get_link(short_code)  # 404 before 400: others' codes cannot be probed
+        rules, places = redirect_rules.from_shlink(request.data)
+        try:
+            link = link_update(
+                code=link.code,
+                domain=link.domain_host,
+                user=request.user,
+                request_host=request.get_host(),
+                workspace_id=self.pinned_workspace_id,
+                rules=rules,
+            )
+        except DjangoValidationError as error:
+            if "rules" not in getattr(error, "error_dict", {}):
+                raise
+            raise InvalidArgument(redirect_rules.shlink_problems(error, places)) from None
+        return Response(redirect_rules.answer(link))
 
 
 class VisitsListView(ShlinkView):

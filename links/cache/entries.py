@@ -43,8 +43,9 @@ class LinkEntry:
     # The gates (serving/gates.py): a link with any of them is not counted by the fused push.
     password_hash: str = ""  # Django's hash; the password itself is never cached
     max_visits: int | None = None
-    # ({"device"?, "os"?, "country"?, "language"?, "location"}, …): "location" is the rule's url
-    # as it goes into the Location header.
+    # ({"device"?, "os"?, "country"?, "city"?, "language"?, "query"?, "ip"?, "after"?,
+    # "before"?, "location"}, …): the stored conditions (links.services.targeting), and
+    # "location", the rule's url as it goes into the Location header.
     rules: tuple[dict, ...] = ()
     variants: tuple[tuple[str, int], ...] = ()  # (location, weight)
     # Set by links/gates.destination on the entry a visitor is sent on with, when a rule or a

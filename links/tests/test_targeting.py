@@ -94,7 +94,7 @@ def test_rules_are_stored_in_one_spelling(url_rules):
         ),
         ({"country": "CN"}, "rules[1].url: give the URL"),
         ({"url": "https://a.example/"}, "rules[1]: give at least one of"),
-        ({"city": "Paris", "url": "https://a.example/"}, "rules[1].city: not a condition"),
+        ({"browser": "chrome", "url": "https://a.example/"}, "rules[1].browser: not a condition"),
         ({"country": "CN", "url": "ftp://a.example/"}, "rules[1].url: Only http and https"),
         (
             {"country": "CN", "url": "http://[::1]:5000/admin"},

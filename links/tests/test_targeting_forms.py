@@ -2,6 +2,9 @@
 inputs that work without JavaScript, checked by links.services.targeting, its problems shown
 beside the row the person filled in."""
 
+import re
+from html import unescape
+
 import pytest
 from django.urls import reverse
 
@@ -76,7 +79,9 @@ def test_problems_are_shown_beside_the_row_and_field_that_has_them(logged_in, us
     form = response.context["form"]
     # rules[0] for the service is the second row here: the error is put on that row's country.
     assert "not an ISO 3166 country code" in form.errors["rule_1_country"][0]
-    assert form.row_errors["rule_2"] == ["give at least one of device, os, country, language."]
+    assert form.row_errors["rule_2"] == [
+        "give at least one of device, os, country, city, language, query, ip, after, before."
+    ]
     assert form.targeting_errors["variants"] == [
         "the weights must add up to 100 (these add up to 90)."
     ]
@@ -179,3 +184,79 @@ def test_a_title_change_leaves_the_rules_alone_and_empty_rows_remove_them(logged
     assert response.status_code == 302
     targeted.refresh_from_db()
     assert (targeted.rules, targeted.variants) == ([], [])
+
+
+# --- The conditions behind "More conditions" (issue #27) --------------------------------------
+
+
+def _inputs(html: str) -> dict[str, str]:
+    """The values a browser would send from the page's text inputs and selects (selected
+    option), by name."""
+    values = {
+        name: value
+        for name, value in re.findall(r'<input [^>]*name="([^"]+)"[^>]*value="([^"]*)"', html)
+    }
+    for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', html, re.S):
+        selected = re.search(r'<option value="([^"]*)" selected>', options)
+        values[name] = selected[1] if selected else ""
+    return {name: unescape(value) for name, value in values.items()}
+
+
+def test_the_more_conditions_are_stored_shown_again_and_kept_by_an_unrelated_edit(logged_in, user):
+    response = create(
+        logged_in,
+        rule_0_city=" London ",
+        rule_0_query="utm_source=mail&ref=*&debug",
+        rule_0_ip="10.1.*.*",
+        rule_0_after="2026-05-01T09:00",
+        rule_0_before="2026-05-31T18:30:15",
+        rule_0_url="https://example.com/uk",
+    )
+    assert response.status_code == 302, response.context["form"].errors
+    link = UrlLink.objects.get(owner=user)
+    # The page's times are the person's zone's (TIME_ZONE here: UTC).
+    assert link.rules == [
+        {
+            "city": "London",
+            "query": {"utm_source": "mail", "ref": None, "debug": ""},
+            "ip": "10.1.0.0/16",
+            "after": "2026-05-01T09:00:00Z",
+            "before": "2026-05-31T18:30:15Z",
+            "url": "https://example.com/uk",
+        }
+    ]
+
+    url = reverse("link_edit", args=[link.code])
+    html = logged_in.get(url).content.decode()
+    assert html.count('data-testid="more-conditions" open') == 1  # the filled rule's only
+    shown = _inputs(html)
+    assert {key: shown[f"rule_0_{key}"] for key in ("city", "query", "ip", "after", "before")} == {
+        "city": "London",
+        "query": "utm_source=mail&ref=*&debug",
+        "ip": "10.1.0.0/16",
+        "after": "2026-05-01T09:00:00",
+        "before": "2026-05-31T18:30:15",
+    }
+    before = link.rules
+    response = logged_in.post(url, {**shown, "title": "Renamed", "pass_query": "on"})
+    assert response.status_code == 302, response.context["form"].errors
+    link.refresh_from_db()
+    assert (link.title, link.rules) == ("Renamed", before)
+
+
+def test_a_bad_condition_behind_more_conditions_is_shown_beside_it_and_opens_it(logged_in, user):
+    response = create(
+        logged_in,
+        rule_0_ip="10.*.1.*",
+        rule_0_after="2026-06-01T00:00",
+        rule_0_before="2026-05-01T00:00",
+        rule_0_url="https://example.com/x",
+    )
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert "stars stand for the last parts only" in errors["rule_0_ip"][0]
+    assert "is not later than after" in errors["rule_0_before"][0]
+    html = response.content.decode()
+    assert 'data-testid="more-conditions" open' in html
+    assert 'id="id_rule_0_ip_error"' in html
+    assert not UrlLink.objects.filter(owner=user).exists()

@@ -572,7 +572,7 @@ def test_mercure_is_not_configured(shlink):
 
 
 def test_unknown_routes_under_rest_are_shlinks_not_found(shlink):
-    assert_problem(shlink.get(f"{BASE}/short-urls/x/redirect-rules"), 404, "not-found")
+    assert_problem(shlink.get(f"{BASE}/short-urls/x/qr-code"), 404, "not-found")
     assert_problem(APIClient().post("/rest/v2/whatever"), 404, "not-found")
 
 

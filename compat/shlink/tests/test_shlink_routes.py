@@ -36,6 +36,8 @@ def preflight(path: str, method: str = "GET"):
         ("/rest/v3/short-urls", "GET, POST"),
         ("/rest/v3/short-urls/some-code", "GET, PATCH, DELETE"),
         ("/rest/v3/short-urls/some-code/visits", "GET, DELETE"),
+        ("/rest/v3/short-urls/some-code/redirect-rules", "GET, POST"),
+        ("/rest/v1/short-urls/some-code/redirect-rules", "GET, POST"),
         ("/rest/v3/tags/promo/visits", "GET"),
         ("/rest/v3/visits/non-orphan", "GET"),
         ("/rest/v3/tags", "GET, PUT, DELETE"),
@@ -61,7 +63,7 @@ def test_a_preflight_names_the_methods_of_its_route(path, methods, django_assert
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "path", ["/rest/v3/short-urls/x/redirect-rules", "/rest/v4/short-urls", "/rest/anything/at/all"]
+    "path", ["/rest/v3/short-urls/x/qr-code", "/rest/v4/short-urls", "/rest/anything/at/all"]
 )
 def test_a_preflight_to_an_unknown_route_lets_the_browser_read_its_404(path):
     """As Shlink answers it: every method, so the request goes and its not-found problem (which

@@ -253,3 +253,50 @@ def test_the_shlink_sdk_drives_every_list_control_of_the_web_ui(sdk_dir, live_se
     assert controls["badDate"]["error"]["invalidElements"] == ["startDate"]
     assert controls["defaultDomain"] == url.split("://", 1)[1]
     assert controls["defaultDomainHealth"]["status"] == "pass"
+
+
+def test_the_shlink_sdk_sets_and_reads_redirect_rules_and_visitors_follow_them(
+    sdk_dir, live_server, user
+):
+    """setShortUrlRedirectRules and getShortUrlRedirectRules as the web UI's rules page calls
+    them: Shlink's shapes back (the wildcard as the network it is), a browser condition refused
+    with Shlink's invalid-data problem, and the redirect sending each visitor as the rules say
+    (the live server's visitors come from 127.0.0.1)."""
+    _, api_key = api_key_create(user=user, name="Shlink SDK")
+
+    rules = run_client(sdk_dir, "redirect-rules", url=live_server.url, api_key=api_key)
+
+    expected = [
+        {
+            "longUrl": "https://example.com/spring-on-android",
+            "priority": 1,
+            "conditions": [
+                {"type": "device", "matchKey": None, "matchValue": "android"},
+                {"type": "query-param", "matchKey": "campaign", "matchValue": "spring"},
+            ],
+        },
+        {
+            "longUrl": "https://example.com/office",
+            "priority": 2,
+            "conditions": [{"type": "ip-address", "matchKey": None, "matchValue": "127.0.0.0/16"}],
+        },
+    ]
+    assert rules["set"] == {
+        "defaultLongUrl": "https://example.com/rules",
+        "redirectRules": expected,
+    }
+    assert rules["read"] == rules["set"]
+    refused = rules["refused"]["error"]
+    assert refused["type"] == "https://shlink.io/api/error/invalid-data"
+    assert refused["invalidElements"] == ["redirectRules"]
+    assert rules["hasRedirectRules"] is True
+    assert rules["androidInSpring"] == "https://example.com/spring-on-android?campaign=spring"
+    assert rules["fromHere"] == "https://example.com/office"
+    assert UrlLink.objects.get(code="sdk-rules").rules == [
+        {
+            "os": "Android",
+            "query": {"campaign": "spring"},
+            "url": "https://example.com/spring-on-android",
+        },
+        {"ip": "127.0.0.0/16", "url": "https://example.com/office"},
+    ]

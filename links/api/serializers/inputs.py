@@ -87,8 +87,34 @@ class RuleSerializer(serializers.Serializer):
     device = serializers.ChoiceField(choices=list(DEVICES), required=False)
     os = serializers.ChoiceField(choices=list(OS_NAMES), required=False)
     country = serializers.CharField(required=False, help_text="ISO 3166 alpha-2, e.g. CN.")
+    city = serializers.CharField(
+        required=False,
+        help_text="The visitor's city as the stats name it (GeoIP), any case, e.g. London.",
+    )
     language = serializers.CharField(
         required=False, help_text="Primary language tag, e.g. zh (Accept-Language's first)."
+    )
+    query = serializers.DictField(
+        child=serializers.CharField(allow_null=True, allow_blank=True),
+        required=False,
+        help_text=(
+            'Query parameters the visitor must come with: {"utm_source": "mail"} that value, '
+            '{"debug": ""} without a value, {"ref": null} any value. Text is taken too: '
+            "utm_source=mail&debug&ref=*."
+        ),
+    )
+    ip = serializers.CharField(
+        required=False,
+        help_text=(
+            "The visitor's address (as stored with the visit): one address, a network "
+            "(203.0.113.0/24, IPv6 too) or an IPv4 wildcard ending in stars (203.0.113.*)."
+        ),
+    )
+    after = serializers.DateTimeField(
+        required=False, help_text="Matches from this moment on (ISO 8601; stored in UTC)."
+    )
+    before = serializers.DateTimeField(
+        required=False, help_text="Matches until this moment (ISO 8601; stored in UTC)."
     )
     url = serializers.CharField(help_text="Where visitors who match every condition go.")
 
@@ -222,8 +248,8 @@ class RulesField(serializers.ListField):
             allow_null=True,
             help_text=(
                 "Targeting: the first rule whose every given condition (device, os, country, "
-                "language) matches the visitor sends them to its url; else the variants, else "
-                "long_url. At most 20."
+                "city, language, query, ip, after, before) matches the visitor sends them to its "
+                "url; else the variants, else long_url. At most 20."
             ),
             **kwargs,
         )

@@ -1,5 +1,6 @@
 // Drives the published Shlink JS SDK against a shorturl server, as a Shlink dashboard would.
-// Usage: node client.mjs <before-visits|after-visits|orphans|limits|managed-domains|controls>, with
+// Usage: node client.mjs <before-visits|after-visits|orphans|limits|managed-domains|controls|
+// redirect-rules>, with
 // SHLINK_URL and SHLINK_API_KEY set.
 // Prints one JSON object of what the SDK returned (errors as the problem documents it threw);
 // compat/shlink/tests/test_shlink_sdk.py asserts on it. Between the two phases the test stores the visits.
@@ -117,9 +118,47 @@ async function controls() {
   };
 }
 
+// A short URL's redirect rules as the web UI's rules page sets and reads them; a condition this
+// server cannot match (browser) refused; visitors sent by the rules.
+async function redirectRules() {
+  const created = await api.createShortUrl({ longUrl: 'https://example.com/rules', customSlug: 'sdk-rules' });
+  const shortCode = { shortCode: 'sdk-rules' };
+  const set = await api.setShortUrlRedirectRules(shortCode, {
+    redirectRules: [
+      {
+        longUrl: 'https://example.com/spring-on-android',
+        conditions: [
+          { type: 'device', matchKey: null, matchValue: 'android' },
+          { type: 'query-param', matchKey: 'campaign', matchValue: 'spring' },
+        ],
+      },
+      {
+        longUrl: 'https://example.com/office',
+        conditions: [{ type: 'ip-address', matchKey: null, matchValue: '127.0.*.*' }],
+      },
+    ],
+  });
+  const read = await api.getShortUrlRedirectRules(shortCode);
+  const refused = await attempt(api.setShortUrlRedirectRules(shortCode, {
+    redirectRules: [{ longUrl: 'https://example.com/chrome', conditions: [{ type: 'browser', matchKey: null, matchValue: 'chrome' }] }],
+  }));
+  const android = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36';
+  const location = async (query, userAgent) => (
+    await fetch(created.shortUrl + query, { redirect: 'manual', headers: { 'User-Agent': userAgent } })
+  ).headers.get('location');
+  return {
+    set,
+    read,
+    refused,
+    hasRedirectRules: (await api.getShortUrl(shortCode)).hasRedirectRules,
+    androidInSpring: await location('?campaign=spring', android),
+    fromHere: await location('', PERSON),
+  };
+}
+
 const phases = {
   'before-visits': beforeVisits, 'after-visits': afterVisits, orphans, limits, 'managed-domains': managedDomains,
-  controls,
+  controls, 'redirect-rules': redirectRules,
 };
 const phase = phases[process.argv[2]];
 if (!phase) {
