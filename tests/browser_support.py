@@ -5,10 +5,13 @@ keeping screenshots for the docs, and the one check every page state must pass
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import shutil
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -62,6 +65,18 @@ def target_url():
     server.server_close()
 
 
+def launch_chromium(playwright, *, host_rules: tuple[str, ...] = ()):
+    """Debian's Chromium, headless, with LAUNCH_ARGS. `host_rules`: more host-resolver rules
+    (e.g. `MAP promo.test:80 127.0.0.1:8123`: a short domain whose DNS points at the test
+    server), besides the landing page's."""
+    args = list(LAUNCH_ARGS)
+    if host_rules:
+        rules = ", ".join((f"MAP {TARGET_HOST} 127.0.0.1", *host_rules))
+        args = [arg for arg in args if not arg.startswith("--host-resolver-rules=")]
+        args.append(f"--host-resolver-rules={rules}")
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+
+
 @pytest.fixture
 def browser(monkeypatch):
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by the
@@ -70,11 +85,38 @@ def browser(monkeypatch):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
-        )
+        browser = launch_chromium(playwright)
         yield browser
         browser.close()
+
+
+@contextlib.contextmanager
+def single_page_app(directory: Path) -> Iterator[str]:
+    """A built single-page app (`directory`: its index.html and assets) served on 127.0.0.1 and a
+    port of its own, another origin than the live server (localhost); every path that is no file
+    there answers its index.html, as the app's client-side routes need. Yields its URL."""
+
+    class Files(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(directory), **kwargs)
+
+        def send_head(self):
+            if not os.path.isfile(self.translate_path(self.path)):
+                self.path = "/index.html"
+            return super().send_head()
+
+        def log_message(self, *args):  # keep the test output quiet
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Files)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def log_in(page, base_url: str, username: str, password: str, path: str = "/accounts/login/"):
