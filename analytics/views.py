@@ -1,5 +1,5 @@
-"""Dashboard pages: one link's stats (with CSV export of its visits), a tag's stats and the staff
-overview.
+"""Dashboard pages: one link's stats (with CSV export of its visits), the workspace's tags, a
+tag's stats and the staff overview.
 
 Numbers come from analytics.selectors; these views pick the time range and shape the output.
 """
@@ -29,7 +29,7 @@ from core.redis_conn import uses_redis
 from links.cache import redirect_location
 from links.codes import pool
 from links.imports.exports import LineEcho, spreadsheet_safe
-from links.selectors import TagNotFound, link_list, link_statuses, tag_get
+from links.selectors import TagNotFound, link_list, link_statuses, tag_get, tag_list
 from links.services.tags import TagNameTaken, tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
@@ -133,6 +133,40 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
     )
 
 
+def _my_links_query(name: str, *, archived: bool) -> str:
+    """My links filtered by the tag, archived links shown when the tag has some (My links hides
+    them unless asked, and a tag's counts include them)."""
+    query = {"tag": name}
+    if archived:
+        query["archived"] = "on"
+    return urlencode(query)
+
+
+@login_required
+def tags(request: HttpRequest) -> HttpResponse:
+    """Every tag of the current workspace, A–Z (links.selectors.tag_list), with how many links
+    carry it and their clicks, all time (analytics.selectors.tags_totals: the same numbers as
+    the tag's page over "all time"); each opens its stats page and My links filtered by it.
+    Renaming and deleting stay on the tag's page, for its owners and editors. Tags belong to
+    a workspace: staff too see only their current workspace's."""
+    workspace = current_workspace(request)
+    found = list(tag_list(user=request.user, workspace_id=workspace.pk))
+    totals = selectors.tags_totals(tag_ids=[tag.pk for tag in found])
+    rows = [
+        {
+            "tag": tag,
+            "my_links_query": _my_links_query(tag.name, archived=tag.archived_count > 0),
+            **totals[tag.pk],
+        }
+        for tag in found
+    ]
+    return render(
+        request,
+        "analytics/tags.html",
+        {"rows": rows, "may_change_tags": can_write_current(request)},
+    )
+
+
 def _links(count: int) -> str:
     return f"{count} link" if count == 1 else f"{count} links"
 
@@ -227,10 +261,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     ]
     # The busiest first; newest first among equals (link_list's order, kept by a stable sort).
     rows.sort(key=lambda row: (-row["clicks"], -row["unique_visitors"], -row["bot_clicks"]))
-    # My links filtered by the tag, archived links shown when the tag has some.
-    my_links = {"tag": found.name}
-    if any(link.archived for link in links):
-        my_links["archived"] = "on"
+    my_links_query = _my_links_query(found.name, archived=any(link.archived for link in links))
     return render(
         request,
         "analytics/tag_stats.html",
@@ -238,7 +269,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
             **context,
             "tag": found,
             "rows": rows,
-            "my_links_query": urlencode(my_links),
+            "my_links_query": my_links_query,
             "may_change_tag": can_write_current(request),
             "rename_form": rename_form,
             "pending_merge": pending_merge,

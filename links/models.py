@@ -249,8 +249,10 @@ class UrlLink(models.Model):
         db_default=DEFAULT_DOMAIN_ID,
     )
     long_url = models.CharField(max_length=2048)
-    # SHA-1 of the long URL: an indexable stand-in for a column too long to index.
-    # Indexed through link_owner_url_hash: every lookup by hash is also by owner.
+    # SHA-1 of the long URL: an indexable stand-in for a column too long to index. Indexed
+    # with the owner (link_owner_url_hash: a plain create's reuse, UrlLinkQuerySet.reusable_plain)
+    # and with the workspace (link_workspace_url_hash: "the active links to this URL" in a
+    # workspace, links.selectors._active_links_to's callers); no lookup is by hash alone.
     long_url_hash = models.CharField(max_length=40)
     # Who made it; the workspace is whose it is (who sees and changes it).
     owner = models.ForeignKey(
@@ -308,6 +310,11 @@ class UrlLink(models.Model):
         indexes = [
             models.Index(fields=["owner", "-created_at"], name="link_owner_created"),
             models.Index(fields=["owner", "long_url_hash"], name="link_owner_url_hash"),
+            # created_at too: "the newest active link to this URL" reads its first row in order,
+            # with no sort (and SQLite, which keeps no statistics, picks it over the next one).
+            models.Index(
+                fields=["workspace", "long_url_hash", "created_at"], name="link_workspace_url_hash"
+            ),
             models.Index(fields=["workspace", "-created_at"], name="link_workspace_created"),
         ]
         constraints = [

@@ -591,11 +591,14 @@ def _export_pages(
 
 def tag_list(*, user: AbstractBaseUser, workspace_id: int | None = None) -> QuerySet[Tag]:
     """A workspace's tags (default: the user's personal workspace's), A–Z, each with
-    `link_count` (all its links carrying it, archived and stopped ones included). The caller
+    `link_count` (all its links carrying it, archived and stopped ones included) and
+    `archived_count` (those of them archived, which My links hides unless asked). The caller
     has checked membership (workspaces.selectors.workspace_get)."""
     workspace_id = workspace_id_or_personal(user=user, workspace_id=workspace_id)
     tags = Tag.objects.filter(workspace_id=workspace_id)
-    return tags.annotate(link_count=Count("links")).order_by("key")
+    return tags.annotate(
+        link_count=Count("links"), archived_count=Count("links", filter=Q(links__archived=True))
+    ).order_by("key")
 
 
 def tag_get(*, user: AbstractBaseUser, name: str, workspace_id: int | None = None) -> Tag:

@@ -3,6 +3,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_safe
 
 from compat.yourls.views import YourlsApiView
 from core.api.base import api_not_found
@@ -28,6 +29,32 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return response
 
 
+# Crawlers may follow short links (each redirects to its page, which is what gets indexed) but
+# stay out of the product's own pages and APIs, which are behind a sign-in or a key anyway.
+ROBOTS_TXT = """\
+# shorturl: short links may be followed; the app's pages and APIs are not for crawlers.
+User-agent: *
+Disallow: /dashboard/
+Disallow: /admin/
+Disallow: /api/
+Disallow: /accounts/
+Disallow: /workspaces/
+Disallow: /rest/
+Disallow: /v4/
+Disallow: /yourls-api.php
+Allow: /
+"""
+
+
+@require_safe
+def robots_txt(request: HttpRequest) -> HttpResponse:
+    """`/robots.txt`, which crawlers ask for on every host they visit: the same answer on every
+    short domain, not the redirect's 404 counted as a request that reached no link."""
+    response = HttpResponse(ROBOTS_TXT, content_type="text/plain; charset=utf-8")
+    patch_cache_control(response, public=True, max_age=86400)
+    return response
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("analytics.api.urls")),
@@ -47,6 +74,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # A dot is in no short code: the WSGI fast path never takes it; before the redirect pattern.
     path("favicon.ico", favicon, name="favicon"),
+    path("robots.txt", robots_txt, name="robots_txt"),
     path("", home, name="home"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

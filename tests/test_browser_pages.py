@@ -245,6 +245,8 @@ def test_every_page_fits_and_passes_axe(
     walk.open(f"/dashboard/tags/{quote(TAG)}/?range=30d&rows=all")
     assert page.get_by_test_id("total-clicks").inner_text() == "29"  # 25 + 4 people's clicks
     walk.check("tag stats, 30 days, every row")
+    walk.open("/dashboard/tags/")
+    walk.check("tags")
     walk.open(f"/dashboard/links/{busy.code}/edit/")
     walk.check("edit")
     walk.open(f"/dashboard/links/{busy.code}/revoke/")

@@ -15,7 +15,8 @@ otherwise), as aware datetimes.
 One module per question a caller asks; callers import the names from here
 (`from analytics import selectors`):
 
-- `totals`: how many (`links_totals`, `link_stats` / `links_stats`, `top_links`, `top_tags`);
+- `totals`: how many (`links_totals`, `link_stats` / `links_stats`, `tags_totals`, `top_links`,
+  `top_tags`);
 - `series`: clicks over time (`series`, `hourly_series`, `series_bucket`);
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
@@ -52,6 +53,7 @@ from analytics.selectors.totals import (
     link_stats,
     links_stats,
     links_totals,
+    tags_totals,
     top_links,
     top_tags,
 )
@@ -91,6 +93,7 @@ __all__ = [
     "series",
     "series_bucket",
     "share",
+    "tags_totals",
     "top_links",
     "top_tags",
     "variant_results",

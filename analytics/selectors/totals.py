@@ -206,6 +206,25 @@ def top_tags(*, start: datetime, end: datetime, limit: int = DEFAULT_LIMIT) -> l
     ]
 
 
+def tags_totals(*, tag_ids: list[int]) -> dict[int, dict[str, int]]:
+    """{tag id: {"clicks", "bot_clicks"}}, all time, over the links carrying each tag (archived
+    and stopped ones too, as a tag's page counts them): what those links' own all-time totals
+    (links.selectors.link_click_totals) add up to. One grouped query on the hourly rows; zeros
+    for a tag whose links were never clicked."""
+    totals = {pk: {"clicks": 0, "bot_clicks": 0} for pk in tag_ids}
+    if not tag_ids:
+        return totals
+    rows = (
+        HourlyClick.objects.filter(link__tags__id__in=tag_ids)
+        .values("link__tags__id")
+        .annotate(c=Sum("clicks"), b=Sum("bot_clicks"))
+        .order_by()
+    )
+    for row in rows:
+        totals[row["link__tags__id"]] = {"clicks": row["c"] or 0, "bot_clicks": row["b"] or 0}
+    return totals
+
+
 def first_moment(*, link_ids: Iterable[int] | None = None) -> datetime | None:
     """When the first of these links (None: of all links) was made: where "all time" starts."""
     links = UrlLink.objects.all() if link_ids is None else UrlLink.objects.filter(pk__in=link_ids)

@@ -45,6 +45,9 @@ SHLINK_FIELDS = {
     "tags": "tags",
     "domain": "domain",
     "name": "newName",  # a tag's new name (PUT /rest/v3/tags)
+    # A domain's redirects (PATCH /rest/v3/domains/redirects)
+    "root_redirect": "baseUrlRedirect",
+    "not_found_redirect": "invalidShortUrlRedirect",
 }
 
 

@@ -50,7 +50,9 @@ def short_urls(links: list[UrlLink], *, request: HttpRequest) -> list[dict]:
             # Shlink says null for the default domain.
             "domain": link.domain_host or None,
             "title": link.title or None,
-            "crawlable": False,  # accepted and ignored: we have no robots.txt per link
+            # /robots.txt lets crawlers follow every short link (shorturl_project/urls.py);
+            # a create's or edit's `crawlable` is accepted and ignored.
+            "crawlable": True,
             "forwardQuery": link.pass_query,
             "hasRedirectRules": bool(link.rules),
         }

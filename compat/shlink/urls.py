@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 
 from compat.shlink.problems import route_not_found
 from compat.shlink.views import (
+    DomainRedirectsView,
     DomainsView,
     DomainVisitsView,
     HealthView,
@@ -40,6 +41,7 @@ VERSIONED = [
     path("tags/stats", TagsStatsView.as_view(), name="shlink-tags-stats"),
     path("tags/<str:tag>/visits", TagVisitsView.as_view(), name="shlink-tag-visits"),
     path("domains", DomainsView.as_view(), name="shlink-domains"),
+    path("domains/redirects", DomainRedirectsView.as_view(), name="shlink-domain-redirects"),
     path("domains/<str:domain>/visits", DomainVisitsView.as_view(), name="shlink-domain-visits"),
     path("visits", VisitsOverviewView.as_view(), name="shlink-visits-overview"),
     path("visits/non-orphan", NonOrphanVisitsView.as_view(), name="shlink-non-orphan-visits"),

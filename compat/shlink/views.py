@@ -55,6 +55,7 @@ from links.selectors import (
 )
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
+from links.services.domains import domain_save
 from links.services.tags import tag_delete_many, tag_rename
 from links.shortlinks import link_short_url
 from workspaces.selectors import workspace_id_or_personal
@@ -540,6 +541,60 @@ class DomainsView(ShlinkView):
         ]
         defaults = shapes.redirects(default if managed else None)
         return Response({"domains": {"data": data, "defaultRedirects": defaults}})
+
+
+class DomainRedirectsSerializer(serializers.Serializer):
+    """Shlink's body: the domain's authority, and the redirects to set (a field left out keeps
+    what the domain has; null or "" removes it)."""
+
+    domain = serializers.CharField()
+    baseUrlRedirect = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    regular404Redirect = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    invalidShortUrlRedirect = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True
+    )
+
+
+# Shlink's redirect names → domain_save's keywords (the Domain's fields).
+DOMAIN_REDIRECTS = {
+    "baseUrlRedirect": "root_redirect",
+    "invalidShortUrlRedirect": "not_found_redirect",
+}
+
+
+class DomainRedirectsView(ShlinkView):
+    def patch(self, request):
+        """Set a domain's redirects through links.services.domains.domain_save, as the admin and
+        `manage.py domains` do (the same long-URL rules), for those who manage domains only
+        (others: 403). The domain is one the key may use (GET /rest/v3/domains lists it; its
+        authority, with or without the port, or DEFAULT); an unknown one is Shlink's
+        domain-not-found, not a new domain. The default domain is its Domain row: its
+        unknown-codes redirect may be set, its root (the site's home page) may not."""
+        if not domains_managed_by(request.user):
+            raise PermissionDenied("Domain redirects are set by staff who manage domains only.")
+        data = validated(DomainRedirectsSerializer, request.data)
+        if (data.get("regular404Redirect") or "").strip():
+            raise InvalidArgument(
+                {
+                    "regular404Redirect": [
+                        "Not supported here: only a domain's root and its unknown short codes "
+                        "are redirected; other paths answer the 404 page."
+                    ]
+                }
+            )
+        host = request.get_host()
+        name = default_domain_host(host) if data["domain"] == "DEFAULT" else data["domain"]
+        domain_id = domain_id_for_name(name, request_host=host)
+        usable = domain_list_for(user=request.user, workspace_id=self.pinned_workspace_id)
+        domain = usable.filter(pk=domain_id).first() if domain_id is not None else None
+        if domain is None:
+            raise DomainNotFound(data["domain"])
+        redirects = {
+            field: getattr(domain, field) if shlink not in data else (data[shlink] or "")
+            for shlink, field in DOMAIN_REDIRECTS.items()
+        }
+        domain = domain_save(domain=domain, host=domain.host, **redirects)
+        return Response(shapes.redirects(domain))
 
 
 class VisitsOverviewView(ShlinkView):

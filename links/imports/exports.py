@@ -122,18 +122,20 @@ def write_links_json(records: Iterable[dict], out: TextIO) -> int:
     return counted.count
 
 
-def import_report_csv_chunks(report, *, request: HttpRequest | None = None) -> Iterator[str]:
+def import_report_csv_chunks(
+    report, *, request: HttpRequest | None = None, base: str = ""
+) -> Iterator[str]:
     """An import's report (links.imports.report.ImportReport), one row per row of the file:
     where it was (`line` or `item`), outcome (`imported`, `new code`, `skipped`), old code, code
-    and short URL here (full on the page's `request` host when SHORT_URL_BASE is unset), long
-    URL, and why."""
+    and short URL here (links.shortlinks.short_url_for's, as the export's: on `base`, else
+    SHORT_URL_BASE, else the page's `request` host), long URL, and why."""
     writer = csv.writer(LineEcho(), lineterminator="\n")
     yield writer.writerow(
         [report.unit, "outcome", "old_code", "code", "short_url", "long_url", "reason"]
     )
     for entry in report.entries:
         short_url = (
-            short_url_for(entry.code, request=request, domain_host=entry.domain)
+            short_url_for(entry.code, request=request, domain_host=entry.domain, base=base)
             if entry.code
             else ""
         )
@@ -150,6 +152,8 @@ def import_report_csv_chunks(report, *, request: HttpRequest | None = None) -> I
         )
 
 
-def write_import_report_csv(report, out: TextIO) -> None:
-    for chunk in import_report_csv_chunks(report):
+def write_import_report_csv(report, out: TextIO, *, base: str = "") -> None:
+    """The report as CSV into `out` (manage.py import_links --report), its short URLs on `base`
+    (else SHORT_URL_BASE's)."""
+    for chunk in import_report_csv_chunks(report, base=base):
         out.write(chunk)

@@ -113,11 +113,16 @@ def domain_validate(
     not_found_redirect: str = "",
 ) -> dict[str, str]:
     """The values domain_save would store for `domain` (None: a new one), or ValidationError
-    with every field's problem. The default domain's host is SHORT_URL_BASE's and cannot be set,
-    nor can its root (the site's home page) be sent elsewhere."""
+    with every field's problem. The default domain's host is SHORT_URL_BASE's and cannot be set
+    (whatever `host` says), nor can its root (the site's home page) be sent elsewhere (a
+    `root_redirect` for it is refused)."""
     errors: dict[str, list[str]] = {}
     pk = domain.pk if domain is not None else None
     if pk == DEFAULT_DOMAIN_ID:
+        if (root_redirect or "").strip():
+            errors["root_redirect"] = [
+                "The default domain's root is the site's home page: it cannot be sent elsewhere."
+            ]
         host, root_redirect = "", ""
     else:
         try:

@@ -399,6 +399,16 @@ def test_staff_send_the_default_domains_unknown_codes_elsewhere(admin_client):
     assert _location("testserver", "/")[0] == "200 OK"  # its root is still the home page
 
 
+def test_the_default_domains_root_is_never_sent_elsewhere():
+    """Refused, not dropped: a channel that offers it (Shlink's baseUrlRedirect) says why."""
+    default = Domain.objects.get(pk=DEFAULT_DOMAIN_ID)
+    with pytest.raises(ValidationError) as refused:
+        domain_save(domain=default, host="", root_redirect="https://www.example.com/")
+    assert "home page" in refused.value.message_dict["root_redirect"][0]
+    default.refresh_from_db()
+    assert default.root_redirect == ""
+
+
 def test_a_bulk_call_naming_a_domain_in_every_item_costs_no_query_per_item(user, go, settings):
     # Hash codes: no pool whose refills would make the two calls' counts differ.
     settings.SHORTURL_CODE_STRATEGY = "hash"

@@ -110,7 +110,7 @@ def test_create_with_every_mapped_option(shlink, user):
         maxVisits=100,
         title="Spring sale",
         forwardQuery=False,
-        crawlable=True,
+        crawlable=False,
     )
     assert response.status_code == 200, response.content
     body = response.json()
@@ -127,7 +127,7 @@ def test_create_with_every_mapped_option(shlink, user):
     assert body["domain"] is None  # Shlink's way of saying "the default domain"
     assert body["title"] == "Spring sale"
     assert body["forwardQuery"] is False
-    assert body["crawlable"] is False  # accepted, not stored
+    assert body["crawlable"] is True  # accepted, not stored: robots.txt allows every short link
     assert body["dateCreated"].endswith("+00:00")
     link = UrlLink.objects.get(code="spring-sale")
     assert (link.owner, link.max_visits, link.pass_query) == (user, 100, False)

@@ -49,6 +49,8 @@ def test_the_import_prints_what_it_read_every_skipped_row_and_a_summary(user, ot
         "marketer",
         "--report",
         str(report_file),
+        "--base",
+        "https://s.example.com/",
     )
     lines = out.splitlines()
     assert lines[0] == f"Reading {FIXTURES / 'plain.csv'} as plain CSV: 9 links."
@@ -74,12 +76,58 @@ def test_the_import_prints_what_it_read_every_skipped_row_and_a_summary(user, ot
     assert (one["old_code"], one["code"], one["short_url"]) == (
         "plain-one",
         "plain-one",
-        "/plain-one",
+        "https://s.example.com/plain-one",
     )
     assert (
         rows[7]["reason"]
         == "The old code “taken-code” cannot be kept: “taken-code” is already taken on this domain."
     )
+
+
+def _report_urls(report_file: Path) -> dict[str, str]:
+    with report_file.open() as report:
+        return {row["code"]: row["short_url"] for row in csv.DictReader(report) if row["code"]}
+
+
+def test_the_report_carries_full_short_urls_as_the_export_does(user, settings, tmp_path):
+    """Issue #27: the --report file gave `/plain-one` paths (and `https://go…` only for other
+    domains) without SHORT_URL_BASE, as the export did before it took --base. Now the same
+    base, the same rule (links.shortlinks.short_url_for): --base, else SHORT_URL_BASE, else
+    the command stops before importing anything."""
+    domain_save(host="go.example.test")
+    settings.SHORT_URL_BASE = ""
+    report_file = tmp_path / "report.csv"
+    plain = str(FIXTURES / "plain.csv")
+    with pytest.raises(CommandError, match=r"SHORT_URL_BASE is not set: .*--report file"):
+        command("import_links", plain, "--user", "marketer", "--report", str(report_file))
+    assert not UrlLink.objects.exists() and not report_file.exists()
+    with pytest.raises(CommandError, match="--base must be an http or https URL"):
+        command("import_links", plain, "--user", "marketer", "--base", "s.example.com")
+
+    command(
+        "import_links", plain, "--user", "marketer", "--report", str(report_file),
+        "--base", "http://127.0.0.1:8000/",
+    )  # fmt: skip
+    urls = _report_urls(report_file)
+    assert urls["plain-one"] == "http://127.0.0.1:8000/plain-one"
+    assert all(url.startswith("http://127.0.0.1:8000/") for url in urls.values()), urls
+
+    # On another domain: that domain's host, with the base's scheme.
+    command(
+        "import_links", str(FIXTURES / "kutt.json"), "--user", "marketer", "--domain",
+        "go.example.test", "--report", str(report_file), "--base", "http://127.0.0.1:8000/",
+    )  # fmt: skip
+    urls = _report_urls(report_file)
+    assert urls and all(url.startswith("http://go.example.test/") for url in urls.values()), urls
+
+    # SHORT_URL_BASE set: no --base needed, and no run without --report asks for one.
+    settings.SHORT_URL_BASE = "https://s.example.com/"
+    UrlLink.objects.all().delete()
+    command("import_links", plain, "--user", "marketer", "--report", str(report_file))
+    assert _report_urls(report_file)["plain-one"] == "https://s.example.com/plain-one"
+    settings.SHORT_URL_BASE = ""
+    out, _ = command("import_links", plain, "--user", "marketer", "--dry-run")
+    assert "Would import" in out
 
 
 def test_a_dry_run_from_the_command_writes_nothing(user):

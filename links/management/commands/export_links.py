@@ -1,12 +1,11 @@
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
 from links.imports.exports import EXPORT_FORMATS, write_links_csv, write_links_json
+from links.management.short_url_base import add_base_argument, checked_base
 from links.selectors import link_export_rows
 from workspaces.selectors import WorkspaceNotFound, workspace_get
 
@@ -19,30 +18,6 @@ class _Raw:
 
     def write(self, text: str) -> None:
         self.wrapper.write(text, ending="")
-
-
-def _checked_base(base: str) -> str:
-    """--base as given, once it is an http(s) URL with a host; SHORT_URL_BASE's stands in when it
-    is not given. Without either, the command stops: a file of site-relative short URLs
-    (`/abc123`) and empty domains is of no use outside this install."""
-    if not base:
-        if settings.SHORT_URL_BASE:
-            return ""  # links.shortlinks reads it
-        raise CommandError(
-            "SHORT_URL_BASE is not set: give the short URLs' base with --base "
-            "(e.g. --base https://s.example.com/) so that the export carries full short URLs."
-        )
-    try:
-        parts = urlsplit(base)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # an unclosed [IPv6 address
-        usable = False
-    if not usable:
-        raise CommandError(
-            f"--base must be an http or https URL with a host, e.g. https://s.example.com/ "
-            f"(not “{base[:200]}”)."
-        )
-    return base
 
 
 class Command(BaseCommand):
@@ -68,12 +43,7 @@ class Command(BaseCommand):
             "default: the user's personal workspace)",
         )
         parser.add_argument("--format", default="csv", choices=EXPORT_FORMATS)
-        parser.add_argument(
-            "--base",
-            default="",
-            help="the short URLs' base, e.g. https://s.example.com/ (default: SHORT_URL_BASE; "
-            "needed when that is not set, so that the file carries full short URLs)",
-        )
+        add_base_argument(parser, needed_for="the export")
         parser.add_argument("--output", default=None, help="a file to write (default: stdout)")
 
     def handle(
@@ -87,7 +57,7 @@ class Command(BaseCommand):
         base: str,
         **_,
     ):
-        base = _checked_base(base)
+        base = checked_base(base, needed_for="the export")
         model = get_user_model()
         try:
             owner = model._default_manager.get(**{model.USERNAME_FIELD: user})

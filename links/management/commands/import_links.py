@@ -11,6 +11,7 @@ from links.imports.formats import FORMATS, ImportFileError, parse_file
 from links.imports.report import Outcome
 from links.imports.rows import ON_TAKEN_CODE_CHOICES
 from links.imports.service import link_import
+from links.management.short_url_base import add_base_argument, checked_base
 
 # Rows listed on the terminal per outcome; the --report file has them all.
 LISTED = 50
@@ -56,9 +57,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="check and report without writing anything"
         )
-        parser.add_argument("--report", default=None, help="write every row's outcome to this CSV")
+        parser.add_argument(
+            "--report",
+            default=None,
+            help="write every row's outcome to this CSV, with each link's full short URL",
+        )
+        add_base_argument(parser, needed_for="the --report file")
 
     def handle(self, *args, **options):
+        # Checked before anything is imported: a report of paths is found out too late.
+        base = ""
+        if options["report"] or options["base"]:
+            base = checked_base(options["base"], needed_for="the --report file")
         data = self._read(options["file"])
         try:
             parsed = parse_file(data, options["format"])
@@ -92,7 +102,7 @@ class Command(BaseCommand):
         self._list(report, Outcome.SKIPPED, "Skipped")
         if options["report"]:
             with Path(options["report"]).open("w", newline="", encoding="utf-8") as out:
-                write_import_report_csv(report, out)
+                write_import_report_csv(report, out, base=base)
             self.stdout.write(f"Every row's outcome is in {options['report']}.")
         style = self.style.SUCCESS if report.imported or not report.entries else self.style.WARNING
         self.stdout.write(style(report.summary()))
