@@ -63,27 +63,36 @@ EMBEDDED := env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL -u REDIS_CLUST
 test: install
 	$(EMBEDDED) $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal -m "not browser" $(PYTEST_ARGS)
 
-# The pages in Debian's Chromium through Playwright, on the embedded default.
+# The pages in Debian's Chromium through Playwright, on the embedded default, in BROWSER_WORKERS
+# processes (each with its own live server and test database).
+BROWSER_WORKERS ?= 2
 test-browser: install
-	$(EMBEDDED) $(BIN)/pytest -m browser $(PYTEST_ARGS)
+	$(EMBEDDED) $(BIN)/pytest -n $(BROWSER_WORKERS) --dist worksteal -m browser $(PYTEST_ARGS)
 
 # The tests that touch the database, the cache or Celery (marker `backends`, set in conftest.py)
-# again on MariaDB + Redis with a real Celery worker; the DB-free ones ran in `make test`. Serial:
-# the tests share one Redis database number, flushed by each. The environment's DATABASE_URL,
+# again on MariaDB + Redis with a real Celery worker; the DB-free ones ran in `make test`. In
+# SERVICES_WORKERS processes: pytest-django gives each its own test database, and
+# tests/worker_backends.py its own Redis database numbers (worker N: REDIS_URL's and the broker's
+# numbers minus 2N), so no worker flushes another's cache or takes its Celery tasks. Most of the
+# time goes waiting on MariaDB, hence more processes than cores. The environment's DATABASE_URL,
 # REDIS_URL and CELERY_BROKER_URL win over these defaults (.ci/run's names).
+SERVICES_WORKERS ?= 3
 SERVICES_ENV := DATABASE_URL=$${DATABASE_URL:-mysql://root@127.0.0.1:3306/shorturl_ci} \
 	REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/15} \
 	CELERY_BROKER_URL=$${CELERY_BROKER_URL:-redis://127.0.0.1:6379/14}
 test-services: install
-	$(SERVICES_ENV) $(BIN)/pytest -m "backends and not browser" $(PYTEST_ARGS)
+	$(SERVICES_ENV) $(BIN)/python -m pytest -p tests.worker_backends -n $(SERVICES_WORKERS) \
+		--dist worksteal -m "backends and not browser" $(PYTEST_ARGS)
 
 # Everything CI runs, each layer once: lint, test, test-browser, test-services, e2e, soak.
 check:
 	bash .ci/run
 
-# The deployment-shaped layer: a fresh production install, `make serve`, black-box HTTP.
+# The deployment-shaped layer: a fresh production install, `make serve`, black-box HTTP. Its two
+# modes run side by side, one per worker (E2E_WORKERS=0: one after the other; e2e/conftest.py).
+E2E_WORKERS ?= 2
 e2e: install
-	$(BIN)/pytest -p no:django -c e2e/pytest.ini e2e $(PYTEST_ARGS)
+	$(BIN)/pytest -p no:django -c e2e/pytest.ini -n $(E2E_WORKERS) --dist loadgroup e2e $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
@@ -104,8 +113,11 @@ webhook-worker: install-prod
 	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=webhooks \
 		--hostname=webhooks@%h --pool=threads --concurrency=$(WEBHOOK_CONCURRENCY)
 
+# Where beat keeps its schedule: one beat per file (two deployments started from one venv set
+# their own).
+BEAT_SCHEDULE ?= $(VENV)/celerybeat-schedule
 beat: install-prod
-	$(BIN)/celery -A shorturl_project beat --loglevel=info --schedule=$(VENV)/celerybeat-schedule
+	$(BIN)/celery -A shorturl_project beat --loglevel=info --schedule=$(BEAT_SCHEDULE)
 
 bench: install
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)

@@ -90,7 +90,7 @@ def pytest_sessionstart(session):
 
 def pytest_report_header(config):
     db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-    cache = "redis" if uses_redis() else "locmem"
+    cache = f"redis ({settings.CACHES['default']['LOCATION']})" if uses_redis() else "locmem"
     celery = "eager" if settings.CELERY_TASK_ALWAYS_EAGER else settings.CELERY_BROKER_URL
     return f"shorturl backends: database={db} cache={cache} celery={celery}"
 

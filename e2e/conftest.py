@@ -1,8 +1,11 @@
 """Fixtures of the e2e layer: the production install and the two deployments.
 
-`deployment` is session-scoped and parametrised over the two modes, so pytest runs every case
-against the embedded deployment, stops it, then runs them against the services deployment:
-only one deployment runs at a time on this small machine.
+`deployment` is session-scoped and parametrised over the two modes. Run serially, pytest runs
+every case against the embedded deployment, stops it, then runs them against the services
+deployment. Under pytest-xdist (`make e2e` runs `-n 2 --dist loadgroup`) each mode's cases form
+one group, so one worker runs the embedded deployment's cases while the other runs the services
+deployment's: the cases mostly wait on the product, and the two modes share nothing but the
+production venv (built once, under a lock) and MariaDB's server (a database each).
 """
 
 from __future__ import annotations
@@ -23,6 +26,17 @@ def pytest_configure(config):
     # A CI time limit or `kill` sends SIGTERM: turn it into an interrupt, so that pytest still
     # tears the deployments down instead of leaving servers, workers and redis-server behind.
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+# tryfirst: xdist reads the group marks in its own hook of this name, which would otherwise run
+# before this one (and spread one mode's cases over both workers, each starting that mode).
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        mode = callspec.params.get("deployment") if callspec else None
+        if mode:
+            item.add_marker(pytest.mark.xdist_group(mode))
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +86,18 @@ def pytest_runtest_makereport(item, call):
                 dep.logs_since(offsets, max_lines=60),
             )
         )
+
+
+def pytest_sessionfinish(session):
+    # An xdist worker hands its figures to the controller, which prints them all.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["e2e_figures"] = list(harness.FIGURES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    harness.FIGURES.extend(getattr(node, "workeroutput", {}).get("e2e_figures", ()))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -664,9 +664,8 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
         start_web(dep)  # migrated and serving from here on
 
         if mode == "services":
-            with contextlib.suppress(FileNotFoundError):
-                for old in VENV.glob("celerybeat-schedule*"):
-                    old.unlink()
+            # Its own schedule file: another deployment's beat may be running from this venv.
+            dep.env["BEAT_SCHEDULE"] = str(workdir / "celerybeat-schedule")
             dep.procs["worker"] = start_process(
                 "worker", make_command("worker"), env=dep.env, log_path=log_dir / "worker.log"
             )
