@@ -103,7 +103,7 @@ def test_times_are_in_the_browsers_zone_then_the_chosen_one(
     # An expiry typed in is read in that zone.
     page.goto(base + "/")
     page.get_by_label("Long URL").fill("https://example.com/summer-sale")
-    page.get_by_text("Options: alias, title, expiry, redirect type").click()
+    page.get_by_text("Options: alias, title, start and expiry, redirect type").click()
     assert "Times are in America/New_York" in page.content()
     page.get_by_label("Expires").fill("2030-07-01T12:00")
     page.get_by_role("button", name="Shorten").click()

@@ -37,7 +37,7 @@ def test_a_visitor_unlocks_a_password_link_after_a_wrong_try(
     log_in(page, base, "marketer", "s3cret-pass-1")
     page.wait_for_url(base + "/")
     page.get_by_label("Long URL").fill(target_url)
-    page.get_by_text("Options: alias, title, expiry").click()
+    page.get_by_text("Options: alias, title, start and expiry").click()
     password_field = page.get_by_label("Password", exact=True)
     limit_field = page.get_by_label("Visit limit")
     assert password_field.get_attribute("type") == "password"

@@ -41,7 +41,7 @@ def test_the_short_link_passes_the_query_string_on_with_or_without_a_slash(
     base = live_server.url
     context, page = _signed_in_page(browser, base, width)
     page.get_by_label("Long URL").fill(target_url)  # …/spring-sale?utm_source=test
-    page.get_by_text("Options: alias, title, expiry, redirect type").click()
+    page.get_by_text("Options: alias, title, start and expiry, redirect type").click()
     page.get_by_label("Custom alias").fill("spring-sale")
     # Plain words for the redirect types; query pass-through offered and on by default.
     assert page.get_by_label("Temporary (302, default)", exact=False).is_checked()
@@ -84,7 +84,7 @@ def test_creating_a_link_speaks_plainly(
 
     # A taken alias: a free one is named beside the field.
     page.get_by_label("Long URL").fill("https://example.com/summer")
-    page.get_by_text("Options: alias, title, expiry, redirect type").click()
+    page.get_by_text("Options: alias, title, start and expiry, redirect type").click()
     page.get_by_label("Custom alias").fill("summer")
     page.get_by_role("button", name="Shorten").click()
     page.get_by_text("“summer-2” is free").wait_for()
@@ -96,7 +96,7 @@ def test_creating_a_link_speaks_plainly(
     # An alias differing from one of the marketer's only by case: made, with a warning.
     page.get_by_label("Long URL").fill("https://example.com/spring")
     if not page.get_by_label("Custom alias").is_visible():
-        page.get_by_text("Options: alias, title, expiry, redirect type").click()
+        page.get_by_text("Options: alias, title, start and expiry, redirect type").click()
     page.get_by_label("Custom alias").fill("Spring-Sale")
     page.get_by_role("button", name="Shorten").click()
     page.wait_for_selector("[data-testid=created-link]")
