@@ -351,6 +351,13 @@ def validate_expiry(expires_at: datetime | None) -> datetime | None:
 _EARLIEST_START_YEAR = 1971
 
 
+def years_a_moment_may_have() -> tuple[int, int]:
+    """The years a date a person sets may fall in (a link's start, a rule's before/after): from
+    1971 to a hundred years ahead. Checked on the year as given, before any conversion: year 1
+    or 9999 in a far time zone would overflow datetime's range once converted to UTC."""
+    return _EARLIEST_START_YEAR, timezone.now().year + 100
+
+
 def validate_start(valid_since: datetime | None) -> datetime | None:
     """A link's start (valid_since): before it the link is scheduled (links.models.LinkStatus),
     not live yet. A start already past is taken (the link is live at once, as Shlink takes
@@ -359,17 +366,10 @@ def validate_start(valid_since: datetime | None) -> datetime | None:
         return None
     if timezone.is_naive(valid_since):
         valid_since = timezone.make_aware(valid_since)
-    # The years as given, before any conversion: year 1 or 9999 in a far time zone would
-    # overflow datetime's range once converted to UTC.
-    latest = timezone.now().year + 100
-    if not _EARLIEST_START_YEAR <= valid_since.year <= latest:
+    earliest, latest = years_a_moment_may_have()
+    if not earliest <= valid_since.year <= latest:
         raise ValidationError(
-            {
-                "valid_since": [
-                    f"Choose a start between {_EARLIEST_START_YEAR} and {latest}, or leave it "
-                    "empty."
-                ]
-            }
+            {"valid_since": [f"Choose a start between {earliest} and {latest}, or leave it empty."]}
         )
     return valid_since
 

@@ -27,7 +27,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from links.services.policy import LongUrlRules
+from links.services.policy import LongUrlRules, years_a_moment_may_have
 
 # The rule's device → analytics' device type (analytics.models.DeviceType) of the visitor.
 DEVICES = {"mobile": "Mobile", "tablet": "Tablet", "desktop": "PC"}
@@ -171,6 +171,11 @@ def _ip(value: str, where: str) -> tuple[str, list[str]]:
         network = ipaddress.ip_network(text, strict=False)
     except ValueError:
         return "", [f"{where}: “{value}” is not an IP address or network; give e.g. {example}."]
+    mapped = getattr(network.network_address, "ipv4_mapped", None)
+    if mapped is not None and network.prefixlen >= 96:
+        # The redirect compares an IPv4-mapped visitor (::ffff:203.0.113.7) as IPv4, so the
+        # rule is kept in that form too, or it could never match.
+        network = ipaddress.ip_network(f"{mapped}/{network.prefixlen - 96}", strict=False)
     if network.prefixlen == network.max_prefixlen:
         return str(network.network_address), []
     return str(network), []
@@ -261,10 +266,13 @@ def _moment(value, where: str) -> tuple[str, list[str]]:
             f"{where}: “{value}” is not a date and time; use ISO 8601, e.g. "
             f"2026-05-01T09:00:00+02:00."
         ]
+    earliest, latest = years_a_moment_may_have()
+    if not earliest <= moment.year <= latest:
+        return "", [f"{where}: choose a date between {earliest} and {latest}."]
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment, timezone.get_current_timezone())
     moment = moment.astimezone(UTC).replace(microsecond=0)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ"), []
+    return moment.isoformat().replace("+00:00", "Z"), []
 
 
 _TEXT_CONDITIONS = {
