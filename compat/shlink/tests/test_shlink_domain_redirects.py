@@ -183,6 +183,21 @@ def test_others_get_a_403_problem_and_change_nothing(user, django_user_model, go
     assert APIClient().patch(URL, {"domain": GO}, format="json").status_code == 401
 
 
+def test_a_non_staff_user_given_the_permission_by_a_group_still_gets_a_403(
+    user, django_user_model, go
+):
+    """As in the admin, changing domains takes staff status and the permission: a group that
+    hands a marketer `links.change_domain` does not open domain redirects to their keys."""
+    from django.contrib.auth.models import Group, Permission
+
+    group = Group.objects.create(name="domain keepers")
+    group.permissions.add(Permission.objects.get(codename="change_domain"))
+    user.groups.add(group)
+    response = _patch(shlink_client(user), {"domain": GO, "baseUrlRedirect": "https://e.com/"})
+    assert response.status_code == 403, response.content
+    assert Domain.objects.get(host=GO).root_redirect == ""
+
+
 def test_a_key_acting_for_a_workspace_reaches_only_the_domains_it_may_use(staff_user, go):
     """An API key acts for one workspace: a domain kept for another is not found (it is not in
     the key's GET /rest/v3/domains either)."""
