@@ -11,6 +11,7 @@ from django.utils import timezone
 from compat.shlink.tests.test_shlink_api import BASE, assert_problem, shlink_client
 from links.models import UrlLink
 from links.services.create import link_create
+from links.services.domains import domain_save
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +195,18 @@ def test_a_bad_date_is_invalid_data_naming_it(shlink, name):
         shlink.get(f"{BASE}/short-urls", {name: "last week"}), 400, "invalid-data"
     )
     assert body["invalidElements"] == [name]
+
+
+def test_the_domain_filter_lists_one_domains_links_and_default_means_the_default_one(shlink, user):
+    """Shlink 4.3's list filter, which the web UI's domains page links to ("Short URLs" on a
+    domain: ?domain=DEFAULT for the default one)."""
+    domain_save(host="go.example.test")
+    link_create(user=user, long_url="https://example.com/a", alias="on-default")
+    link_create(
+        user=user, long_url="https://example.com/b", alias="on-go", domain="go.example.test"
+    )
+    assert _codes(shlink, domain="DEFAULT") == ["on-default"]
+    assert _codes(shlink, domain="testserver") == ["on-default"]  # the default one's own host
+    assert _codes(shlink, domain="go.example.test") == ["on-go"]
+    assert _codes(shlink, domain="nope.example.net") == []
+    assert sorted(_codes(shlink)) == ["on-default", "on-go"]
