@@ -10,9 +10,13 @@ reached, enabled in the past, a date interval and a date range), its search and 
 and tags with modes any and all; creating a short URL with "Enabled since" (validSince) set,
 editing it, deleting one; the visits of a short URL, a tag, the default domain (`DEFAULT`) and
 another one, orphan and non-orphan visits, deleting a short URL's visits and the orphan visits;
-a short URL's redirect rules (add one, save), a domain's redirects (edit, save), renaming and
-deleting a tag. Every call the page makes to the product is recorded; the test fails on any
-that failed (status 400 or more, or refused by CORS or the network), except `mercure-info`,
+the default domain's short URLs (the list's domain filter, `domain=DEFAULT`); a short URL's
+redirect rules (three added in the rule editor, with a device, an IP address and a country
+condition, saved, and read back with GET), a domain's redirects (edit, save), renaming and
+deleting a tag. The server answers Shlink 4.5.0 in its health check, so the UI offers the
+controls Shlink turns on up to that version (compat.shlink.views.SHLINK_API_VERSION).
+Every call the page makes to the product is recorded; the test fails on any that failed
+(status 400 or more, or refused by CORS or the network), except `mercure-info`,
 whose 501 is Shlink's own "no Mercure hub" answer (docs/api-shlink.md), and on any step whose
 visible outcome did not come; the message lists both, every step being tried whatever an
 earlier one did (a screenshot of each such step goes to test-artifacts/).
@@ -72,6 +76,8 @@ CREATED = "made-in-ui"
 CAPPED, EXPIRED, PROMO_CODE = "cap-1", "old-1", "promo-1"
 ORPHANS = ("/zz-gone-1", "/zz-gone-2", "/zz-gone-3")
 RULE_URL = "https://example.com/for-android"
+RULE_IP_URL = "https://example.com/for-the-office"
+RULE_COUNTRY_URL = "https://example.com/for-germany"
 PROMO_HOME = "https://example.com/promo-home"
 # The problem type Shlink answers without a Mercure hub.
 MERCURE_NOT_CONFIGURED = "https://shlink.io/api/error/mercure-not-configured"
@@ -236,6 +242,23 @@ def _row_menu(page, short_url: str, item: str) -> None:
     page.get_by_role("menuitem", name=item).click()
 
 
+def _api_json(api: str, path: str, api_key: str) -> dict:
+    """GET on the live server's Shlink API with the dashboard's key: the answer's JSON."""
+    parts = urlsplit(api)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        connection.request("GET", path, headers={"X-Api-Key": api_key})
+        response = connection.getresponse()
+        assert response.status == 200, (path, response.status)
+        return json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def _condition(type_: str, value: str) -> dict:
+    return {"type": type_, "matchKey": None, "matchValue": value}
+
+
 def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
     web_ui, live_server, user, four, settings, monkeypatch, artifacts_dir
 ):
@@ -390,21 +413,61 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
             open_list()
             expect(page.get_by_role("link", name="Made in the UI, then edited")).to_be_visible()
 
-        with journey.step("a redirect rule: add, save"):
+        # The rule editor offers what the version we answer turns on (4.2: IP address, 4.3:
+        # geolocation, 4.5: desktop device types): one rule each, saved together.
+        with journey.step("redirect rules: device, IP address, country; save"):
             open_list()
             _row_menu(page, short["B"], "Manage redirect rules")
             expect(page.get_by_text("This short URL has no dynamic redirect rules")).to_be_visible()
-            page.get_by_role("button", name="Add rule").click()
-            page.get_by_label("Long URL:").fill(RULE_URL)
-            page.get_by_role("button", name="Add condition").click()
-            page.get_by_label("Device type:").select_option("android")
-            page.get_by_role("button", name="Confirm").click()
-            expect(page.get_by_test_id("rule-long-url")).to_have_text(RULE_URL)
+
+            def add_rule(long_url: str, condition_type: str, choose) -> None:
+                page.get_by_role("button", name="Add rule").click()
+                page.get_by_label("Long URL:").fill(long_url)
+                page.get_by_role("button", name="Add condition").click()
+                page.get_by_label("Type:", exact=True).select_option(condition_type)
+                choose()
+                page.get_by_role("button", name="Confirm").click()
+                expect(page.get_by_test_id("rule-long-url").last).to_have_text(long_url)
+
+            add_rule(
+                RULE_URL,
+                "device",
+                lambda: page.get_by_label("Device type:").select_option("android"),
+            )
+            add_rule(
+                RULE_IP_URL,
+                "ip-address",
+                lambda: page.get_by_label("IP address:").fill("203.0.113.0/24"),
+            )
+            add_rule(
+                RULE_COUNTRY_URL,
+                "geolocation-country-code",
+                lambda: page.get_by_label("Country:").select_option("DE"),
+            )
             with page.expect_response(
                 lambda r: r.url.endswith("/redirect-rules") and r.request.method == "POST"
             ):
                 page.get_by_role("button", name="Save rules").click()
             expect(page.get_by_text("Redirect rules properly saved.")).to_be_visible()
+            saved = _api_json(api, f"/rest/v3/short-urls/{codes['B']}/redirect-rules", api_key)
+            assert [
+                (rule["priority"], rule["longUrl"], rule["conditions"])
+                for rule in saved["redirectRules"]
+            ] == [
+                (1, RULE_URL, [_condition("device", "android")]),
+                (2, RULE_IP_URL, [_condition("ip-address", "203.0.113.0/24")]),
+                (3, RULE_COUNTRY_URL, [_condition("geolocation-country-code", "DE")]),
+            ]
+
+        # Shlink 4.3's list filter by domain, from the domains page ("Short URLs").
+        with journey.step("the default domain's short URLs"):
+            page.goto(f"{app}/manage-domains")
+            default = page.get_by_role("row").filter(has_text=urlsplit(api).netloc)
+            default.get_by_role("button", name="Options").click()
+            with page.expect_response(_lists("domain=DEFAULT")):
+                page.get_by_role("menuitem", name="Short URLs").click()
+            _listed(page, in_order(ORDERS["dateCreated-DESC"]), among, "the default domain's")
+            assert PROMO_CODE not in _codes(page)
 
         with journey.step("a tag's visits"):
             page.goto(f"{app}/manage-tags")
@@ -500,6 +563,7 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
         "tagsMode=all",
         "searchTerm=apple",
         "itemsPerPage=20",  # the export's pages
+        "domain=DEFAULT",
         f"DELETE /rest/v3/short-urls/{EXPIRED}",
         "PUT /rest/v3/tags",
         "DELETE /rest/v3/tags?tags[]=crimson",
