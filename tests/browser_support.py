@@ -57,12 +57,23 @@ class _TargetPage(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def target_url():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TargetPage)
+    with served_on_loopback(_TargetPage) as port:
+        yield f"http://{TARGET_HOST}:{port}/spring-sale?utm_source=test"
+
+
+@contextlib.contextmanager
+def served_on_loopback(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    """`handler` answering on 127.0.0.1 and a free port (another origin than the live server,
+    which is localhost), in a thread, until the block ends; yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://{TARGET_HOST}:{server.server_address[1]}/spring-sale?utm_source=test"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 def launch_chromium(playwright, *, host_rules: tuple[str, ...] = ()):
@@ -108,15 +119,8 @@ def single_page_app(directory: Path) -> Iterator[str]:
         def log_message(self, *args):  # keep the test output quiet
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Files)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with served_on_loopback(Files) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def log_in(page, base_url: str, username: str, password: str, path: str = "/accounts/login/"):

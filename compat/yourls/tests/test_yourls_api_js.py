@@ -17,7 +17,6 @@ unless YOURLS_API_JS_REQUIRED=1 (CI), which turns that into a failure.
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -28,7 +27,11 @@ from django.utils import timezone
 from accounts.services import api_key_create
 from analytics.models import HourlyClick
 from links.models import UrlLink
-from tests.browser_support import browser, needs_chromium  # noqa: F401 - the fixture
+from tests.browser_support import (  # noqa: F401 - the fixture
+    browser,
+    needs_chromium,
+    served_on_loopback,
+)
 from tests.npm_clients import npm_client_installed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
@@ -103,15 +106,8 @@ def tool_page(client_script) -> Iterator[str]:
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with served_on_loopback(Page) as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 @pytest.mark.parametrize(
