@@ -233,6 +233,17 @@ class ShlinkView(LinkApiView):
             raise LinkNotFound(short_code)
         return link
 
+    def update_link(self, link: UrlLink, **changes) -> UrlLink:
+        """`changes` made to `link` as the caller, through links.services.change.link_update."""
+        return link_update(
+            code=link.code,
+            domain=link.domain_host,
+            user=self.request.user,
+            request_host=self.request.get_host(),
+            workspace_id=self.pinned_workspace_id,
+            **changes,
+        )
+
 
 class ShortUrlsView(ShlinkView):
     def get(self, request):
@@ -310,14 +321,7 @@ class ShortUrlView(ShlinkView):
             changes["title"] = changes["title"] or ""
         if "tags" in changes:
             changes["tags"] = [tag for tag in changes["tags"] if tag.strip()]
-        link = link_update(
-            code=link.code,
-            domain=link.domain_host,
-            user=request.user,
-            request_host=request.get_host(),
-            workspace_id=self.pinned_workspace_id,
-            **changes,
-        )
+        link = self.update_link(link, **changes)
         return Response(shapes.short_url(link, request=request))
 
     def delete(self, request, short_code: str):
@@ -344,14 +348,7 @@ class RedirectRulesView(ShlinkView):
         link = self.get_link(short_code)  # 404 before 400: others' codes cannot be probed
         rules, places = redirect_rules.from_shlink(request.data)
         try:
-            link = link_update(
-                code=link.code,
-                domain=link.domain_host,
-                user=request.user,
-                request_host=request.get_host(),
-                workspace_id=self.pinned_workspace_id,
-                rules=rules,
-            )
+            link = self.update_link(link, rules=rules)
         except DjangoValidationError as error:
             if "rules" not in getattr(error, "error_dict", {}):
                 raise
