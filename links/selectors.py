@@ -182,6 +182,8 @@ def link_list(
     created_from: datetime | None = None,
     created_until: datetime | None = None,
     statuses: Collection[str] | None = None,
+    exclude_tags: list[str] | None = None,
+    exclude_tags_mode: str = TAGS_ANY,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -193,8 +195,11 @@ def link_list(
     other one (False: scheduled, expired, revoked, limit reached); `statuses` the links in any
     of those LinkStatus values (both given: the links that pass both).
     `tags`: only links carrying every one of them (any case), or with `tags_mode=TAGS_ANY` at
-    least one of them. Archived links are left out unless `archived` is True (then they are
-    listed with the others). `domain`: only the links on that short domain (a host; the
+    least one of them. `exclude_tags`: leave out the links carrying any of them (any case), or
+    with `exclude_tags_mode=TAGS_ALL` only those carrying every one (Shlink's excludeTags and
+    excludeTagsMode, whose default is any too); both given, a link must pass both. Archived
+    links are left out unless `archived` is True (then they are listed with the others).
+    `domain`: only the links on that short domain (a host; the
     default one's name too, see domain_id_for_name).
     `include_revoked=False` leaves revoked links out (expired ones stay: for APIs whose delete
     is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
@@ -202,8 +207,9 @@ def link_list(
     excludePastValidUntil and excludeMaxVisitsReached). `created_from`, `created_until`: only
     the links created in that span, both ends included. `order`: a key of LINK_ORDERS.
     """
-    if tags_mode not in (TAGS_ALL, TAGS_ANY):
-        raise ValueError(f"No tags mode {tags_mode!r}.")
+    for mode in (tags_mode, exclude_tags_mode):
+        if mode not in (TAGS_ALL, TAGS_ANY):
+            raise ValueError(f"No tags mode {mode!r}.")
     links = UrlLink.objects.select_related("owner", "domain", "workspace")
     if workspace_id is not None and user.is_staff:
         links = links.filter(workspace_id=workspace_id)
@@ -228,6 +234,7 @@ def link_list(
         # workspace's tags, at most one per key, so no row comes twice.
         for key in keys:
             links = links.filter(tags__key=key)
+    links = _without_tags(links, exclude_tags or [], mode=exclude_tags_mode)
     if created_from is not None:
         links = links.filter(created_at__gte=created_from)
     if created_until is not None:
@@ -256,6 +263,21 @@ def link_list(
         if annotate:
             links = getattr(links, annotate)()
     return links.order_by(*ordering)
+
+
+def _without_tags(links: QuerySet[UrlLink], names: list[str], *, mode: str) -> QuerySet[UrlLink]:
+    """`links` but those carrying any of the tags `names` (any case), or with mode TAGS_ALL
+    every one of them: subqueries, so a link with none of the tags stays whatever it carries."""
+    keys = [key for key in dict.fromkeys(tag_key(name) for name in names) if key]
+    if not keys:
+        return links
+    through = UrlLink.tags.through.objects.filter(urllink_id=OuterRef("pk"))
+    if mode == TAGS_ANY:
+        return links.exclude(Exists(through.filter(tag__key__in=keys)))
+    carrying_all = Q()
+    for key in keys:
+        carrying_all &= Q(Exists(through.filter(tag__key=key)))
+    return links.exclude(carrying_all)
 
 
 # The most open capped links a filtered list reads the live counts of (one MGET of that many

@@ -144,11 +144,16 @@ def _order(params) -> str:
     return order
 
 
-def _tags_mode(params) -> str:
-    mode = TAGS_MODES.get(params.get("tagsMode", "").strip() or "any")
+def _tags_mode(params, name: str = "tagsMode") -> str:
+    mode = TAGS_MODES.get(params.get(name, "").strip() or "any")
     if mode is None:
-        raise InvalidArgument({"tagsMode": ["Expected any or all."]})
+        raise InvalidArgument({name: ["Expected any or all."]})
     return mode
+
+
+def _tag_names(params, name: str) -> list[str] | None:
+    """A list of tags: `name[]=a&name[]=b` (the SDK's spelling), else `name=a&name=b`."""
+    return params.getlist(f"{name}[]") or params.getlist(name) or None
 
 
 def _domain(params) -> str | None:
@@ -256,8 +261,10 @@ class ShortUrlsView(ShlinkView):
             exclude_limit_reached=_flag(params, "excludeMaxVisitsReached"),
             order=_order(params),
             owned_only=False,  # staff see every link, as on the native API
-            tags=params.getlist("tags[]") or params.getlist("tags") or None,
+            tags=_tag_names(params, "tags"),
             tags_mode=_tags_mode(params),
+            exclude_tags=_tag_names(params, "excludeTags"),
+            exclude_tags_mode=_tags_mode(params, "excludeTagsMode"),
             created_from=dates.get("startDate"),
             created_until=dates.get("endDate"),
             archived=True,  # archiving is ours: Shlink lists every short URL

@@ -83,7 +83,8 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
             "Your links, newest first, 50 per page (`page_size` up to 500). "
             "Staff see every link unless they pass `mine=true`. Archived links are left out "
             "unless `archived=true`; `status=scheduled` (or another state) keeps the links in "
-            "that state; `tag=x&tag=y` keeps the links with every one of those tags; "
+            "that state; `tag=x&tag=y` keeps the links with every one of those tags, "
+            "`exclude_tag=x&exclude_tag=y` leaves out the links with any of them; "
             "`domain=<host>` the links on that short domain; `workspace=<slug>` one workspace's "
             "(an API key lists only its own workspace's links)."
         ),
@@ -103,8 +104,9 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
     )
     def get(self, request):
         params = request.query_params.dict()
-        if "tag" in request.query_params:
-            params["tag"] = request.query_params.getlist("tag")  # repeatable
+        for repeatable in ("tag", "exclude_tag"):
+            if repeatable in request.query_params:
+                params[repeatable] = request.query_params.getlist(repeatable)
         query = validated(LinkListQuerySerializer, params)
         workspace_id = self.workspace_id_to_read(query.get("workspace"))
         links = link_list(
@@ -114,6 +116,7 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
             statuses=[query["status"]] if query.get("status") else None,
             owned_only=query["mine"],
             tags=query.get("tag"),
+            exclude_tags=query.get("exclude_tag"),
             archived=query["archived"],
             domain=query.get("domain"),
             request_host=request.get_host(),

@@ -97,6 +97,32 @@ def test_tags_any_or_all_and_the_creation_span(user):
     }
 
 
+def test_exclude_tags_any_or_all_and_with_tags(user):
+    """exclude_tags leaves out the links carrying any of the tags (any case), or with mode all
+    only those carrying every one; with `tags` as well, a link must pass both."""
+    both = UrlLinkFactory(owner=user)
+    red = UrlLinkFactory(owner=user)
+    sale = UrlLinkFactory(owner=user)
+    bare = UrlLinkFactory(owner=user)
+    link_update(code=both.code, user=user, tags=["sale", "red"])
+    link_update(code=red.code, user=user, tags=["RED"])
+    link_update(code=sale.code, user=user, tags=["sale"])
+
+    def codes(**filters):
+        return {link.code for link in selectors.link_list(user=user, **filters)}
+
+    assert codes(exclude_tags=["red"]) == {sale.code, bare.code}
+    assert codes(exclude_tags=["Red", "SALE"]) == {bare.code}  # any, the default
+    everything = {both.code, red.code, sale.code, bare.code}
+    assert codes(exclude_tags=["red", "sale"], exclude_tags_mode="all") == everything - {both.code}
+    assert codes(exclude_tags=["nothing"]) == everything
+    assert codes(exclude_tags=["red", "nothing"], exclude_tags_mode="all") == everything
+    assert codes(tags=["sale"], exclude_tags=["red"]) == {sale.code}
+    assert selectors.link_list(user=user, exclude_tags=["red"]).count() == 2
+    with pytest.raises(ValueError):
+        selectors.link_list(user=user, exclude_tags=["red"], exclude_tags_mode="some")
+
+
 def test_search_and_active_filter(user, other_user):
     """Search looks at the title and URL of the user's own links; active splits working links
     from revoked and expired ones."""

@@ -247,6 +247,22 @@ def test_api_list_filters_by_every_tag_given(api, user):
     assert codes("?tag=nothing") == set()
 
 
+def test_api_list_leaves_out_the_links_with_any_excluded_tag(api, user):
+    both = link_create(user=user, long_url="https://ex.com/1", tags=["Spring", "mail"]).link
+    spring = link_create(user=user, long_url="https://ex.com/2", tags=["spring"]).link
+    bare = link_create(user=user, long_url="https://ex.com/3").link
+
+    def codes(query):
+        response = api.get(f"/api/v1/links/{query}")
+        assert response.status_code == 200, response.content
+        return {item["code"] for item in response.json()["results"]}
+
+    assert codes("?exclude_tag=MAIL") == {spring.code, bare.code}
+    assert codes("?exclude_tag=mail&exclude_tag=spring") == {bare.code}
+    assert codes("?tag=spring&exclude_tag=mail") == {spring.code}
+    assert codes("?exclude_tag=nothing") == {both.code, spring.code, bare.code}
+
+
 def test_api_list_hides_archived_links_unless_asked(api, user):
     kept = link_create(user=user, long_url="https://ex.com/1").link
     archived = link_create(user=user, long_url="https://ex.com/2", archived=True).link

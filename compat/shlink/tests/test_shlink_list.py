@@ -130,6 +130,32 @@ def test_an_unknown_tags_mode_is_invalid_data(shlink):
     assert body["invalidElements"] == ["tagsMode"]
 
 
+def test_exclude_tags_leaves_out_the_links_with_any_of_them_by_default(shlink, tagged):
+    """Shlink 4.6's excludeTags[]: without a mode (or `any`), a link carrying either tag is
+    left out, any case; untagged links stay."""
+    expected = [tagged["none"]]
+    assert _codes(shlink, **{"excludeTags[]": ["SALE", "red"]}) == expected
+    assert _codes(shlink, **{"excludeTags[]": ["sale", "red"]}, excludeTagsMode="any") == expected
+    response = shlink.get(f"{BASE}/short-urls", {"excludeTags[]": ["sale", "red"]})
+    assert response.json()["shortUrls"]["pagination"]["totalItems"] == 1
+
+
+def test_exclude_tags_mode_all_leaves_out_only_the_links_with_every_one(shlink, tagged):
+    both = {"excludeTags[]": ["sale", "red"], "excludeTagsMode": "all", "orderBy": "shortCode-ASC"}
+    assert _codes(shlink, **both) == sorted([tagged["sale"], tagged["red"], tagged["none"]])
+
+
+def test_tags_and_excluded_tags_together(shlink, tagged):
+    """With sale, without red: Shlink's example of both filters on one list."""
+    assert _codes(shlink, **{"tags[]": ["sale"], "excludeTags[]": ["red"]}) == [tagged["sale"]]
+
+
+def test_an_unknown_exclude_tags_mode_is_invalid_data(shlink):
+    response = shlink.get(f"{BASE}/short-urls", {"excludeTags[]": "x", "excludeTagsMode": "none"})
+    body = assert_problem(response, 400, "invalid-data")
+    assert body["invalidElements"] == ["excludeTagsMode"]
+
+
 def test_exclude_past_valid_until_and_max_visits_reached(shlink, user):
     """excludePastValidUntil leaves out the links whose expiry has passed, not those still
     running or without one; excludeMaxVisitsReached those whose visits are used up."""

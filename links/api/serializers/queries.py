@@ -44,6 +44,12 @@ class LinkListQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Only links with this tag (any case); repeat it for links with every one.",
     )
+    exclude_tag = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Leave out the links with this tag (any case); repeat it to leave out the "
+        "links with any of them.",
+    )
     archived = serializers.BooleanField(
         required=False,
         default=False,
