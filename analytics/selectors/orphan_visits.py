@@ -40,9 +40,18 @@ def orphan_visits_visible(user) -> bool:
     return bool(user.is_staff)
 
 
-def _orphan_rows(*, start: datetime | None, end: datetime | None, kinds: Iterable[str] | None):
-    """OrphanVisitCount rows whose hour (start) is within [start, end]; `kinds`: only those."""
+def _orphan_rows(
+    *,
+    start: datetime | None,
+    end: datetime | None,
+    kinds: Iterable[str] | None,
+    host: str | None = None,
+):
+    """OrphanVisitCount rows whose hour (start) is within [start, end]; `kinds`: only those;
+    `host`: only the requests for that host (as counted: lowercase, no port)."""
     rows = OrphanVisitCount.objects.all()
+    if host is not None:
+        rows = rows.filter(host=host)
     if start is not None:
         rows = rows.filter(hour__gte=start)
     if end is not None:
@@ -57,9 +66,11 @@ def orphan_visit_total(
     start: datetime | None = None,
     end: datetime | None = None,
     kinds: Iterable[str] | None = None,
+    host: str | None = None,
 ) -> int:
-    """How many orphan visits were counted (whose hour starts within [start, end], of `kinds`)."""
-    rows = _orphan_rows(start=start, end=end, kinds=kinds).order_by()
+    """How many orphan visits were counted (whose hour starts within [start, end], of `kinds`,
+    asked of `host`)."""
+    rows = _orphan_rows(start=start, end=end, kinds=kinds, host=host).order_by()
     return rows.aggregate(total=Sum("count"))["total"] or 0
 
 
@@ -70,6 +81,7 @@ def orphan_visit_slice(
     start: datetime | None = None,
     end: datetime | None = None,
     kinds: Iterable[str] | None = None,
+    host: str | None = None,
 ) -> list[tuple[OrphanVisitCount, int]]:
     """Orphan visits one by one, newest hour first, for positions [offset, offset + limit) only:
     [(row, how many of its counted visits fall in the slice)], in order.
@@ -84,7 +96,7 @@ def orphan_visit_slice(
         Sum("count"), order_by=[F("hour").desc(), F("pk").desc()], frame=RowRange(None, 0)
     )
     rows = (
-        _orphan_rows(start=start, end=end, kinds=kinds)
+        _orphan_rows(start=start, end=end, kinds=kinds, host=host)
         .annotate(through=running)
         .filter(through__gt=offset, through__lt=offset + limit + F("count"))
         .order_by("-hour", "-pk")

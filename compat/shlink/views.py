@@ -32,6 +32,7 @@ from core.api.throttles import AnonThrottle
 from core.health import check_database
 from links.api.base import LinkApiView
 from links.codes.aliases import ALIAS_RE
+from links.domains import host_form
 from links.models import DEFAULT_DOMAIN_ID, UrlLink
 from links.selectors import (
     DEFAULT_ORDER,
@@ -169,6 +170,14 @@ def _domain_filter(params, *, request_host: str) -> str | None:
     if domain == "DEFAULT":
         return default_domain_host(request_host)
     return domain or None
+
+
+def _orphan_host(params, *, request_host: str) -> str | None:
+    """Orphan visits' `domain` filter (Shlink 4.6) as the host their counts keep: lowercase,
+    no port (`DEFAULT`: the default domain's). Shlink matches the domain anywhere in the
+    visited URL; here it is the host asked for, exactly."""
+    domain = _domain_filter(params, request_host=request_host)
+    return None if domain is None else host_form(domain)
 
 
 class DateRangeSerializer(serializers.Serializer):
@@ -429,8 +438,10 @@ class ShortUrlVisitsView(VisitsListView):
 class TagVisitsView(VisitsListView):
     def get(self, request, tag: str):
         """The visits of the caller's short URLs carrying the tag (of the key's workspace, else
-        the personal one's; any case). An unknown tag: Shlink's tag-not-found."""
+        the personal one's; any case). An unknown tag: Shlink's tag-not-found. `domain` (4.6):
+        only its short URLs' (`DEFAULT`: the default domain's; a host of no domain: none)."""
         found = tag_get(user=request.user, name=tag, workspace_id=self.pinned_workspace_id)
+        host = request.get_host()
         links = link_list(
             user=request.user,
             owned_only=False,
@@ -438,6 +449,8 @@ class TagVisitsView(VisitsListView):
             include_revoked=False,
             workspace_id=found.workspace_id,
             tags=[found.name],
+            domain=_domain_filter(request.query_params, request_host=host),
+            request_host=host,
         )
         return self.visits_page(links=links)
 
@@ -458,8 +471,11 @@ class DomainVisitsView(VisitsListView):
 
 class NonOrphanVisitsView(VisitsListView):
     def get(self, request):
-        """The visits of every short URL the caller sees (the overview's nonOrphanVisits)."""
-        return self.visits_page(links=self.visible_links())
+        """The visits of every short URL the caller sees (the overview's nonOrphanVisits);
+        `domain` (4.6): of its short URLs only, as on a tag's."""
+        host = request.get_host()
+        domain = _domain_filter(request.query_params, request_host=host)
+        return self.visits_page(links=self.visible_links(domain=domain, request_host=host))
 
 
 class TagsView(ShlinkView):
@@ -651,7 +667,8 @@ class OrphanVisitsView(ShlinkView):
     def get(self, request):
         """Orphan visits one by one, newest first, expanded from the hourly counts for the page
         asked only (analytics.selectors.orphan_visit_slice). Staff only: others get an empty
-        list, as Shlink answers a key without access to them."""
+        list, as Shlink answers a key without access to them. `domain` (4.6): the requests
+        for that host only (`DEFAULT`: the default domain's)."""
         params = request.query_params
         dates = validated(DateRangeSerializer, params)
         _flag(params, "excludeBots")  # checked, changes nothing: no orphan visit is a bot here
@@ -666,7 +683,12 @@ class OrphanVisitsView(ShlinkView):
         per_page = _per_page(params, default=VISITS_PER_PAGE, cap=VISITS_PER_PAGE)
         total, rows = 0, []
         if orphan_visits_visible(request.user):
-            window = {"start": dates.get("startDate"), "end": dates.get("endDate"), "kinds": kinds}
+            window = {
+                "start": dates.get("startDate"),
+                "end": dates.get("endDate"),
+                "kinds": kinds,
+                "host": _orphan_host(params, request_host=request.get_host()),
+            }
             total = orphan_visit_total(**window)
             rows = orphan_visit_slice(offset=(page_number - 1) * per_page, limit=per_page, **window)
         data = shapes.orphan_visits(rows, request=request)

@@ -136,6 +136,48 @@ def test_domain_visits_default_and_extra(user, traffic):
     assert unknown["authority"] == "nowhere.example"
 
 
+def test_tag_and_non_orphan_visits_filtered_by_domain(user, traffic):
+    """Shlink 4.6's `domain` on a tag's and every short URL's visits: DEFAULT (or the default
+    domain's own host) the default domain's short URLs, a host its own, a host of no domain
+    none."""
+    client = shlink(user)
+
+    def visited(path: str, domain: str) -> list[str]:
+        return sorted(v["visitedUrl"] for v in _visits(client, path, domain=domain)["data"])
+
+    promo_a = ["http://testserver/promo-a"] * 3
+    assert visited("/tags/promo/visits", "DEFAULT") == promo_a
+    assert visited("/tags/promo/visits", "testserver") == promo_a
+    assert visited("/tags/promo/visits", "go.example.test") == ["http://go.example.test/go-c"]
+    assert visited("/tags/promo/visits", "nowhere.example") == []
+    assert visited("/visits/non-orphan", "DEFAULT") == ["http://testserver/plain-b", *promo_a]
+    assert visited("/visits/non-orphan", "go.example.test") == ["http://go.example.test/go-c"]
+    assert visited("/visits/non-orphan", "nowhere.example") == []
+    on_go = _visits(client, "/visits/non-orphan", domain="go.example.test")
+    assert on_go["pagination"]["totalItems"] == 1
+
+
+def test_orphan_visits_filtered_by_domain(staff_user):
+    """`domain` on orphan visits: the requests for that host (DEFAULT: the default domain's),
+    in the list and its total."""
+    hour = utc_hour(timezone.now())
+    for key, host, count in [("k1", "testserver", 2), ("k2", "go.example.test", 3)]:
+        OrphanVisitCount.objects.create(
+            hour=hour, kind=OrphanKind.UNKNOWN_CODE, host=host, path="/gone", key=key, count=count
+        )
+    client = shlink(staff_user)
+
+    def visited(domain: str | None = None) -> list[str]:
+        body = _visits(client, "/visits/orphan", **({"domain": domain} if domain else {}))
+        assert body["pagination"]["totalItems"] == len(body["data"])
+        return [v["visitedUrl"] for v in body["data"]]
+
+    assert visited("DEFAULT") == ["http://testserver/gone"] * 2
+    assert visited("GO.example.test") == ["http://go.example.test/gone"] * 3
+    assert visited("nowhere.example") == []
+    assert len(visited()) == 5
+
+
 # --- Deletes -------------------------------------------------------------------------------
 
 
