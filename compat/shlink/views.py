@@ -64,10 +64,11 @@ from workspaces.selectors import workspace_id_or_personal
 # What we answer as Shlink's version: the API level this layer follows, which dashboards read to
 # choose features. Shlink's web UI (shlink-web-component 0.18) turns on at 4.2 the IP redirect
 # condition, at 4.3 the geolocation ones and the short-URL list's domain filter, at 4.5 the
-# any-value/valueless query conditions and desktop device types: all served here. Not 4.6: its
-# list's excluded tags (excludeTags[], excludeTagsMode) have no filter of ours yet, and the
-# UI would offer a filter we silently ignore (docs/api-shlink.md).
-SHLINK_API_VERSION = "4.5.0"
+# any-value/valueless query conditions and desktop device types, at 4.6 the list's excluded
+# tags (excludeTags[], excludeTagsMode) and the domain filter on tag, orphan and non-orphan
+# visits, at 5.0 the before-date/after-date conditions: all served here (docs/api-shlink.md).
+# Not 5.1: its `browser` condition has no condition of ours (redirect_rules.UNSUPPORTED).
+SHLINK_API_VERSION = "5.0.0"
 SHORT_URLS_PER_PAGE = 10  # Shlink's default
 MAX_PER_PAGE = 1000
 MAX_PAGE = 10**6

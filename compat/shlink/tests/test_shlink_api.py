@@ -406,7 +406,7 @@ def test_health_needs_no_key(path):
     assert response["Content-Type"] == "application/health+json"
     body = response.json()
     assert body["status"] == "pass"
-    assert body["version"] == "4.5.0"  # the web UI's features up to 4.5 (views.SHLINK_API_VERSION)
+    assert body["version"] == "5.0.0"  # the web UI's features up to 5.0 (views.SHLINK_API_VERSION)
 
 
 def test_visits_overview_counts_the_callers_short_urls(shlink, user, other_user):
