@@ -4,17 +4,18 @@ HTTP client in a tiny app (web_ui/ beside this file: its package.json and lock p
 package), built with Vite and served from another origin (127.0.0.1 and a port of its own)
 against the live server (localhost: another origin, so every call goes through CORS for real).
 
-Chromium clicks through every control the dashboard has: the short URL list, its 12 orders
-(five columns each way, and visits again with bots left out: nonBotVisits), its filters (visits
-reached, enabled in the past, a date interval and a date range), its search and CSV export,
-and tags with modes any and all; creating a short URL with "Enabled since" (validSince) set,
-editing it, deleting one; the visits of a short URL, a tag, the default domain (`DEFAULT`) and
-another one, orphan and non-orphan visits, deleting a short URL's visits and the orphan visits;
-the default domain's short URLs (the list's domain filter, `domain=DEFAULT`); a short URL's
-redirect rules (three added in the rule editor, with a device, an IP address and a country
-condition, saved, and read back with GET), a domain's redirects (edit, save), renaming and
-deleting a tag. The server answers Shlink 4.5.0 in its health check, so the UI offers the
-controls Shlink turns on up to that version (compat.shlink.views.SHLINK_API_VERSION).
+Chromium clicks through every control the dashboard has: the short URL list, its 12 orders (five
+columns each way, and visits again with bots left out: nonBotVisits), its filters (visits reached,
+enabled in the past, a date interval and a date range), its search and CSV export, tags with modes
+any and all, and tags left out (any, then all); creating a short URL with "Enabled since"
+(validSince) set, editing it, deleting one; the visits of a short URL, a tag, the default domain
+(`DEFAULT`) and another one, orphan and non-orphan visits (each filtered by a domain, then the
+default one), deleting a short URL's visits and the orphan visits; the default domain's short URLs
+(the list's domain filter, `domain=DEFAULT`); a short URL's redirect rules (four added in the rule
+editor, with a device, an IP address, a country and an after-date condition, saved, and read back
+with GET), a domain's redirects (edit, save), renaming and deleting a tag. The server answers
+Shlink 5.0.0 in its health check, so the UI offers the controls Shlink turns on up to that version
+(compat.shlink.views.SHLINK_API_VERSION).
 Every call the page makes to the product is recorded; the test fails on any that failed
 (status 400 or more, or refused by CORS or the network), except `mercure-info`,
 whose 501 is Shlink's own "no Mercure hub" answer (docs/api-shlink.md), and on any step whose
@@ -78,6 +79,7 @@ ORPHANS = ("/zz-gone-1", "/zz-gone-2", "/zz-gone-3")
 RULE_URL = "https://example.com/for-android"
 RULE_IP_URL = "https://example.com/for-the-office"
 RULE_COUNTRY_URL = "https://example.com/for-germany"
+RULE_DATE_URL = "https://example.com/from-2030"
 PROMO_HOME = "https://example.com/promo-home"
 # The problem type Shlink answers without a Mercure hub.
 MERCURE_NOT_CONFIGURED = "https://shlink.io/api/error/mercure-not-configured"
@@ -196,8 +198,10 @@ class Journey:
             self.page.screenshot(path=shot, full_page=True)
             self.broken.append(f"{name}: {str(error).splitlines()[0][:300]} (see {shot})")
 
-    def made_call(self, fragment: str) -> bool:
-        return any(fragment in call for call in self.made)
+    def made_call(self, fragments: str | tuple[str, ...]) -> bool:
+        """Whether a call was made with every one of `fragments` in it (method, path, query)."""
+        wanted = (fragments,) if isinstance(fragments, str) else fragments
+        return any(all(part in call for part in wanted) for call in self.made)
 
 
 def _codes(page) -> list[str]:
@@ -386,6 +390,23 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
                 page.get_by_role("button", name="Any", exact=True).click()
             _listed(page, in_order("CBA"), among, "tags sale or red (any)")
 
+        # Shlink 4.6's "Without tags...": A carries sale and red, B sale, C red, D none.
+        with journey.step("tags left out: red, then sale too (any), then both (all)"):
+            open_list()
+            page.get_by_role("button", name="Without tags...").click()
+            search = page.get_by_role("combobox")
+            search.fill("red")
+            with page.expect_response(_lists("excludeTags[]=red")):
+                page.get_by_role("option", name="red", exact=True).click()
+            _listed(page, in_order("DB"), among, "without red")
+            search.fill("sale")
+            with page.expect_response(_lists("excludeTags[]=sale")):
+                page.get_by_role("option", name="sale", exact=True).click()
+            _listed(page, in_order("D"), among, "without red or sale (any)")
+            with page.expect_response(_lists("excludeTagsMode=all")):
+                page.get_by_role("button", name="All", exact=True).click()
+            _listed(page, in_order("DCB"), among, "without both red and sale (all)")
+
         since = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=1)
         with journey.step("create a short URL enabled since an hour ago"):
             page.goto(f"{app}/create-short-url")
@@ -414,8 +435,8 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
             expect(page.get_by_role("link", name="Made in the UI, then edited")).to_be_visible()
 
         # The rule editor offers what the version we answer turns on (4.2: IP address, 4.3:
-        # geolocation, 4.5: desktop device types): one rule each, saved together.
-        with journey.step("redirect rules: device, IP address, country; save"):
+        # geolocation, 4.5: desktop device types, 5.0: dates): one rule each, saved together.
+        with journey.step("redirect rules: device, IP address, country, after a date; save"):
             open_list()
             _row_menu(page, short["B"], "Manage redirect rules")
             expect(page.get_by_text("This short URL has no dynamic redirect rules")).to_be_visible()
@@ -444,6 +465,11 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
                 "geolocation-country-code",
                 lambda: page.get_by_label("Country:").select_option("DE"),
             )
+            add_rule(
+                RULE_DATE_URL,
+                "after-date",
+                lambda: page.get_by_label("After:").fill("2030-01-01T09:30"),  # UTC, the page's
+            )
             with page.expect_response(
                 lambda r: r.url.endswith("/redirect-rules") and r.request.method == "POST"
             ):
@@ -457,6 +483,7 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
                 (1, RULE_URL, [_condition("device", "android")]),
                 (2, RULE_IP_URL, [_condition("ip-address", "203.0.113.0/24")]),
                 (3, RULE_COUNTRY_URL, [_condition("geolocation-country-code", "DE")]),
+                (4, RULE_DATE_URL, [_condition("after-date", "2030-01-01T09:30:00+00:00")]),
             ]
 
         # Shlink 4.3's list filter by domain, from the domains page ("Short URLs").
@@ -491,10 +518,26 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
                 page.get_by_role("menuitem", name="Visit stats").click()
             _badge(page, totals["promo"], PROMO)
 
-        with journey.step("non-orphan visits"):
+        # Shlink 4.6's domain menu on the non-orphan and orphan visits (a tag's has it too; the
+        # API tests filter that one, test_shlink_visits.py).
+        def visits_of_domain(path: str, domain: str, fragment: str) -> None:
+            page.get_by_role("button", name="All domains").click()
+            with page.expect_response(
+                lambda r: path in r.url and fragment in unquote(r.url) and r.status == 200
+            ):
+                item = page.get_by_role("menuitem").filter(has_text=domain)
+                item.click()
+
+        with journey.step(f"non-orphan visits, then {PROMO}'s, then the default domain's"):
             page.goto(f"{app}/overview")
             page.locator('a[href="/non-orphan-visits"]').click()
             _badge(page, totals["all"], "every short URL's visits")
+            visits_of_domain("/rest/v3/visits/non-orphan", PROMO, f"domain={PROMO}")
+            _badge(page, totals["promo"], f"{PROMO}'s short URLs' visits")
+            page.get_by_role("button", name=f"Domain: {PROMO}").click()
+            with page.expect_response(lambda r: "domain=DEFAULT" in r.url):
+                page.get_by_role("menuitem").filter(has_text="default").click()
+            _badge(page, totals["default"], "the default domain's short URLs' visits")
 
         with journey.step("a short URL's visits, then delete them"):
             open_list()
@@ -511,6 +554,12 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
             page.goto(f"{app}/overview")
             page.locator('a[href="/orphan-visits"]').click()
             _badge(page, len(ORPHANS), "the unknown codes asked for")
+            visits_of_domain("/rest/v3/visits/orphan", PROMO, f"domain={PROMO}")
+            _badge(page, 0, f"none asked of {PROMO}")
+            page.get_by_role("button", name=f"Domain: {PROMO}").click()
+            with page.expect_response(lambda r: "domain=DEFAULT" in r.url):
+                page.get_by_role("menuitem").filter(has_text="default").click()
+            _badge(page, len(ORPHANS), "the unknown codes asked of the default domain")
             page.get_by_role("menuitem", name="Options").click()
             page.get_by_role("button", name="Delete visits").click()
             with page.expect_response(lambda r: r.request.method == "DELETE"):
@@ -561,6 +610,8 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
         "excludePastValidUntil=true",
         "tagsMode=any",
         "tagsMode=all",
+        "excludeTags[]=red",
+        "excludeTagsMode=all",
         "searchTerm=apple",
         "itemsPerPage=20",  # the export's pages
         "domain=DEFAULT",
@@ -578,7 +629,11 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
         f"GET /rest/v3/domains/{PROMO}/visits",
         f"GET http://{PROMO}/rest/v3/health",
         "GET /rest/v3/visits/non-orphan",
+        ("GET /rest/v3/visits/non-orphan?", f"domain={PROMO}"),
+        ("GET /rest/v3/visits/non-orphan?", "domain=DEFAULT"),
         "GET /rest/v3/visits/orphan",
+        ("GET /rest/v3/visits/orphan?", f"domain={PROMO}"),
+        ("GET /rest/v3/visits/orphan?", "domain=DEFAULT"),
         "DELETE /rest/v3/visits/orphan",
         "PATCH /rest/v3/domains/redirects",
         "GET /rest/v3/mercure-info",
