@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from analytics import orphans
 from analytics.models import OrphanVisitCount
+from analytics.selectors import orphan_visit_slice, orphan_visit_total
 from links.services.create import link_create
 from links.services.domains import domain_save
 from links.tests.helpers import call_wsgi
@@ -58,6 +59,23 @@ def test_unknown_codes_bare_roots_and_strange_hosts_are_counted_without_a_query(
     _get("/nothing-here", referrer="https://mail.example/")
     orphans.flush_orphans()
     assert _counted()[("unknown_code", "testserver", "/nothing-here", "https://mail.example/")] == 4
+
+
+def test_orphan_visits_of_one_host_in_the_total_and_the_slice():
+    """The host filter (Shlink's `domain` on orphan visits) reads the host as counted: whatever
+    case or port the request's Host had."""
+    for _ in range(2):
+        _get("/gone", host="Go.Example.Test:8000")
+    _get("/gone")
+    _get("/also-gone")
+    orphans.flush_orphans()
+    assert orphan_visit_total(host="go.example.test") == 2
+    assert orphan_visit_total(host="testserver") == 2
+    assert orphan_visit_total(host="nowhere.example") == 0
+    assert orphan_visit_total() == 4
+    rows = orphan_visit_slice(offset=0, limit=10, host="go.example.test")
+    assert [(row.host, row.path, many) for row, many in rows] == [("go.example.test", "/gone", 2)]
+    assert sum(many for _, many in orphan_visit_slice(offset=1, limit=10, host="testserver")) == 1
 
 
 def test_a_flood_of_made_up_paths_keeps_its_total_in_a_bounded_number_of_rows(settings):
