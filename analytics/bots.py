@@ -322,3 +322,12 @@ def detect_bot(user_agent: str) -> Bot | None:
         return None
     rule, match = hit
     return Bot(rule.name or _name_at(text, match.start(), match.end()), rule.kind)
+
+
+def is_link_preview(user_agent: str) -> bool:
+    """A link-preview fetcher (Facebook, X, LinkedIn, Slack, Discord, Telegram, WhatsApp,
+    iMessage, …): a bot of kind SOCIAL, as the stats count it ("Social preview"). The one place
+    that says so: the redirect answers these with a link's social preview page (serving.gates),
+    and their visit is stored as this bot's, never as a click."""
+    bot = detect_bot(user_agent)
+    return bot is not None and bot.kind == BotKind.SOCIAL

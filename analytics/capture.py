@@ -21,6 +21,9 @@ from analytics import services, spool
 
 # A capped link's bots use up none of its visits (serving.gates).
 from analytics.bots import detect_bot as detect_bot
+
+# A link with a social preview answers preview fetchers with its page (serving.gates).
+from analytics.bots import is_link_preview as is_link_preview
 from analytics.buffer import VISITS_KEY
 from analytics.messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 

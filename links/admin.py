@@ -157,6 +157,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "password_protected",
         "visit_limit",
         "targeting",
+        "social_preview",
         "code_type",
         "created_at",
         "updated_at",
@@ -205,6 +206,24 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             "</div>",
             shown,
             ascii_url,
+        )
+
+    @admin.display(description="social preview")
+    def social_preview(self, link: UrlLink) -> str:
+        """What link-preview fetchers are shown (edited on the link's form, as the rest)."""
+        if not link.has_preview:
+            return "— (fetchers get the redirect)"
+        return format_html_join(
+            "",
+            '<div style="overflow-wrap:anywhere">{}: {}</div>',
+            [
+                (label, value or "—")
+                for label, value in (
+                    ("title", link.og_title),
+                    ("description", link.og_description),
+                    ("image", link.og_image),
+                )
+            ],
         )
 
     @admin.display(description="rules and variants")

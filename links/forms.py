@@ -201,6 +201,47 @@ class GateFieldsMixin(forms.Form):
     )
 
 
+class PreviewFieldsMixin(forms.Form):
+    """The "Social preview" group of the create and edit forms (issue #28): what link-preview
+    fetchers show when the link is shared. Lengths here only shape the input:
+    links.services.previews has the rules (the image through the long-URL policy)."""
+
+    og_title = forms.CharField(
+        label="Preview title",
+        required=False,
+        max_length=200,
+        help_text="Optional. The headline shown when the link is shared (at most 200 characters).",
+    )
+    og_description = forms.CharField(
+        label="Preview description",
+        required=False,
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Optional. A line or two under the headline (at most 500 characters).",
+    )
+    og_image = forms.CharField(
+        label="Preview image URL",
+        required=False,
+        max_length=2048,
+        widget=forms.TextInput(attrs={"inputmode": "url", "placeholder": "https://"}),
+        help_text="Optional. An https:// address of the picture to show (1200 × 630 suits most).",
+    )
+
+    PREVIEW_FIELDS = ("og_title", "og_description", "og_image")
+
+    @property
+    def preview_fields(self) -> list:
+        return [self[name] for name in self.PREVIEW_FIELDS]
+
+    @property
+    def preview_open(self) -> bool:
+        """The group starts open when it holds a value or an error."""
+        return any(self[name].errors or self[name].value() for name in self.PREVIEW_FIELDS)
+
+    def preview(self) -> dict[str, str]:
+        return {name: self.cleaned_data.get(name) or "" for name in self.PREVIEW_FIELDS}
+
+
 # --- Rules and A/B variants (issue #15) ------------------------------------------------------
 # A fixed number of rows of plain inputs, so the editor works without JavaScript: empty rows are
 # ignored, and links.services.targeting has the final word on every value. Its errors name the
@@ -452,7 +493,9 @@ def domain_choice_field(
     )
 
 
-class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):
+class LinkCreateForm(
+    LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin, PreviewFieldsMixin
+):
     alias = forms.CharField(
         label="Custom alias",
         required=False,
@@ -487,7 +530,9 @@ class LinkCreateForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeti
             )
 
 
-class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin):
+class LinkEditForm(
+    LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin, PreviewFieldsMixin
+):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
 
@@ -510,6 +555,9 @@ class LinkEditForm(LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, Targeting
                 "tags": ", ".join(tag.name for tag in link.tags.order_by("key")),
                 "archived": link.archived,
                 "max_visits": link.max_visits,
+                "og_title": link.og_title,
+                "og_description": link.og_description,
+                "og_image": link.og_image,
                 # The builder shows the UTM values the long URL holds now.
                 **utm_in_url(link.long_url),
             },

@@ -120,6 +120,10 @@ class UrlLinkQuerySet(models.QuerySet):
                 # A link with rules or variants sends people elsewhere: not the same link.
                 rules=[],
                 variants=[],
+                # Nor one with a social preview: shared, it shows something else.
+                og_title="",
+                og_description="",
+                og_image="",
             )
             .order_by("-created_at", "-id")
         )
@@ -301,6 +305,19 @@ class UrlLink(models.Model):
     # Hidden from the default lists (API and My links) but still redirecting; reversible.
     archived = models.BooleanField(default=False, db_default=False)
     tags = models.ManyToManyField(Tag, related_name="links", blank=True)
+    # Social preview (issue #28): what a link-preview fetcher (Facebook, X, LinkedIn, Slack, …;
+    # analytics.bots.is_link_preview) is shown instead of the redirect, as Open Graph and
+    # Twitter Card tags (serving/gates.py). All empty: fetchers get the redirect, as people do.
+    # The image is an https URL that passed the long-URL policy (links/services/previews.py).
+    og_title = models.CharField(
+        "preview title", max_length=200, blank=True, default="", db_default=""
+    )
+    og_description = models.CharField(
+        "preview description", max_length=500, blank=True, default="", db_default=""
+    )
+    og_image = models.CharField(
+        "preview image URL", max_length=2048, blank=True, default="", db_default=""
+    )
 
     objects = UrlLinkQuerySet.as_manager()
 
@@ -353,6 +370,11 @@ class UrlLink(models.Model):
     @property
     def status(self) -> str:
         return self.status_at()
+
+    @property
+    def has_preview(self) -> bool:
+        """A social preview is set: link-preview fetchers get its page, not the redirect."""
+        return bool(self.og_title or self.og_description or self.og_image)
 
     @property
     def shown_expiry(self) -> datetime | None:

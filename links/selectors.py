@@ -525,7 +525,8 @@ def link_export_rows(
 ) -> Iterator[dict]:
     """Every link of `user`, oldest first, as the export's records: code, short_url, long_url,
     title, tags (names, A–Z), domain (host; the default one's too), created_at, valid_since,
-    expires_at, status, archived, clicks and unique_visitors (all time, people only). Archived,
+    expires_at, status, archived, clicks and unique_visitors (all time, people only), og_title,
+    og_description and og_image (the social preview). Archived,
     scheduled, expired and revoked links included.
 
     Short URLs and the default domain's host as links.shortlinks makes them: from
@@ -604,6 +605,9 @@ def _export_pages(
                 "archived": link.archived,
                 "clicks": totals[link.pk]["clicks"],
                 "unique_visitors": totals[link.pk]["unique_visitors"],
+                "og_title": link.og_title,
+                "og_description": link.og_description,
+                "og_image": link.og_image,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

@@ -108,6 +108,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 domain=data.get("domain") or None,
                 request_host=request.get_host(),
                 **form.targeting(),
+                **form.preview(),
             )
         except ValidationError as error:
             if rest := form.add_targeting_errors(error):

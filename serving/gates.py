@@ -1,4 +1,5 @@
-"""The redirect of a gated link: one with a password, a visit cap, rules or variants.
+"""The redirect of a gated link: one with a password, a visit cap, rules, variants or a social
+preview.
 
 Plain links never come here: their redirect is the fused read-and-count of serving/redirect.py.
 A gated link's cache entry carries everything needed (LinkEntry: the password's hash, the cap,
@@ -6,6 +7,9 @@ the rules and variants with their locations), so deciding costs no database quer
 is recorded here, once the click is known to go through and where it goes.
 
 The order, for a GET (HEAD is answered the same way and never counted):
+0. a link with a social preview asked for by a link-preview fetcher (analytics.bots:
+   is_link_preview) → 200 and the preview page (PREVIEW), counted as that bot's visit; its 410
+   first when its visit cap is used up;
 1. a password the visitor has not given → the unlock page (UNLOCK: Django's view answers it
    with its form; nothing is counted), unless the link's visit cap is used up already: then
    its 410 first (looked at, nothing taken), so nobody types a password for a dead link;
@@ -31,6 +35,7 @@ from urllib.parse import parse_qsl
 
 from analytics.capture import (
     detect_bot,
+    is_link_preview,
     record_visit,
     visitor_agent,
     visitor_client_id,
@@ -55,6 +60,12 @@ CAP_REACHED = "shorturl.cap_reached"
 # they are not sent on either: with the Location, any script could follow a capped link as often
 # as it liked, and the offer's URL would leak past its cap. Forbidden, with its own page.
 HELD = 403
+# A link with a social preview (LinkEntry.preview) asked for by a link-preview fetcher: 200 and
+# the preview page (serving.previews), no destination named. decide answers it with no entry
+# (UNLOCK, also 200, always has one) and the entry in the environ under PREVIEW_OF; page_for
+# then picks the preview page. The fetch is recorded as a visit: the bot's, never a click.
+PREVIEW = 200
+PREVIEW_OF = "shorturl.preview_of"
 
 
 def needs_password(entry: LinkEntry, meta: Mapping[str, str]) -> bool:
@@ -76,6 +87,10 @@ def _is_bot_agent(user_agent: str) -> bool:
 
 def _is_bot(meta: Mapping[str, str]) -> bool:
     return _is_bot_agent(meta.get("HTTP_USER_AGENT", ""))
+
+
+# Asked only for links with a social preview; per distinct User-Agent, as _is_bot_agent.
+_is_preview_agent = functools.lru_cache(maxsize=4096)(is_link_preview)
 
 
 def cap_reached(entry: LinkEntry, meta: Mapping[str, str], *, counted: bool) -> bool:
@@ -268,6 +283,15 @@ def decide(
     entry: LinkEntry, meta: Mapping[str, str], *, event_id: str, counted: bool
 ) -> tuple[int, LinkEntry | None]:
     """(status, entry to redirect to) for an active gated link, as serving.redirect.resolve."""
+    if entry.preview and _is_preview_agent(meta.get("HTTP_USER_AGENT", "")):
+        # A preview fetcher gets the preview page before any password or cap: it names no
+        # destination. A link whose visits are used up answers 410 to fetchers too.
+        if entry.max_visits and cap_reached(entry, meta, counted=False):
+            return 410, None
+        meta[PREVIEW_OF] = entry  # type: ignore[index]  # the environ, as CAP_REACHED
+        if counted:
+            record_visit(meta, entry, event_id=event_id)
+        return PREVIEW, None
     if entry.password_hash and needs_password(entry, meta):
         # The limit is told before the password is asked for (a look: no visit is taken).
         if entry.max_visits and cap_reached(entry, meta, counted=False):

@@ -39,7 +39,7 @@ _SHORT_CODE_PATH = re.compile(r"^/([A-Za-z0-9_-]{1,64})/?$")
 _READS = ("GET", "HEAD")
 _STATUS_LINES = {
     status: f"{status} {HTTPStatus(status).phrase}"
-    for status in (301, 302, 307, 308, 403, 404, 410, 429)
+    for status in (200, 301, 302, 307, 308, 403, 404, 410, 429)
 }
 # Everything but the Location, built once: the same for every redirect. Not the site's
 # Referrer-Policy or Cross-Origin-Opener-Policy: a browser applies a redirect's policy to the
@@ -90,6 +90,9 @@ class ShortCodeDispatcher:
             if database_reads["count"] != reads_before:
                 close_old_connections()
         if status == gates.UNLOCK:  # the password form: a page of Django's, with its CSRF token
+            if entry is None:  # gates.PREVIEW: a preview fetcher's page (serving.previews)
+                page = page_for(status, environ)
+                return self._answer(environ, start_response, status, None, page, code)
             return self.application(environ, start_response)
         if entry is not None:  # the redirect, inlined: the hot path
             location = entry.location

@@ -55,6 +55,9 @@ DOMAIN_ROOT_PAGE = "domain-root"
 # A link before its start (LinkStatus.SCHEDULED): a 404, as Shlink answers a short URL not yet
 # valid, with a page of its own saying when it starts.
 NOT_YET_PAGE = "not-yet"
+# A link with a social preview asked for by a preview fetcher (gates.PREVIEW): its preview page,
+# rendered per link (serving.previews), not one of PAGES.
+PREVIEW_PAGE = "preview"
 # The WSGI environ key resolve sets, to the link's start (epoch seconds), when the link has not
 # started: the 404 is then the "not live yet" page (page_for). As gates.CAP_REACHED.
 STARTS_AT = "shorturl.starts_at"
@@ -279,6 +282,8 @@ def page_for(status: int, meta: Mapping[str, str]) -> int | str:
         return CAP_REACHED_PAGE
     if status == NOT_FOUND and meta.get(STARTS_AT):
         return NOT_YET_PAGE
+    if status == gates.PREVIEW and meta.get(gates.PREVIEW_OF):
+        return PREVIEW_PAGE
     return status
 
 
@@ -308,6 +313,10 @@ def error_answer(page: int | str, code: str, meta: Mapping[str, str]) -> tuple[s
     start on, the same URL redirects (and an edit may bring the start forward)."""
     if page == NOT_YET_PAGE:
         return error_page(page, code, starts_at=meta[STARTS_AT]), [NO_BROWSER_CACHE]
+    if page == PREVIEW_PAGE:
+        from serving import previews  # preview fetchers of links with a preview only
+
+        return previews.preview_page(meta[gates.PREVIEW_OF], meta), list(previews.HEADERS)
     return error_page(page, code), []
 
 
@@ -334,7 +343,7 @@ def _redirect_response(
 
 def redirect_view(request: HttpRequest, code: str) -> HttpResponse:
     status, entry = resolve(code, request.META)
-    if status == gates.UNLOCK:
+    if status == gates.UNLOCK and entry is not None:  # no entry: a preview (gates.PREVIEW)
         # A password-protected link (the fast path hands these here): its unlock page, or,
         # once the request has proved the password, the click decided again and counted.
         from serving.unlock import unlock

@@ -207,6 +207,7 @@ REDIRECT_MAY_USE = {
     "core.outages",  # tells an outage from a bug when the fast path fails
     "serving.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
     "serving.unlock",  # the password page, imported by the Django view only when it is needed
+    "serving.previews",  # a social preview's page, for preview fetchers of such links only
     # Host → short domain: a table in process memory, read from the database once per process
     # and again only after a domain changes.
     "links.domains",

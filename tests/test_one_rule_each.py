@@ -5,6 +5,8 @@ out again, so a change to one of them is a change everywhere.
 - Which workspace a call acts in when it names none: workspaces.selectors.
   workspace_id_or_personal.
 - The https:// a bare host gets: links.services.policy.with_default_scheme, from LongUrlRules.
+- Which request is a link-preview fetcher: analytics.bots.is_link_preview (the stats' kind and
+  the redirect's preview page both go by it).
 """
 
 from __future__ import annotations
@@ -54,3 +56,16 @@ def test_the_default_scheme_is_added_by_the_long_url_rules_alone():
     calls = re.compile(r"\bwith_default_scheme\(")
     places = [place for place, line in _source_lines() if calls.search(line)]
     assert [place.split(":")[0] for place in places] == ["links/services/policy.py"] * 2, places
+
+
+def test_a_link_preview_fetcher_is_told_by_is_link_preview_alone():
+    # The kind compared (`kind == BotKind.SOCIAL`, `== "social"`) in bots.py's is_link_preview
+    # only; the redirect asks it (serving is not among APPS: it is read here too).
+    compared = re.compile(r"==\s*(?:BotKind\.SOCIAL|[\"']social[\"'])")
+    serving = [
+        (f"{path.relative_to(ROOT).as_posix()}:{number}", line)
+        for path in sorted((ROOT / "serving").glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+    ]
+    places = [place for place, line in [*_source_lines(), *serving] if compared.search(line)]
+    assert [place.split(":")[0] for place in places] == ["analytics/bots.py"], places

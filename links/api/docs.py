@@ -42,4 +42,7 @@ LINK_EXAMPLE = {
     "pass_query": True,
     "is_active": True,
     "clicks": 42,
+    "og_title": "Spring sale: 30% off everything",
+    "og_description": "Until Sunday, in every store and online.",
+    "og_image": "https://www.example.com/img/spring-sale.jpg",
 }

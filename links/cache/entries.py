@@ -55,6 +55,12 @@ class LinkEntry:
     # Its start (epoch seconds), compared with the time of each request as expires_at is, so a
     # cached entry goes live by itself; None once past when cached (it can matter no more).
     valid_since: float | None = None
+    # The social preview (links/services/previews.py): a link with any of these set answers a
+    # link-preview fetcher with its preview page (serving/gates.py), so it is decided there as
+    # a gated link is; og_image as stored (an https URL the long-URL policy passed).
+    og_title: str = ""
+    og_description: str = ""
+    og_image: str = ""
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -82,6 +88,9 @@ class LinkEntry:
                 (redirect_location(variant["url"]), int(variant["weight"]))
                 for variant in link.variants or ()
             ),
+            og_title=link.og_title,
+            og_description=link.og_description,
+            og_image=link.og_image,
         )
 
     # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
@@ -91,8 +100,15 @@ class LinkEntry:
     # gated and with no start to wait for.
     counted_by_read: bool = field(init=False, repr=False, compare=False)
 
+    # A social preview is set: preview fetchers get its page (serving/gates.py).
+    preview: bool = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
-        gated = bool(self.password_hash or self.max_visits or self.rules or self.variants)
+        preview = bool(self.og_title or self.og_description or self.og_image)
+        object.__setattr__(self, "preview", preview)
+        gated = bool(
+            self.password_hash or self.max_visits or self.rules or self.variants or preview
+        )
         object.__setattr__(self, "gated", gated)
         object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
 
@@ -122,6 +138,8 @@ class LinkEntry:
             gates["rules"] = list(self.rules)
         if self.variants:
             gates["variants"] = [list(variant) for variant in self.variants]
+        if self.preview:
+            gates["og"] = [self.og_title, self.og_description, self.og_image]
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -157,6 +175,7 @@ class LinkEntry:
         if not flags.startswith("{"):
             return cls(**common, pass_query=flags != _NO_QUERY_FLAG)
         gates = json.loads(flags)
+        og_title, og_description, og_image = gates.get("og") or ("", "", "")
         return cls(
             **common,
             pass_query=bool(gates.get("q", 1)),
@@ -165,6 +184,9 @@ class LinkEntry:
             valid_since=gates.get("since"),
             rules=tuple(gates.get("rules", ())),
             variants=tuple((location, weight) for location, weight in gates.get("variants", ())),
+            og_title=og_title,
+            og_description=og_description,
+            og_image=og_image,
         )
 
 

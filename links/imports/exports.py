@@ -3,10 +3,10 @@ import's report as CSV: streamed one record at a time (chunks for a streaming re
 written to a file), whatever the number of links.
 
 Both exports read back with `manage.py import_links` (the CSV as a plain CSV, the JSON as this
-service's JSON export), codes, titles, tags, domains, creation dates, starts, expiries and
-archived flags kept. Free text in a CSV cell (titles, tags, a report's URLs and reasons) that a
-spreadsheet would run as a formula starts with an apostrophe; the plain CSV importer takes it
-off again.
+service's JSON export), codes, titles, tags, domains, creation dates, starts, expiries, archived
+flags and social previews kept. Free text in a CSV cell (titles, tags, preview texts, a report's
+URLs and reasons) that a spreadsheet would run as a formula starts with an apostrophe; the plain
+CSV importer takes it off again.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ EXPORT_FIELDS = [
     "archived",
     "clicks",
     "unique_visitors",
+    "og_title",
+    "og_description",
+    "og_image",
 ]
 
 
@@ -78,6 +81,8 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
             yield writer.writeheader()
         row = _plain(record)
         row["title"] = spreadsheet_safe(record["title"])
+        row["og_title"] = spreadsheet_safe(record["og_title"])
+        row["og_description"] = spreadsheet_safe(record["og_description"])
         row["tags"] = spreadsheet_safe(", ".join(record["tags"]))
         row["archived"] = "true" if record["archived"] else "false"
         row["valid_since"] = row["valid_since"] or ""

@@ -331,6 +331,9 @@ class _Importer:
             "pass_query": source.pass_query,
             "max_visits": source.max_visits,
             "domain": p.domain_name,
+            "og_title": source.og_title,
+            "og_description": source.og_description,
+            "og_image": source.og_image,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

@@ -87,6 +87,9 @@ def _bulk_prepare(
         domain=item.get("domain"),
         workspace=workspace,
         password_hashes=password_hashes,
+        og_title=item.get("og_title"),
+        og_description=item.get("og_description"),
+        og_image=item.get("og_image"),
     )
     return _BulkItem(
         link=prepared.link,
@@ -334,7 +337,8 @@ def link_create_many(
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, valid_since,
     expires_at, redirect_type, pass_query, tags, utm, archived, password, max_visits, rules,
-    variants, domain). Round trips are per call, not per item:
+    variants, domain, og_title, og_description, og_image). Round trips are per call, not per
+    item:
     one query finds the owner's existing links, one the taken aliases, codes are claimed in a
     batch, the rows are written by one bulk insert (and tags by three more queries). Results
     come back in the items' order. Every item goes to one workspace (`workspace` and

@@ -25,6 +25,7 @@ from links.services.policy import (
     validate_start,
     validate_title,
 )
+from links.services.previews import validate_preview
 from links.services.tags import clean_tags, link_tags_set
 from links.services.targeting import validate_rules, validate_variants
 from links.services.utm import clean_utm, merge_utm
@@ -92,6 +93,9 @@ def link_update(
     request_host: str | None = None,
     domain: str | None = None,
     workspace_id: int | None = None,
+    og_title=_UNSET,
+    og_description=_UNSET,
+    og_image=_UNSET,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
     `valid_since`: its start (None: live at once), before its expiry as it will be.
@@ -115,6 +119,9 @@ def link_update(
     )
     utm = clean_utm(utm)
     redirecting = (long_url, title, expires_at, valid_since, redirect_type, pass_query)
+    preview = {"og_title": og_title, "og_description": og_description, "og_image": og_image}
+    preview_given = tuple(name for name, value in preview.items() if value is not _UNSET)
+    redirecting += tuple(preview[name] for name in preview_given)
     if utm or any(value is not _UNSET for value in redirecting):
         ensure_changeable(link)
     if tags is not _UNSET:
@@ -169,6 +176,15 @@ def link_update(
                 errors.update(exc.message_dict)
         if errors:
             raise ValidationError(errors)
+    if preview_given:
+        cleaned = validate_preview(
+            url_rules=LongUrlRules(request_host=request_host),
+            given=preview_given,
+            **{name: preview[name] for name in preview_given},
+        )
+        for name, value in cleaned.items():
+            setattr(link, name, value)
+        changed += list(cleaned)
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

@@ -30,6 +30,7 @@ from links.services.policy import (
     validate_start,
     validate_title,
 )
+from links.services.previews import validate_preview
 from links.services.tags import clean_tags, link_tags_set
 from links.services.targeting import validate_rules, validate_variants
 from links.services.utm import clean_utm, merge_utm
@@ -152,6 +153,9 @@ def prepare_link(
     domain: str | None = None,
     workspace: Workspace | None = None,
     password_hashes: dict[str, str] | None = None,
+    og_title: str | None = None,
+    og_description: str | None = None,
+    og_image: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -195,6 +199,13 @@ def prepare_link(
     password = check(check_password_rules, password)
     rules = check(validate_rules, rules, url_rules=url_rules)
     variants = check(validate_variants, variants, url_rules=url_rules)
+    preview = check(
+        validate_preview,
+        url_rules=url_rules,
+        og_title=og_title,
+        og_description=og_description,
+        og_image=og_image,
+    )
     if workspace is None:
         workspace = workspace_for_writing(user=user, workspace=None)
     domain_id = check(
@@ -220,6 +231,7 @@ def prepare_link(
         and max_visits is None
         and not rules
         and not variants
+        and not any(preview.values())
     )
     link = _unsaved_link(
         owner=user,
@@ -237,6 +249,7 @@ def prepare_link(
         variants=variants,
         domain_id=domain_id,
         workspace_id=workspace.pk,
+        **preview,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -262,6 +275,9 @@ def link_create(
     domain: str | None = None,
     workspace: Workspace | str | None = None,
     pinned_workspace_id: int | None = None,
+    og_title: str | None = None,
+    og_description: str | None = None,
+    og_image: str | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -290,6 +306,9 @@ def link_create(
         variants=variants,
         domain=domain,
         workspace=workspace,
+        og_title=og_title,
+        og_description=og_description,
+        og_image=og_image,
     )
     with transaction.atomic():
         hold_owner(user)

@@ -42,6 +42,9 @@ LINK_FIELDS = {
     "password_protected",
     "max_visits",
     "visits_left",
+    "og_title",
+    "og_description",
+    "og_image",
 }
 
 

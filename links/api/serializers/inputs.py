@@ -81,6 +81,39 @@ def _title_field(**kwargs) -> StrictCharField:
     )
 
 
+def _og_title_field(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            "Social preview: the title link-preview fetchers (Facebook, X, LinkedIn, Slack, …) "
+            "show (og:title, twitter:title); at most 200 characters. Any of og_title, "
+            "og_description, og_image set: fetchers get a preview page, people the redirect."
+        ),
+        **kwargs,
+    )
+
+
+def _og_description_field(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text="Social preview: og:description and twitter:description; at most 500 characters.",
+        **kwargs,
+    )
+
+
+def _og_image_field(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            "Social preview: og:image and twitter:image, an https URL (checked like a long URL)."
+        ),
+        **kwargs,
+    )
+
+
 class RuleSerializer(serializers.Serializer):
     """One targeting rule, as documented (links.services.targeting checks what is sent)."""
 
@@ -315,6 +348,9 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
             "the default one when left out. An alias is taken per domain."
         ),
     )
+    og_title = _og_title_field(required=False)
+    og_description = _og_description_field(required=False)
+    og_image = _og_image_field(required=False)
 
 
 _TEXT_ITEM_FIELDS = frozenset({"long_url", "alias", "title"})
@@ -387,3 +423,6 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     max_visits = _max_visits_field(required=False)
     rules = RulesField(required=False)
     variants = VariantsField(required=False)
+    og_title = _og_title_field(required=False)
+    og_description = _og_description_field(required=False)
+    og_image = _og_image_field(required=False)

@@ -98,6 +98,9 @@ class LinkSerializer(serializers.ModelSerializer):
             "password_protected",
             "max_visits",
             "visits_left",
+            "og_title",
+            "og_description",
+            "og_image",
         ]
         read_only_fields = fields
 
@@ -169,6 +172,9 @@ class LinkSerializer(serializers.ModelSerializer):
             "password_protected": bool(link.password_hash),
             "max_visits": link.max_visits,
             "visits_left": None if used is None else max(0, link.max_visits - used),
+            "og_title": link.og_title,
+            "og_description": link.og_description,
+            "og_image": link.og_image,
         }
 
     def _created_at(self, value):

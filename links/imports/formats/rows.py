@@ -31,6 +31,10 @@ class SourceRow:
     valid_since: dt.datetime | None = None  # its start (Shlink's validSince)
     pass_query: bool | None = None
     max_visits: int | None = None
+    # The social preview (this service's own exports carry it; no other shortener has one).
+    og_title: str = ""
+    og_description: str = ""
+    og_image: str = ""
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None

@@ -279,6 +279,9 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
         "archived": "false",
         "clicks": "5",
         "unique_visitors": "4",
+        "og_title": "",
+        "og_description": "",
+        "og_image": "",
     }
     assert rows["old-one"]["archived"] == "true"
     assert (rows["go-link"]["domain"], rows["go-link"]["short_url"]) == (
