@@ -470,10 +470,10 @@ class LinkImport(models.Model):
 
 
 class QrErrorLevel(models.TextChoices):
-    L = "l", "L: 7 % of the code can be lost"
-    M = "m", "M: 15 % (the default)"
-    Q = "q", "Q: 25 %"
-    H = "h", "H: 30 % (needed under a logo)"
+    L = "l", "L (7 % can be lost)"
+    M = "m", "M (15 %)"
+    Q = "q", "Q (25 %)"
+    H = "h", "H (30 %)"
 
 
 class QrDesign(models.Model):

@@ -25,10 +25,10 @@ class Migration(migrations.Migration):
                     "error_level",
                     models.CharField(
                         choices=[
-                            ("l", "L: 7 % of the code can be lost"),
-                            ("m", "M: 15 % (the default)"),
-                            ("q", "Q: 25 %"),
-                            ("h", "H: 30 % (needed under a logo)"),
+                            ("l", "L (7 % can be lost)"),
+                            ("m", "M (15 %)"),
+                            ("q", "Q (25 %)"),
+                            ("h", "H (30 %)"),
                         ],
                         default="m",
                         max_length=1,
