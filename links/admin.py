@@ -6,6 +6,8 @@ admin offers actions that call those services instead of an edit form.
 
 from __future__ import annotations
 
+import base64
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -24,8 +26,18 @@ from core.admin_base import ReadOnlyAdminMixin, short_date
 from links.cache import CacheUnavailable, idn_ascii_url
 from links.codes import pool
 from links.domains import host_form
-from links.models import Domain, LinkStatus, Tag, UniqueCode, UniqueCodeStatus, UrlLink, tag_key
+from links.models import (
+    Domain,
+    LinkStatus,
+    QrDesign,
+    Tag,
+    UniqueCode,
+    UniqueCodeStatus,
+    UrlLink,
+    tag_key,
+)
 from links.selectors import default_domain_host
+from links.services import qr_design
 from links.services.change import link_cache_refresh, link_revoke, link_update
 from links.services.domains import (
     KEEP_WORKSPACE,
@@ -548,3 +560,30 @@ class DomainAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for domain in queryset:
             self.delete_model(request, domain)
+
+
+@admin.register(QrDesign)
+class QrDesignAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """The links' QR designs (#28), read-only: marketers change them on the QR page or the API."""
+
+    list_display = ("link", "foreground", "background", "error_level", "has_logo", "updated_at")
+    list_select_related = ("link",)
+    search_fields = ("=link__code",)
+    fields = ("link", "foreground", "background", "error_level", "logo_preview", "updated_at")
+    readonly_fields = fields
+
+    @admin.display(description="logo", boolean=True)
+    def has_logo(self, design: QrDesign) -> bool:
+        return bool(design.logo)
+
+    @admin.display(description="logo")
+    def logo_preview(self, design: QrDesign) -> str:
+        """The stored PNG inline (a data URI: the logo file itself is never served)."""
+        data = qr_design.logo_bytes(design)
+        if data is None:
+            return "—"
+        return format_html(
+            '<img src="data:image/png;base64,{}" alt="Logo of {}" style="max-width:128px">',
+            base64.b64encode(data).decode("ascii"),
+            design.link.code,
+        )

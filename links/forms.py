@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from links.imports.formats import FORMATS
-from links.models import LinkStatus, RedirectType, UrlLink, tag_key
+from links.models import LinkStatus, QrErrorLevel, RedirectType, UrlLink, tag_key
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS, STOPPED
 from links.services.targeting import DEVICES, MAX_CITY, MAX_VARIANTS, OS_NAMES, query_text
 from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
@@ -705,7 +705,7 @@ class LinkImportForm(forms.Form):
         label="File",
         help_text="Bitly's CSV export, a YOURLS SQL dump or CSV, Kutt's or Shlink's API JSON, "
         "Shlink's CSV, or a CSV with the columns long_url, alias, title, tags.",
-        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.json,.sql,.txt,text/csv"}),
+        widget=forms.FileInput(attrs={"accept": ".csv,.json,.sql,.txt,text/csv"}),
     )
     file_format = forms.ChoiceField(
         label="Format",
@@ -736,3 +736,33 @@ class LinkImportForm(forms.Form):
                 default_domain=default_domain,
                 first=("", "Each link's old domain if it is one of ours, else the default"),
             )
+
+
+class QrDesignForm(forms.Form):
+    """The QR page's designer (links.services.qr_design checks what makes a code scannable)."""
+
+    foreground = forms.CharField(
+        label="Code colour",
+        max_length=7,
+        initial="#000000",
+        widget=forms.TextInput(attrs={"type": "color"}),
+    )
+    background = forms.CharField(
+        label="Background colour",
+        max_length=7,
+        initial="#ffffff",
+        widget=forms.TextInput(attrs={"type": "color"}),
+    )
+    error_level = forms.ChoiceField(
+        label="Error correction",
+        choices=QrErrorLevel.choices,
+        initial=QrErrorLevel.M,
+        help_text="Higher levels survive more damage but make a denser code. A logo needs H.",
+    )
+    logo = forms.FileField(
+        label="Centre logo",
+        required=False,
+        help_text="PNG or SVG, at most 200 KB. Leave empty to keep the current one.",
+        widget=forms.FileInput(attrs={"accept": ".png,.svg,image/png,image/svg+xml"}),
+    )
+    remove_logo = forms.BooleanField(label="Remove the logo", required=False)

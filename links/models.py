@@ -489,3 +489,33 @@ class LinkImport(models.Model):
             self.status == ImportStatus.RUNNING
             and self.updated_at < timezone.now() - IMPORT_STALE_AFTER
         )
+
+
+class QrErrorLevel(models.TextChoices):
+    L = "l", "L (7 % can be lost)"
+    M = "m", "M (15 %)"
+    Q = "q", "Q (25 %)"
+    H = "h", "H (30 %)"
+
+
+class QrDesign(models.Model):
+    """How a link's QR code looks (#28): its colours, error-correction level and centre logo.
+    Only links.services.qr_design writes it (every rule that keeps the code scannable is there);
+    a link without one has the plain black-on-white code."""
+
+    link = models.OneToOneField(UrlLink, on_delete=models.CASCADE, related_name="qr_design")
+    foreground = models.CharField(max_length=7, default="#000000")
+    background = models.CharField(max_length=7, default="#ffffff")
+    error_level = models.CharField(
+        max_length=1, choices=QrErrorLevel.choices, default=QrErrorLevel.M
+    )
+    # Always a PNG re-encoded here (an uploaded SVG is rasterised), in the default storage under
+    # qr-logos/, named by its content's hash; never served on its own, only inside a QR code.
+    logo = models.FileField(upload_to="qr-logos/", blank=True, max_length=200)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "QR design"
+
+    def __str__(self) -> str:
+        return f"QR design of {self.link_id}"

@@ -21,6 +21,11 @@ urlpatterns = [
     path("dashboard/links/<str:code>/revoke/", views.link_revoke, name="link_revoke"),
     path("dashboard/links/<str:code>/archive/", views.link_archive, name="link_archive"),
     path("dashboard/links/<str:code>/qr/", views.link_qr_page, name="link_qr_page"),
+    path(
+        "dashboard/links/<str:code>/qr/preview.svg",
+        views.link_qr_preview,
+        name="link_qr_preview",
+    ),
     re_path(
         r"^dashboard/links/(?P<code>[^/]+)/qr\.(?P<fmt>png|svg)$", views.link_qr, name="link_qr"
     ),

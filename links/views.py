@@ -29,7 +29,13 @@ from core.forms import add_service_errors
 from links import qr
 from links.cache import CacheUnavailable
 from links.codes.base import CodeGenerationError
-from links.forms import LinkCreateForm, LinkEditForm, LinkFilterForm, LinkImportForm
+from links.forms import (
+    LinkCreateForm,
+    LinkEditForm,
+    LinkFilterForm,
+    LinkImportForm,
+    QrDesignForm,
+)
 from links.imports import service as imports
 from links.imports.exports import import_report_csv_chunks, links_csv_chunks, links_json_chunks
 from links.imports.report import OUTCOMES, ImportReport, Outcome
@@ -50,7 +56,7 @@ from links.selectors import (
     tag_get,
     tag_list,
 )
-from links.services import change, create
+from links.services import change, create, qr_design
 from links.services.gates import visits_used
 from links.services.policy import LinkRevoked, ensure_changeable
 from links.services.utm import UTM_FIELDS
@@ -61,19 +67,26 @@ from workspaces.current import can_write_current, current_workspace
 LINKS_PER_PAGE = 20
 
 
-def qr_svg_inline(short_url: str) -> str:
-    # segno writes the SVG itself from the encoded modules; nothing from the URL is echoed.
-    return mark_safe(qr.svg_inline(short_url))  # noqa: S308
+def qr_svg_inline(short_url: str, style: qr.QrStyle = qr.PLAIN) -> str:
+    # segno writes the SVG itself from the encoded modules; nothing from the URL is echoed, and
+    # a design adds only checked colours and its logo as a base64 PNG.
+    return mark_safe(qr.svg_inline(short_url, style))  # noqa: S308
 
 
-def _qr_downloads(link) -> dict:
-    """The download links every page offering a QR code shows (includes/qr_downloads.html)."""
+def _qr_downloads(link, design=None) -> dict:
+    """The download links every page offering a QR code shows (includes/qr_downloads.html).
+    With a QR design they carry its version (`v`): the files are cached for a few minutes, and
+    a download right after saving must not be the one from before."""
+    version = {"v": int(design.updated_at.timestamp() * 1000)} if design is not None else {}
     return {
         "pngs": [
-            {"size": size, "url": link_page_url("link_qr", link, "png", size=size.pixels)}
+            {
+                "size": size,
+                "url": link_page_url("link_qr", link, "png", size=size.pixels, **version),
+            }
             for size in qr.SIZES.values()
         ],
-        "svg_url": link_page_url("link_qr", link, "svg"),
+        "svg_url": link_page_url("link_qr", link, "svg", **version),
     }
 
 
@@ -344,31 +357,132 @@ def link_revoke(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "links/revoke_confirm.html", {"link": link, "short_url": short_url})
 
 
-def _qr_page(request: HttpRequest, link, *, error: str = "", status: int = 200) -> HttpResponse:
+def _qr_page(
+    request: HttpRequest,
+    link,
+    *,
+    error: str = "",
+    status: int = 200,
+    form: QrDesignForm | None = None,
+) -> HttpResponse:
     short_url = link_short_url(link, request=request)
+    design = qr_design.link_design(link)
+    if form is None:
+        form = QrDesignForm(
+            initial={
+                "foreground": design.foreground,
+                "background": design.background,
+                "error_level": design.error_level,
+            }
+            if design
+            else None
+        )
     return render(
         request,
         "links/qr.html",
         {
             "link": link,
             "short_url": short_url,
-            "qr_svg": qr_svg_inline(short_url),
-            "qr_downloads": _qr_downloads(link),
+            "qr_svg": qr_svg_inline(short_url, qr_design.design_style(design)),
+            "qr_downloads": _qr_downloads(link, design),
             "error": error,
+            "form": form,
+            "design": design,
+            "can_design": _can_design(request, link),
+            "preview_url": link_page_url("link_qr_preview", link),
+            "min_contrast": qr_design.MIN_CONTRAST,
         },
         status=status,
     )
 
 
+def _can_design(request: HttpRequest, link) -> bool:
+    try:
+        changeable_link_or_404(request, link.code)
+    except PermissionDenied:
+        return False
+    return link.revoked_at is None
+
+
 @login_required
+@require_http_methods(["GET", "POST"])
 def link_qr_page(request: HttpRequest, code: str) -> HttpResponse:
-    """A link's QR code: a preview and its downloads, PNG at each size and SVG."""
-    return _qr_page(request, visible_link_or_404(request, code))
+    """A link's QR code: its designer with a live preview, and its downloads, PNG at each size
+    and SVG, drawn in the saved design. POST saves the design (or resets it)."""
+    if request.method != "POST":
+        return _qr_page(request, visible_link_or_404(request, code))
+    link = changeable_link_or_404(request, code)  # a viewer: the 403 page
+    if request.POST.get("action") == "reset":
+        try:
+            qr_design.qr_design_reset(link=link)
+        except LinkRevoked as refused:
+            return _qr_page(request, link, error=str(refused), status=409)
+        messages.success(request, "The QR code is back to plain black on white.")
+        return redirect(link_page_url("link_qr_page", link))
+    form = QrDesignForm(request.POST, request.FILES)
+    if form.is_valid():
+        upload = form.cleaned_data["logo"]
+        try:
+            qr_design.qr_design_save(
+                link=link,
+                foreground=form.cleaned_data["foreground"],
+                background=form.cleaned_data["background"],
+                error_level=form.cleaned_data["error_level"],
+                logo=_read_upload(upload),
+                logo_name=upload.name if upload else "",
+                remove_logo=form.cleaned_data["remove_logo"],
+            )
+        except ValidationError as refused:
+            add_service_errors(form, refused)
+        except LinkRevoked as refused:
+            return _qr_page(request, link, error=str(refused), status=409)
+        else:
+            messages.success(request, "QR design saved: the downloads below use it.")
+            return redirect(link_page_url("link_qr_page", link))
+    return _qr_page(request, link, form=form, status=400)
+
+
+def _read_upload(upload) -> bytes | None:
+    """An uploaded file's bytes, read no further than one byte past the logo limit (the
+    service refuses what is longer)."""
+    if not upload:
+        return None
+    return upload.read(qr_design.LOGO_MAX_BYTES + 1)
+
+
+@login_required
+def link_qr_preview(request: HttpRequest, code: str) -> HttpResponse:
+    """The designer's live preview: the code as SVG in the colours and level the form holds
+    (`?foreground=&background=&error_level=`) with the saved logo, nothing saved; 400 with
+    {field: [messages]} when they would not scan."""
+    link = visible_link_or_404(request, code)
+    design = qr_design.link_design(link)
+    saved = qr_design.design_style(design)
+    try:
+        style = qr_design.style_from(
+            foreground=request.GET.get("foreground", saved.foreground),
+            background=request.GET.get("background", saved.background),
+            error_level=request.GET.get("error_level", saved.error),
+            logo_png=saved.logo_png,
+        )
+    except ValidationError as refused:
+        return JsonResponse(refused.message_dict, status=400)
+    response = qr.file_response(
+        code=link.code,
+        short_url=link_short_url(link, request=request),
+        fmt="svg",
+        size=None,
+        style=style,
+        attachment=False,
+    )
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @login_required
 def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
-    """The link's QR code as a PNG (`?size=` one of qr.SIZES) or SVG file to download."""
+    """The link's QR code as a PNG (`?size=` one of qr.SIZES) or SVG file to download, in the
+    link's design."""
     link = visible_link_or_404(request, code)
     try:
         size = qr.parse_size(request.GET.get("size"))
@@ -380,6 +494,7 @@ def link_qr(request: HttpRequest, code: str, fmt: str) -> HttpResponse:
         short_url=link_short_url(link, request=request),
         fmt=fmt,
         size=size,
+        style=qr_design.design_style(qr_design.link_design(link)),
     )
 
 

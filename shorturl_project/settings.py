@@ -287,6 +287,17 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # renders its pages and their assets (plain URLs found through the finders, a warning at start)
 # instead of answering 500.
 WHITENOISE_USE_FINDERS = True
+# Uploaded files (QR logos, links.models.QrDesign) in the default storage: a folder here (beside
+# the SQLite file in the embedded mode); several web nodes need a shared one (a shared disk
+# mounted at MEDIA_ROOT, or another STORAGES["default"] backend). Never served as they are.
+MEDIA_ROOT = env.path(
+    "MEDIA_ROOT",
+    default=(
+        f"{_sqlite_file}-media"
+        if _sqlite_file and not _sqlite_file.startswith((":memory:", "file:"))
+        else BASE_DIR / "var" / "media"
+    ),
+)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

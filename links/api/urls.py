@@ -6,6 +6,7 @@ from links.api.views import (
     LinkBulkView,
     LinkDetailView,
     LinkListCreateView,
+    LinkQrDesignView,
     LinkQrView,
     TagDetailView,
     TagListView,
@@ -16,6 +17,7 @@ urlpatterns = [
     path("links/bulk/", LinkBulkView.as_view(), name="api-link-bulk"),
     path("links/<str:code>/", LinkDetailView.as_view(), name="api-link-detail"),
     path("links/<str:code>/qr/", LinkQrView.as_view(), name="api-link-qr"),
+    path("links/<str:code>/qr-design/", LinkQrDesignView.as_view(), name="api-link-qr-design"),
     path("tags/", TagListView.as_view(), name="api-tag-list"),
     # <path:>: a tag may hold a slash (`spring/summer`), sent as %2F. After the tag stats'
     # pattern (analytics.api.urls is included first).

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from core.api.base import validated
-from core.api.docs import RETRY_AFTER, error_responses
+from core.api.base import JsonBodyParser, validated
+from core.api.docs import RETRY_AFTER, DetailSerializer, error_responses
+from core.errors import NotFound
 from links import qr
 from links.api.base import LinkApiView
 from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE
@@ -25,6 +30,11 @@ from links.api.serializers.inputs import (
     validate_create_items,
 )
 from links.api.serializers.links import LinkCreatedSerializer, LinkSerializer
+from links.api.serializers.qr_design import (
+    QrDesignJsonSerializer,
+    QrDesignSerializer,
+    QrDesignUploadSerializer,
+)
 from links.api.serializers.queries import LinkListQuerySerializer, QrQuerySerializer
 from links.api.serializers.tags import (
     TagRenamedSerializer,
@@ -36,10 +46,12 @@ from links.selectors import (
     default_domain_host,
     domain_list_for,
     link_click_totals,
+    link_get_changeable,
     link_list,
     link_tag_names,
     tag_list,
 )
+from links.services import qr_design
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
@@ -421,7 +433,121 @@ class LinkQrView(LinkApiView):
             short_url=link_short_url(link, request=request),
             fmt=query["format"],
             size=query.get("size") or None,
+            style=qr_design.design_style(qr_design.link_design(link)),
         )
+
+
+_REVOKED_409 = {
+    409: OpenApiResponse(
+        DetailSerializer,
+        description="The link is revoked: its design can no longer change.",
+    )
+}
+
+
+class LinkQrDesignView(LinkApiView):
+    """A link's QR design (#28): colours, error level, centre logo; the QR endpoint draws it."""
+
+    serializer_class = QrDesignSerializer
+    parser_classes = [JsonBodyParser, MultiPartParser]
+
+    def _answer(self, link) -> Response:
+        design = qr_design.link_design(link)
+        qr_path = reverse("api-link-qr", args=[link.code])
+        domain = f"&domain={link.domain_host}" if link.domain_host else ""
+        return Response(
+            QrDesignSerializer(
+                {
+                    "foreground": design.foreground if design else "#000000",
+                    "background": design.background if design else "#ffffff",
+                    "error_level": design.error_level if design else "m",
+                    "has_logo": bool(design and design.logo),
+                    "designed": design is not None,
+                    "png_url": self.request.build_absolute_uri(f"{qr_path}?format=png{domain}"),
+                    "svg_url": self.request.build_absolute_uri(f"{qr_path}?format=svg{domain}"),
+                }
+            ).data
+        )
+
+    def get_object(self):
+        """What DRF's OPTIONS answer asks to describe PUT: the link, if the caller may change it
+        (otherwise PUT is left out of the answer)."""
+        try:
+            return self._changeable(self.kwargs["code"])
+        except (NotFound, DjangoPermissionDenied):
+            raise Http404 from None
+
+    def _changeable(self, code: str):
+        self.get_link(code)  # 404 first
+        return link_get_changeable(
+            code=code,
+            user=self.request.user,
+            domain=self.request.query_params.get("domain"),
+            request_host=self.request.get_host(),
+            workspace_id=self.pinned_workspace_id,
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_qr_design_read",
+        summary="A link's QR design",
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
+        responses={200: QrDesignSerializer, **error_responses(401, 404, 429)},
+    )
+    def get(self, request, code: str):
+        return self._answer(self.get_link(code))
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_qr_design_set",
+        summary="Set a link's QR design",
+        description=(
+            "Colours (`#rrggbb`; the code darker than its background, contrast at least "
+            "4.5:1), error level, and a centre logo (PNG or SVG, at most 200 KB; an SVG is "
+            "rasterised; a logo makes the level h). Fields left out keep their value. JSON, or "
+            "multipart/form-data to upload `logo` as a file."
+        ),
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
+        request={
+            "application/json": QrDesignJsonSerializer,
+            "multipart/form-data": QrDesignUploadSerializer,
+        },
+        responses={
+            200: QrDesignSerializer,
+            **error_responses(400, 401, 403, 404, 429),
+            **_REVOKED_409,
+        },
+    )
+    def put(self, request, code: str):
+        link = self._changeable(code)
+        upload_form = request.content_type.startswith("multipart/")
+        data = validated(
+            QrDesignUploadSerializer if upload_form else QrDesignJsonSerializer, request.data
+        )
+        upload = data.get("logo")
+        logo = upload.read(qr_design.LOGO_MAX_BYTES + 1) if upload else data.get("logo_base64")
+        fields = {
+            key: data[key] for key in ("foreground", "background", "error_level") if key in data
+        }
+        qr_design.qr_design_save(
+            link=link,
+            logo=logo or None,
+            logo_name=upload.name if upload else data.get("logo_name", ""),
+            remove_logo=data["remove_logo"],
+            **fields,
+        )
+        return self._answer(link)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_qr_design_reset",
+        summary="Reset a link's QR code to plain black on white",
+        parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, RETRY_AFTER],
+        responses={204: None, **error_responses(401, 403, 404, 429), **_REVOKED_409},
+    )
+    def delete(self, request, code: str):
+        qr_design.qr_design_reset(link=self._changeable(code))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class TagListView(LinkApiView):

@@ -683,6 +683,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/bulk/",
         "/api/v1/links/{code}/",
         "/api/v1/links/{code}/qr/",
+        "/api/v1/links/{code}/qr-design/",
         "/api/v1/links/{code}/stats/",
         "/api/v1/tags/",
         "/api/v1/tags/{tag}/",
@@ -703,7 +704,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/invitations/{invitation_id}/decline/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 34
+    assert len(operations) == 37  # 34 + the QR design's GET, PUT and DELETE
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
