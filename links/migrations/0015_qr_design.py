@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("links", "0013_link_workspace_url_hash"),
+        ("links", "0014_urllink_social_preview"),
     ]
 
     operations = [
