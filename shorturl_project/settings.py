@@ -388,6 +388,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "links.models.LinkStatus",
         "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
+        "QrErrorLevelEnum": "links.models.QrErrorLevel",
     },
 }
 

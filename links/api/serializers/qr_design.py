@@ -37,7 +37,7 @@ class QrDesignJsonSerializer(serializers.Serializer):
     foreground = _colour("Colour of the code's modules, `#rrggbb`.")
     background = _colour("Background colour, `#rrggbb`.")
     error_level = serializers.ChoiceField(
-        choices=QrErrorLevel.values,
+        choices=QrErrorLevel.choices,
         required=False,
         help_text="l, m, q or h (a logo makes it h).",
         error_messages={"invalid_choice": "Choose an error-correction level: l, m, q or h."},
@@ -68,7 +68,7 @@ class QrDesignUploadSerializer(serializers.Serializer):
     foreground = serializers.CharField(required=False, max_length=7)
     background = serializers.CharField(required=False, max_length=7)
     error_level = serializers.ChoiceField(
-        choices=QrErrorLevel.values,
+        choices=QrErrorLevel.choices,
         required=False,
         error_messages={"invalid_choice": "Choose an error-correction level: l, m, q or h."},
     )
