@@ -20,9 +20,10 @@ _MISSING = "-"
 
 # The entry's flags field, present only when a link differs from the default: "noquery" for a
 # link that keeps visitors' query strings to itself, or a JSON object (LinkEntry._gates) for a
-# gated link or one whose start is still to come ("since"). Entries of default links keep the
-# five-field form older code reads (a rolling upgrade, and entries cached before it, stay
-# valid). JSON escapes tabs, so a field never holds one.
+# gated link or one whose start is still to come ("since"), or one with a fallback ("fb": a
+# plain one's revoked field stays "0", so the fused read counts it as before). Entries of
+# default links keep the five-field form older code reads (a rolling upgrade, and entries
+# cached before it, stay valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
 # The revoked field of an active link whose clicks the fused read must not count: a gated one
 # (decided, and counted or not, in serving/gates.py) or one with a start still to come (not
@@ -55,6 +56,12 @@ class LinkEntry:
     # Its start (epoch seconds), compared with the time of each request as expires_at is, so a
     # cached entry goes live by itself; None once past when cached (it can matter no more).
     valid_since: float | None = None
+    # The fallback (UrlLink.expired_url) as it goes into the Location header: where a visitor is
+    # sent once the link is expired, revoked or at its limit (serving/fallback.py); "" none.
+    fallback: str = ""
+    # Set on the entry a visitor of a stopped link is sent to its fallback with (the state, a
+    # LinkStatus value): the visit notes it. Never cached, as `destination`.
+    link_state: str = ""
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -82,6 +89,7 @@ class LinkEntry:
                 (redirect_location(variant["url"]), int(variant["weight"]))
                 for variant in link.variants or ()
             ),
+            fallback=redirect_location(link.expired_url) if link.expired_url else "",
         )
 
     # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
@@ -122,6 +130,8 @@ class LinkEntry:
             gates["rules"] = list(self.rules)
         if self.variants:
             gates["variants"] = [list(variant) for variant in self.variants]
+        if self.fallback:
+            gates["fb"] = self.fallback
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -134,6 +144,9 @@ class LinkEntry:
         if not self.counted_by_read:
             flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
             revoked = "1" if self.revoked else _GATED
+        elif self.fallback:
+            # A plain link with a fallback: the flags carry it, the fused read still counts it.
+            flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
         else:
             flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
         return f"{self.link_id}\t{self.redirect_type}\t{expires}\t{revoked}\t{flags}{self.location}"
@@ -165,6 +178,7 @@ class LinkEntry:
             valid_since=gates.get("since"),
             rules=tuple(gates.get("rules", ())),
             variants=tuple((location, weight) for location, weight in gates.get("variants", ())),
+            fallback=gates.get("fb", ""),
         )
 
 

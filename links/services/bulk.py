@@ -87,6 +87,7 @@ def _bulk_prepare(
         domain=item.get("domain"),
         workspace=workspace,
         password_hashes=password_hashes,
+        expired_url=item.get("expired_url"),
     )
     return _BulkItem(
         link=prepared.link,

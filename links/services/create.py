@@ -24,6 +24,7 @@ from links.services.policy import (
     alias_taken_error,
     free_alias_suggestions,
     url_hash,
+    validate_expired_url,
     validate_expiry,
     validate_redirect_type,
     validate_schedule,
@@ -152,6 +153,7 @@ def prepare_link(
     domain: str | None = None,
     workspace: Workspace | None = None,
     password_hashes: dict[str, str] | None = None,
+    expired_url: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -195,6 +197,7 @@ def prepare_link(
     password = check(check_password_rules, password)
     rules = check(validate_rules, rules, url_rules=url_rules)
     variants = check(validate_variants, variants, url_rules=url_rules)
+    expired_url = check(validate_expired_url, expired_url, url_rules=url_rules)
     if workspace is None:
         workspace = workspace_for_writing(user=user, workspace=None)
     domain_id = check(
@@ -220,6 +223,7 @@ def prepare_link(
         and max_visits is None
         and not rules
         and not variants
+        and not expired_url
     )
     link = _unsaved_link(
         owner=user,
@@ -237,6 +241,7 @@ def prepare_link(
         variants=variants,
         domain_id=domain_id,
         workspace_id=workspace.pk,
+        expired_url=expired_url or "",
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -262,6 +267,7 @@ def link_create(
     domain: str | None = None,
     workspace: Workspace | str | None = None,
     pinned_workspace_id: int | None = None,
+    expired_url: str | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -290,6 +296,7 @@ def link_create(
         variants=variants,
         domain=domain,
         workspace=workspace,
+        expired_url=expired_url,
     )
     with transaction.atomic():
         hold_owner(user)
