@@ -582,6 +582,7 @@ def _export_pages(
                 "archived": link.archived,
                 "clicks": totals[link.pk]["clicks"],
                 "unique_visitors": totals[link.pk]["unique_visitors"],
+                "expired_url": link.expired_url,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

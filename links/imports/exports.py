@@ -38,6 +38,7 @@ EXPORT_FIELDS = [
     "archived",
     "clicks",
     "unique_visitors",
+    "expired_url",  # the fallback (issue #28); "" for none
 ]
 
 

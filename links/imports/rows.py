@@ -331,6 +331,7 @@ class _Importer:
             "pass_query": source.pass_query,
             "max_visits": source.max_visits,
             "domain": p.domain_name,
+            "expired_url": source.expired_url,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

@@ -42,6 +42,7 @@ LINK_FIELDS = {
     "password_protected",
     "max_visits",
     "visits_left",
+    "expired_url",
 }
 
 

@@ -71,6 +71,10 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="How many more people the link lets through before it answers 410; "
         "null without max_visits."
     )
+    expired_url = serializers.SerializerMethodField(
+        help_text="The fallback: where visitors go (302) once the link is expired, revoked or "
+        "at its limit; null: the short domain's fallback, else the 410 page."
+    )
 
     class Meta:
         model = UrlLink
@@ -98,6 +102,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "password_protected",
             "max_visits",
             "visits_left",
+            "expired_url",
         ]
         read_only_fields = fields
 
@@ -169,7 +174,12 @@ class LinkSerializer(serializers.ModelSerializer):
             "password_protected": bool(link.password_hash),
             "max_visits": link.max_visits,
             "visits_left": None if used is None else max(0, link.max_visits - used),
+            "expired_url": link.expired_url or None,
         }
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_expired_url(self, link: UrlLink) -> str | None:
+        return link.expired_url or None
 
     def _created_at(self, value):
         """The links of a bulk call share one creation time: it is formatted once."""

@@ -5,7 +5,8 @@ Columns, any order, any case (only `long_url` is required): `long_url` (or `url`
 `code`: the old code), `title`, `tags` (separated by `|`, `;` or `,` inside the cell: `a|b`,
 `a; b`, `"a, b"`), `created_at`, `valid_since` (its start), `expires_at`, `archived` (yes/no,
 true/false, 1/0), `domain` (a host; empty for the default domain), `status` (a `revoked` link is
-not imported). Other columns (`short_url`, `clicks`…) are ignored.
+not imported), `expired_url` (its fallback once stopped). Other columns (`short_url`, `clicks`…)
+are ignored.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
         valid_since=parse_datetime(fields.get("validsince")),
         archived=bool(parse_bool(fields.get("archived"))),
         domain=text_of(fields.get("domain")).lower() or None,
+        expired_url=text_of(fields.get("expiredurl")),
     )
     if text_of(fields.get("status")).lower() == "revoked":
         row.skip_reason = "revoked in the source"

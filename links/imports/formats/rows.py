@@ -31,6 +31,7 @@ class SourceRow:
     valid_since: dt.datetime | None = None  # its start (Shlink's validSince)
     pass_query: bool | None = None
     max_visits: int | None = None
+    expired_url: str = ""  # the fallback once stopped (this service's own export)
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None
