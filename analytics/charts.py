@@ -16,6 +16,7 @@ BREAKDOWN_TITLES = [
     ("referrers", "Referrers"),
     ("channels", "How people came"),
     ("destinations", "Destinations (rules and variants)"),
+    ("fallbacks", "Sent to the fallback (link stopped)"),
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),
     ("bot_kinds", "Bots by kind"),
@@ -46,6 +47,8 @@ def breakdown_tables(stats: dict) -> list[dict]:
     for key, title in BREAKDOWN_TITLES:
         if key == "destinations" and not any(row["url"] for row in stats.get(key) or []):
             continue  # everyone went to the long URL: a link without rules, or none matched
+        if key == "fallbacks" and not stats.get(key):
+            continue  # nobody met the link stopped with a fallback
         rows = [
             # Empty values are named by the selectors.
             {"name": row["name"], "clicks": row["clicks"], "percent": row["share"]}

@@ -8,7 +8,9 @@ field has a one-letter key (WIRE_KEYS) to keep the Redis buffer and the spool sm
 short link, which is also what every message spooled or buffered before QR scans were told
 apart says. `destination` likewise is there only when a link's rule or variant sent the visitor
 somewhere else than its long URL (`"d":"https://…"`); absent, as in every older message, the
-visitor went to the long URL.
+visitor went to the long URL. `link_state` (`"s":"expired"`) is there only for a visit of a
+stopped link that was sent to its fallback (UrlLink.expired_url or the domain's
+expired_redirect) instead of the 410 page; such a visit always has its destination too.
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ WIRE_KEYS = {
     "referrer": "r",
     "channel": "q",  # core.channels; absent: the short link
     "destination": "d",  # a rule's or variant's location (serving/gates.py); absent: the long URL
+    "link_state": "s",  # sent to the link's fallback: its state (serving/redirect.py); absent: ""
 }
+# The states a visit sent to a fallback notes (links.models.LinkStatus's values; analytics does
+# not import links for three words).
+FALLBACK_STATES = frozenset(("expired", "revoked", "limit_reached"))
 # The channel's part of a QR scan's message, written once.
 _QR_SCAN = f',"q":{_json_string(QR)}'
 
@@ -70,6 +76,8 @@ def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
     body = _wire_body(meta, entry.code, event_id)
     if entry.destination:  # gated links only (links/gates.destination); plain ones pay a test
         body = f'{body[:-1]},"d":{_json_string(entry.destination[:MAX_DESTINATION])}}}'
+        if entry.link_state:  # a stopped link's fallback (serving/redirect.py)
+            body = f'{body[:-1]},"s":{_json_string(entry.link_state)}}}'
     return f'{{"l":{int(entry.link_id)},' + body
 
 
@@ -151,4 +159,6 @@ def _visit_fields(data) -> dict | None:
         # Anything but a known channel (absent in older messages) is the short link.
         "channel": channel if (channel := wire("q")) in CHANNELS else LINK,
         "destination": _text(wire("d") or "", MAX_DESTINATION),
+        # Anything but a known state (absent in older messages) is a visit the link served.
+        "link_state": state if (state := wire("s")) in FALLBACK_STATES else "",
     }

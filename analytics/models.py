@@ -66,6 +66,11 @@ class VisitRecord(models.Model):
     # Where a link's rule or variant sent the visitor (the Location, without the visitor's
     # query string); "" for the long URL, which every visit stored before rules existed got.
     destination = models.CharField(max_length=2048, blank=True, default="", db_default="")
+    # The link's state when the visitor came, for a visit sent to its fallback (the link's
+    # expired_url, else its domain's expired_redirect) instead of the 410 page: "expired",
+    # "revoked" or "limit_reached" (links.models.LinkStatus). "" for a visit the link served
+    # itself. Such a visit is the link's, but never one of its capped visits.
+    link_state = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

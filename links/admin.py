@@ -170,6 +170,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "visit_limit",
         "targeting",
         "social_preview",
+        "expired_url",
         "code_type",
         "created_at",
         "updated_at",
@@ -461,7 +462,7 @@ class DomainForm(forms.ModelForm):
 
     class Meta:
         model = Domain
-        fields = ("host", "root_redirect", "not_found_redirect", "workspace")
+        fields = ("host", "root_redirect", "not_found_redirect", "workspace", "expired_redirect")
 
     def clean(self):
         data = super().clean()
@@ -471,6 +472,7 @@ class DomainForm(forms.ModelForm):
                 host=data.get("host", ""),
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
+                expired_redirect=data.get("expired_redirect", ""),
             )
             domain_workspace_check(
                 domain=self.instance if self.instance.pk else None,
@@ -496,6 +498,7 @@ class DomainAdmin(admin.ModelAdmin):
         "name",
         "root_redirect",
         "not_found_redirect",
+        "expired_redirect",
         "workspace",
         "link_count",
         "reachable",
@@ -517,7 +520,8 @@ class DomainAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is not None and obj.is_default:
-            return ("not_found_redirect",)  # its host is SHORT_URL_BASE's, its root the site's
+            # Its host is SHORT_URL_BASE's, its root the site's.
+            return ("not_found_redirect", "expired_redirect")
         return super().get_fields(request, obj)
 
     @admin.display(description="domain", ordering="host")
@@ -547,6 +551,7 @@ class DomainAdmin(admin.ModelAdmin):
             host=form.cleaned_data.get("host", ""),
             root_redirect=form.cleaned_data.get("root_redirect", ""),
             not_found_redirect=form.cleaned_data.get("not_found_redirect", ""),
+            expired_redirect=form.cleaned_data.get("expired_redirect"),
             # The default domain's form has no workspace: it stays every workspace's.
             workspace=form.cleaned_data.get("workspace", KEEP_WORKSPACE),
         )

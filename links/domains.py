@@ -58,6 +58,9 @@ class DomainRoute:
     key_suffix: str = ""
     # The workspace whose links alone may use the domain; None: any workspace's.
     workspace_id: int | None = None
+    # Where a stopped (expired, revoked, limit-reached) link of this domain sends its visitors
+    # when it names no fallback of its own (serving/fallback.py); None: the 410 page.
+    expired_entry: link_cache.LinkEntry | None = None
 
     @property
     def is_default(self) -> bool:
@@ -196,9 +199,10 @@ def _load() -> DomainTable:
             not_found_entry=_redirect_entry(row["not_found_redirect"]),
             key_suffix=link_cache.link_key("", row["id"]),
             workspace_id=row["workspace_id"],
+            expired_entry=_redirect_entry(row["expired_redirect"]),
         )
         for row in Domain.objects.values(
-            "id", "host", "root_redirect", "not_found_redirect", "workspace_id"
+            "id", "host", "root_redirect", "not_found_redirect", "workspace_id", "expired_redirect"
         )
     ]
     link_cache.database_reads["count"] += 1  # the fast path recycles the connection it used

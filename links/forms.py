@@ -199,6 +199,25 @@ class GateFieldsMixin(forms.Form):
             "invalid": "Enter a whole number of visits.",
         },
     )
+    # The fallback (issue #28): checked by links.services.policy.validate_expired_url.
+    expired_url = forms.CharField(
+        label="Once stopped, send visitors to",
+        required=False,
+        max_length=4096,
+        widget=forms.TextInput(
+            attrs={
+                "type": "url",
+                "inputmode": "url",
+                "autocomplete": "off",
+                "placeholder": "https://example.com/offer-ended",
+            }
+        ),
+        help_text=(
+            "Optional. Once the link has expired, been revoked or reached its visit limit, "
+            "visitors go here instead of a “link has expired” page; they still count as the "
+            "link's clicks (never toward its limit). Not before its start."
+        ),
+    )
 
 
 class PreviewFieldsMixin(forms.Form):
@@ -558,6 +577,7 @@ class LinkEditForm(
                 "og_title": link.og_title,
                 "og_description": link.og_description,
                 "og_image": link.og_image,
+                "expired_url": link.expired_url,
                 # The builder shows the UTM values the long URL holds now.
                 **utm_in_url(link.long_url),
             },

@@ -181,6 +181,11 @@ class Domain(models.Model):
     not_found_redirect = models.CharField(
         "unknown codes go to", max_length=2048, blank=True, default="", db_default=""
     )
+    # Where a visitor of an expired, revoked or limit-reached link on this domain is sent when
+    # the link names no fallback of its own (UrlLink.expired_url); "" answers the 410 page.
+    expired_redirect = models.CharField(
+        "stopped links go to", max_length=2048, blank=True, default="", db_default=""
+    )
     # Kept for one workspace's links; null: any workspace's links may use it.
     workspace = models.ForeignKey(
         "workspaces.Workspace",
@@ -304,6 +309,12 @@ class UrlLink(models.Model):
     variants = models.JSONField(default=list, blank=True, db_default=[])
     # Hidden from the default lists (API and My links) but still redirecting; reversible.
     archived = models.BooleanField(default=False, db_default=False)
+    # The fallback: where a visitor of this link is sent (302) once it is expired, revoked or
+    # at its visit limit, instead of the 410 page; "" falls back to the domain's
+    # expired_redirect, then the 410 page. Not before its start (scheduled: the 404 page).
+    expired_url = models.CharField(
+        "fallback URL", max_length=2048, blank=True, default="", db_default=""
+    )
     tags = models.ManyToManyField(Tag, related_name="links", blank=True)
     # Social preview (issue #28): what a link-preview fetcher (Facebook, X, LinkedIn, Slack, …;
     # analytics.bots.is_link_preview) is shown instead of the redirect, as Open Graph and

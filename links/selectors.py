@@ -608,6 +608,7 @@ def _export_pages(
                 "og_title": link.og_title,
                 "og_description": link.og_description,
                 "og_image": link.og_image,
+                "expired_url": link.expired_url,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

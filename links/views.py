@@ -118,6 +118,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 utm=form.utm(),
                 password=data["password"] or None,
                 max_visits=data["max_visits"],
+                expired_url=data["expired_url"],
                 domain=data.get("domain") or None,
                 request_host=request.get_host(),
                 **form.targeting(),
@@ -167,6 +168,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "expires_at",
             "password",
             "max_visits",
+            "expired_url",
         )
         if name in form.fields
     )

@@ -13,9 +13,11 @@ The order, for a GET (HEAD is answered the same way and never counted):
 1. a password the visitor has not given → the unlock page (UNLOCK: Django's view answers it
    with its form; nothing is counted), unless the link's visit cap is used up already: then
    its 410 first (looked at, nothing taken), so nobody types a password for a dead link;
-2. a visit cap reached → 410 (people's clicks use it up); while visits are left, a click that
-   would not use one (a bot's, a HEAD) → 403 and a page that names no destination (HELD): a cap
-   protects a limited offer, so only the people it counts are sent on;
+2. a visit cap reached → 410 (people's clicks use it up), or a 302 to the link's fallback
+   (serving/fallback.py: counted, noted limit_reached, taking nothing from the cap); while
+   visits are left, a click that would not use one (a bot's, a HEAD) → 403 and a page that
+   names no destination (HELD): a cap protects a limited offer, so only the people it counts
+   are sent on;
 3. the destination: the first rule whose every condition matches, else a variant picked for
    this visitor, else the long URL;
 4. the visit, with the destination it got.
@@ -45,6 +47,7 @@ from core.client_ip import client_ip
 from links import visit_caps
 from links.cache import LinkEntry
 from links.services.targeting import DEVICES, accept_language, os_name
+from serving import fallback
 
 UNLOCK = 200  # the password form, answered by Django's view (CSRF, templates), not counted
 
@@ -279,6 +282,14 @@ def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:
     return entry
 
 
+def _limit_reached(
+    entry: LinkEntry, meta: Mapping[str, str], *, event_id: str, counted: bool
+) -> tuple[int, LinkEntry | None]:
+    """410 for a link whose cap is used up, or a 302 to its fallback (serving/fallback.py): that
+    visit is counted as the link's, noted limit_reached, and takes nothing from the cap."""
+    return fallback.stopped(entry, meta, fallback.LIMIT_REACHED, event_id=event_id, counted=counted)
+
+
 def decide(
     entry: LinkEntry, meta: Mapping[str, str], *, event_id: str, counted: bool
 ) -> tuple[int, LinkEntry | None]:
@@ -295,12 +306,12 @@ def decide(
     if entry.password_hash and needs_password(entry, meta):
         # The limit is told before the password is asked for (a look: no visit is taken).
         if entry.max_visits and cap_reached(entry, meta, counted=False):
-            return 410, None
+            return _limit_reached(entry, meta, event_id=event_id, counted=counted)
         return UNLOCK, entry
     if entry.max_visits:
         taking = counted and not _is_bot(meta)
         if cap_reached(entry, meta, counted=taking):
-            return 410, None
+            return _limit_reached(entry, meta, event_id=event_id, counted=counted)
         if not taking:
             return HELD, None
     chosen = destination(entry, meta)

@@ -3,7 +3,8 @@
 1. shape + check character (no I/O) → 404 for garbage;
 2. link cache → the database only on a miss (then cached, negative entries too); with Redis the
    cache read and the visit push are one Lua call, so a cached redirect is one round trip;
-3. revoked or expired → 410, unknown → 404 (real HTML pages), or 429 once the client has been
+3. revoked or expired → 410 (or a 302 to the link's or its domain's fallback, counted with its
+   state: serving/fallback.py), unknown → 404 (real HTML pages), or 429 once the client has been
    answered too many 404s (serving/not_found_limit.py; only 404s are counted); before its start
    → 404 with the "not live yet" page, never cached, nothing counted (the start is compared
    with the time of the request, so a cached entry goes live by itself); a capped link a bot or
@@ -44,7 +45,7 @@ from links import cache as link_cache
 from links import domains
 from links.codes.aliases import ALIAS_RE
 from links.codes.shape import check_character, is_generated_shape
-from serving import fused_read, gates, not_found_limit
+from serving import fallback, fused_read, gates, not_found_limit
 
 NOT_FOUND, GONE, TOO_MANY_REQUESTS = 404, 410, 429
 SEE_OTHER = 303
@@ -242,7 +243,10 @@ def resolve(code: str, meta: Mapping[str, str]) -> tuple[int, link_cache.LinkEnt
     #    gated ones (a password, a visit cap, rules, variants) are decided, and counted or not,
     #    by serving/gates.py: the fused push above left them alone too.
     if entry.is_gone():
-        return GONE, None
+        # A fallback (the link's, else its domain's) sends the visitor on: serving/fallback.py.
+        return fallback.stopped(
+            entry, meta, fallback.gone_state(entry), event_id=event_id, counted=counted
+        )
     if entry.valid_since is not None and entry.starts_later():
         meta[STARTS_AT] = entry.valid_since  # type: ignore[index]  # page_for's, as CAP_REACHED
         return NOT_FOUND, None

@@ -206,6 +206,7 @@ REDIRECT_MAY_USE = {
     "serving.not_found_limit",  # counts 404s in process memory (no database, no Redis)
     "core.outages",  # tells an outage from a bug when the fast path fails
     "serving.gates",  # gated links only (a password, a cap, rules, variants): plain ones skip it
+    "serving.fallback",  # stopped links only (expired, revoked, limit reached): a 302 elsewhere
     "serving.unlock",  # the password page, imported by the Django view only when it is needed
     "serving.previews",  # a social preview's page, for preview fetchers of such links only
     # Host → short domain: a table in process memory, read from the database once per process

@@ -35,6 +35,7 @@ def link_data(link: UrlLink) -> dict:
         "valid_since": _time(link.valid_since),
         "expires_at": _time(link.expires_at),
         "revoked_at": _time(link.revoked_at),
+        "expired_url": link.expired_url or None,  # the fallback once stopped (issue #28)
     }
 
 

@@ -153,6 +153,13 @@ class HourlyPointSerializer(serializers.Serializer):
     bot_clicks = serializers.IntegerField(required=False, help_text="Bots and link previews.")
 
 
+class FallbackEntrySerializer(BreakdownEntrySerializer):
+    state = serializers.ChoiceField(
+        choices=["expired", "revoked", "limit_reached"],
+        help_text="The link's state when these people were sent to its fallback.",
+    )
+
+
 def _breakdown(help_text: str, entry=BreakdownEntrySerializer, **kwargs):
     return entry(many=True, help_text=help_text + " Sorted by clicks, most first.", **kwargs)
 
@@ -189,6 +196,17 @@ class LinkStatsSerializer(serializers.Serializer):
         "Where people went: the long URL, or a rule's or variant's url.",
         DestinationEntrySerializer,
         required=False,
+    )
+    fallbacks = _breakdown(
+        "People a stopped link sent to its fallback (expired_url, or the short domain's) instead "
+        "of the 410 page, by the link's state then: `state` expired, revoked or limit_reached.",
+        FallbackEntrySerializer,
+        required=False,
+    )
+    sent_to_fallback = serializers.IntegerField(
+        required=False,
+        help_text="How many people a stopped link sent to its fallback in the range (counted in "
+        "total_clicks too; never toward max_visits).",
     )
     bots = _breakdown("Bot clicks by bot name.", required=False)
     bot_kinds = _breakdown(

@@ -41,6 +41,18 @@ BREAKDOWN_FIELDS = {
     # Where a link's rules and variants sent people (serving/gates.py): the URL, "" for the long
     # URL; cut to the roll-up's 255 characters.
     "destinations": "destination",
+    # People a stopped link sent to its fallback (serving/fallback.py), by the link's state then
+    # (VisitRecord.link_state); only those visits are rolled up here (FALLBACKS_ONLY).
+    "fallbacks": "link_state",
+}
+# The dimensions that roll up only the visits whose field is set: a visit the link served
+# itself has no state, and a row per (link, hour) saying so would only take room.
+SET_ONLY_DIMENSIONS = frozenset(("fallbacks",))
+# The states' names, as LinkStatus labels them (analytics does not import links for three).
+FALLBACK_LABELS = {
+    "expired": "Expired",
+    "revoked": "Revoked",
+    "limit_reached": "Visit limit reached",
 }
 # Bots are broken down apart from people: by the bot's name and by its kind (analytics.bots).
 BOT_BREAKDOWN_FIELDS = {"bots": "bot_name", "bot_kinds": "bot_kind"}
@@ -124,6 +136,8 @@ def _visit_sums(visits: QuerySet) -> Counter:
     sums: Counter = Counter()
     for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
         source = visits.filter(is_bot=of_bots)
+        if dimension in SET_ONLY_DIMENSIONS:
+            source = source.exclude(**{field: ""})
         group = breakdown_columns(dimension, field)
         for row in source.values(*group).annotate(n=Count("id")).order_by():
             sums[dimension, *breakdown_key(dimension, field, row)] += row["n"]
@@ -172,7 +186,9 @@ def breakdowns(
     bot name) and `bot_kinds` (by kind, named by BotKind's labels, each entry also carrying its
     `kind`). `channels` entries are named by the channels' labels ("Short link", "QR code") and
     carry the `channel` ("link", "qr"). `destinations` entries carry the `url` a rule or variant
-    sent people to ("" for the long URL, named "Long URL"). Each entry's `share` is of the
+    sent people to ("" for the long URL, named "Long URL"). `fallbacks` holds only the people a
+    stopped link sent to its fallback, by the link's state (`state`: expired, revoked,
+    limit_reached), and `sent_to_fallback` their number. Each entry's `share` is of the
     breakdown's whole period (people's clicks; bots' for the bot breakdowns); `other` holds, per
     breakdown, what the limit left out.
 
@@ -188,6 +204,9 @@ def breakdowns(
             country_names[code][value] += clicks
         elif dimension == "destinations":
             counts[dimension][value] += clicks  # "": the long URL, named below
+        elif dimension in SET_ONLY_DIMENSIONS:
+            if value:  # rows of older roll-ups never hold "", but a hand-made one might
+                counts[dimension][value] += clicks
         elif dimension in counts:
             counts[dimension][value or UNKNOWN] += clicks
     named = {}
@@ -215,6 +234,12 @@ def breakdowns(
         {**entry, "url": entry["name"], "name": entry["name"] or LONG_URL}
         for entry in result["destinations"]
     ]
+    result["fallbacks"] = [
+        {**entry, "state": entry["name"], "name": FALLBACK_LABELS.get(entry["name"], UNKNOWN)}
+        for entry in result["fallbacks"]
+    ]
+    # "Sent to the fallback: N": people a stopped link sent on instead of its 410 page.
+    result["sent_to_fallback"] = counts["fallbacks"].total()
     return result
 
 

@@ -47,6 +47,7 @@ class _VisitRow(NamedTuple):
     referrer: str
     channel: str  # one of core.channels.CHANNELS (messages.decode_visit sees to it)
     destination: str  # "" for the long URL (messages.decode_visit: absent in older messages)
+    link_state: str  # "" served by the link; else the state whose fallback it was sent to
     # From here on the values depend only on the visitor (address, User-Agent): _VISITOR_FIELDS.
     user_agent: str
     client_id: str
@@ -85,6 +86,7 @@ def _visit_row(
         visit["referrer"],
         visit["channel"],
         visit["destination"],
+        visit["link_state"],
         visit["user_agent"],
         *enriched(visit["client_ip"], visit["user_agent"]),
     )
@@ -183,7 +185,8 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
             referrer = referrers[row.referrer] = literal(row.referrer)
         channel = _CHANNEL_LITERALS.get(row.channel) or literal(row.channel)
         destination = b"''" if not row.destination else literal(row.destination)
-        part = b"(%d,%s,%s,%s,%s,%s,%s,%s)" % (
+        link_state = b"''" if not row.link_state else literal(row.link_state)
+        part = b"(%d,%s,%s,%s,%s,%s,%s,%s,%s)" % (
             row.link_id,
             code,
             _event_id_literal(row.event_id, literal),
@@ -191,6 +194,7 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
             referrer,
             channel,
             destination,
+            link_state,
             fragment,
         )
         if parts and size + len(part) > _MAX_STATEMENT_BYTES:

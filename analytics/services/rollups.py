@@ -31,6 +31,7 @@ from analytics.models import (
 )
 from analytics.selectors.breakdowns import (
     ROLLED_UP_DIMENSIONS,
+    SET_ONLY_DIMENSIONS,
     breakdown_columns,
     breakdown_key,
 )
@@ -66,6 +67,8 @@ def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
     rows = []
     for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
         source = bots if of_bots else people
+        if dimension in SET_ONLY_DIMENSIONS:
+            source = source.exclude(**{field: ""})
         group = breakdown_columns(dimension, field)
         sums: dict[tuple, int] = defaultdict(int)
         grouped = source.annotate(slot=slot).values("link_id", "slot", *group)

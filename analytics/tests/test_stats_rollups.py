@@ -86,6 +86,8 @@ def _visits(rnd: random.Random, links, count: int) -> list[VisitRecord]:
                 bot_name=bot_name,
                 bot_kind=bot_kind,
                 channel=rnd.choice(["link", "link", "qr"]),
+                # Some sent to a stopped link's fallback (issue #28); no draw: the rest stays.
+                link_state=("", "", "expired", "", "limit_reached", "")[client % 6],
             )
         )
     return visits
@@ -108,6 +110,10 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
                 key = selectors.referrer_host(value)
             elif name == "destination":
                 key = value  # "" is the long URL, named below
+            elif name == "link_state":
+                if not value:
+                    continue  # served by the link: only fallback visits are listed
+                key = value
             else:
                 key = value or "Unknown"
             counts[key] += 1
@@ -133,6 +139,11 @@ def _direct_breakdowns(link_ids, start, end, limit=10) -> dict:
     result["destinations"] = [
         {**entry, "url": entry["name"], "name": entry["name"] or "Long URL"}
         for entry in result["destinations"]
+    ]
+    result["sent_to_fallback"] = sum(1 for visit in people if visit.link_state)
+    result["fallbacks"] = [
+        {**entry, "state": entry["name"], "name": selectors.FALLBACK_LABELS[entry["name"]]}
+        for entry in result["fallbacks"]
     ]
     return result
 

@@ -20,9 +20,10 @@ _MISSING = "-"
 
 # The entry's flags field, present only when a link differs from the default: "noquery" for a
 # link that keeps visitors' query strings to itself, or a JSON object (LinkEntry._gates) for a
-# gated link or one whose start is still to come ("since"). Entries of default links keep the
-# five-field form older code reads (a rolling upgrade, and entries cached before it, stay
-# valid). JSON escapes tabs, so a field never holds one.
+# gated link or one whose start is still to come ("since"), or one with a fallback ("fb": a
+# plain one's revoked field stays "0", so the fused read counts it as before). Entries of
+# default links keep the five-field form older code reads (a rolling upgrade, and entries
+# cached before it, stay valid). JSON escapes tabs, so a field never holds one.
 _NO_QUERY_FLAG = "noquery"
 # The revoked field of an active link whose clicks the fused read must not count: a gated one
 # (decided, and counted or not, in serving/gates.py) or one with a start still to come (not
@@ -61,6 +62,12 @@ class LinkEntry:
     og_title: str = ""
     og_description: str = ""
     og_image: str = ""
+    # The fallback (UrlLink.expired_url) as it goes into the Location header: where a visitor is
+    # sent once the link is expired, revoked or at its limit (serving/fallback.py); "" none.
+    fallback: str = ""
+    # Set on the entry a visitor of a stopped link is sent to its fallback with (the state, a
+    # LinkStatus value): the visit notes it. Never cached, as `destination`.
+    link_state: str = ""
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -91,6 +98,7 @@ class LinkEntry:
             og_title=link.og_title,
             og_description=link.og_description,
             og_image=link.og_image,
+            fallback=redirect_location(link.expired_url) if link.expired_url else "",
         )
 
     # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
@@ -140,6 +148,8 @@ class LinkEntry:
             gates["variants"] = [list(variant) for variant in self.variants]
         if self.preview:
             gates["og"] = [self.og_title, self.og_description, self.og_image]
+        if self.fallback:
+            gates["fb"] = self.fallback
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -152,6 +162,9 @@ class LinkEntry:
         if not self.counted_by_read:
             flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
             revoked = "1" if self.revoked else _GATED
+        elif self.fallback:
+            # A plain link with a fallback: the flags carry it, the fused read still counts it.
+            flags = json.dumps(self._gates(), separators=(",", ":")) + "\t"
         else:
             flags = "" if self.pass_query else f"{_NO_QUERY_FLAG}\t"
         return f"{self.link_id}\t{self.redirect_type}\t{expires}\t{revoked}\t{flags}{self.location}"
@@ -187,6 +200,7 @@ class LinkEntry:
             og_title=og_title,
             og_description=og_description,
             og_image=og_image,
+            fallback=gates.get("fb", ""),
         )
 
 

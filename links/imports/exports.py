@@ -41,6 +41,7 @@ EXPORT_FIELDS = [
     "og_title",
     "og_description",
     "og_image",
+    "expired_url",  # the fallback (issue #28); "" for none
 ]
 
 

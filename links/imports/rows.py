@@ -334,6 +334,7 @@ class _Importer:
             "og_title": source.og_title,
             "og_description": source.og_description,
             "og_image": source.og_image,
+            "expired_url": source.expired_url,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

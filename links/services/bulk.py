@@ -90,6 +90,7 @@ def _bulk_prepare(
         og_title=item.get("og_title"),
         og_description=item.get("og_description"),
         og_image=item.get("og_image"),
+        expired_url=item.get("expired_url"),
     )
     return _BulkItem(
         link=prepared.link,

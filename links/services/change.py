@@ -18,6 +18,7 @@ from links.services.policy import (
     LongUrlRules,
     ensure_changeable,
     url_hash,
+    validate_expired_url,
     validate_expiry,
     validate_long_url,
     validate_redirect_type,
@@ -96,6 +97,7 @@ def link_update(
     og_title=_UNSET,
     og_description=_UNSET,
     og_image=_UNSET,
+    expired_url=_UNSET,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
     `valid_since`: its start (None: live at once), before its expiry as it will be.
@@ -107,6 +109,9 @@ def link_update(
     `domain` names the link's short domain when the code may be on several (link_get_visible);
     a link's domain itself never changes: its short URL is out there. `workspace_id`: only a
     link of that workspace (an API key acts for one).
+
+    `expired_url`: the link's fallback ("" or None: none), through the long-URL policy. It may
+    be set on a revoked link too: it says where that link's visitors go, and revives nothing.
 
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
@@ -185,6 +190,10 @@ def link_update(
         for name, value in cleaned.items():
             setattr(link, name, value)
         changed += list(cleaned)
+    if expired_url is not _UNSET:
+        url_rules = LongUrlRules(request_host=request_host)
+        link.expired_url = validate_expired_url(expired_url, url_rules=url_rules)
+        changed.append("expired_url")
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

@@ -24,6 +24,7 @@ from links.services.policy import (
     alias_taken_error,
     free_alias_suggestions,
     url_hash,
+    validate_expired_url,
     validate_expiry,
     validate_redirect_type,
     validate_schedule,
@@ -156,6 +157,7 @@ def prepare_link(
     og_title: str | None = None,
     og_description: str | None = None,
     og_image: str | None = None,
+    expired_url: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -206,6 +208,7 @@ def prepare_link(
         og_description=og_description,
         og_image=og_image,
     )
+    expired_url = check(validate_expired_url, expired_url, url_rules=url_rules)
     if workspace is None:
         workspace = workspace_for_writing(user=user, workspace=None)
     domain_id = check(
@@ -232,6 +235,7 @@ def prepare_link(
         and not rules
         and not variants
         and not any(preview.values())
+        and not expired_url
     )
     link = _unsaved_link(
         owner=user,
@@ -250,6 +254,7 @@ def prepare_link(
         domain_id=domain_id,
         workspace_id=workspace.pk,
         **preview,
+        expired_url=expired_url or "",
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -278,6 +283,7 @@ def link_create(
     og_title: str | None = None,
     og_description: str | None = None,
     og_image: str | None = None,
+    expired_url: str | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -309,6 +315,7 @@ def link_create(
         og_title=og_title,
         og_description=og_description,
         og_image=og_image,
+        expired_url=expired_url,
     )
     with transaction.atomic():
         hold_owner(user)

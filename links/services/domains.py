@@ -61,7 +61,8 @@ def clean_redirect(value: str, *, field: str, host: str, rules: LongUrlRules | N
     """Where a domain sends its root or unknown codes: "" (nowhere: the 404 page) or a URL the
     long-URL rules accept (LongUrlRules: the scheme added to `example.com/page`, no local
     address, nothing on this service's own hosts, `host` included, which would send visitors
-    round in a loop, the length limit and IDNA), refused as a link's long URL would be."""
+    round in a loop, the length limit and IDNA), refused as a link's long URL would be. The
+    same for where its stopped links go (expired_redirect)."""
     url = (value or "").strip()
     if not url:
         return ""
@@ -111,6 +112,7 @@ def domain_validate(
     host: str,
     root_redirect: str = "",
     not_found_redirect: str = "",
+    expired_redirect: str = "",
 ) -> dict[str, str]:
     """The values domain_save would store for `domain` (None: a new one), or ValidationError
     with every field's problem. The default domain's host is SHORT_URL_BASE's and cannot be set
@@ -138,7 +140,11 @@ def domain_validate(
             elif Domain.objects.filter(host=host).exclude(pk=pk).exists():
                 errors["host"] = [f"There is a domain {host} already."]
     values = {"host": host}
-    redirects = {"root_redirect": root_redirect, "not_found_redirect": not_found_redirect}
+    redirects = {
+        "root_redirect": root_redirect,
+        "not_found_redirect": not_found_redirect,
+        "expired_redirect": expired_redirect,
+    }
     rules = LongUrlRules(also_own=[host] if host else [])
     for field, value in redirects.items():
         try:
@@ -157,15 +163,24 @@ def domain_save(
     root_redirect: str = "",
     not_found_redirect: str = "",
     workspace=KEEP_WORKSPACE,
+    expired_redirect: str | None = None,
 ) -> Domain:
     """Add a domain (`domain` None) or change one (domain_validate's rules); every process of
     every node serves the change from its next request. `workspace`: the one workspace whose
     links alone may use it (a Workspace, or None: every workspace's); left out, a new domain is
     every workspace's and a changed one keeps its own. The default domain is every
     workspace's, and a domain already carrying other workspaces' links cannot be kept for
-    one."""
+    one. `expired_redirect`: where its stopped links (expired, revoked, limit reached) send
+    visitors when they name no fallback of their own ("": the 410 page); None keeps it as it is
+    (a new domain: none)."""
+    if expired_redirect is None:
+        expired_redirect = domain.expired_redirect if domain is not None else ""
     values = domain_validate(
-        domain=domain, host=host, root_redirect=root_redirect, not_found_redirect=not_found_redirect
+        domain=domain,
+        host=host,
+        root_redirect=root_redirect,
+        not_found_redirect=not_found_redirect,
+        expired_redirect=expired_redirect,
     )
     domain_workspace_check(domain=domain, workspace=workspace)
     if workspace is not KEEP_WORKSPACE:

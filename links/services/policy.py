@@ -318,6 +318,19 @@ def validate_long_url(long_url: str, *, request_host: str | None = None) -> str:
     return LongUrlRules(request_host=request_host).check(long_url)
 
 
+def validate_expired_url(expired_url: str | None, *, url_rules: LongUrlRules) -> str:
+    """A link's fallback (UrlLink.expired_url): "" for none, else a URL the long-URL rules
+    accept (the same policy as the long URL: scheme added, no loop, no local address, the
+    lists), refused as ValidationError({"expired_url": [reason]})."""
+    url = (expired_url or "").strip()
+    if not url:
+        return ""
+    try:
+        return url_rules.check(url)
+    except ValidationError as exc:
+        raise ValidationError({"expired_url": exc.error_dict["long_url"]}) from None
+
+
 _REDIRECT_TYPES = frozenset(RedirectType.values)
 
 

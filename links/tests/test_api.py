@@ -45,6 +45,7 @@ LINK_FIELDS = {
     "og_title",
     "og_description",
     "og_image",
+    "expired_url",
 }
 
 

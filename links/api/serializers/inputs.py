@@ -72,6 +72,22 @@ def _pass_query_field(**kwargs) -> StrictBooleanField:
     )
 
 
+def _expired_url_field(**kwargs) -> StrictCharField:
+    # Whether it is a URL we accept is links.services.policy.validate_expired_url's call.
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            "The fallback: where visitors go (302) once the link is expired, revoked or at its "
+            "visit limit, instead of the 410 page; counted as the link's visits, noted as sent "
+            "to the fallback. Not before its start (`valid_since`: the 404 page). The long URL's "
+            'rules apply. Null or "" (the default): the short domain\'s own fallback if it has '
+            "one, else the 410 page."
+        ),
+        **kwargs,
+    )
+
+
 def _title_field(**kwargs) -> StrictCharField:
     return StrictCharField(
         allow_blank=True,
@@ -338,6 +354,7 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     max_visits = _max_visits_field(required=False)
     rules = RulesField(required=False)
     variants = VariantsField(required=False)
+    expired_url = _expired_url_field(required=False)
     domain = StrictCharField(
         required=False,
         allow_blank=True,
@@ -426,3 +443,4 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     og_title = _og_title_field(required=False)
     og_description = _og_description_field(required=False)
     og_image = _og_image_field(required=False)
+    expired_url = _expired_url_field(required=False)

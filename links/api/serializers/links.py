@@ -71,6 +71,10 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="How many more people the link lets through before it answers 410; "
         "null without max_visits."
     )
+    expired_url = serializers.SerializerMethodField(
+        help_text="The fallback: where visitors go (302) once the link is expired, revoked or "
+        "at its limit; null: the short domain's fallback, else the 410 page."
+    )
 
     class Meta:
         model = UrlLink
@@ -101,6 +105,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "og_title",
             "og_description",
             "og_image",
+            "expired_url",
         ]
         read_only_fields = fields
 
@@ -175,7 +180,12 @@ class LinkSerializer(serializers.ModelSerializer):
             "og_title": link.og_title,
             "og_description": link.og_description,
             "og_image": link.og_image,
+            "expired_url": link.expired_url or None,
         }
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_expired_url(self, link: UrlLink) -> str | None:
+        return link.expired_url or None
 
     def _created_at(self, value):
         """The links of a bulk call share one creation time: it is formatted once."""

@@ -35,6 +35,7 @@ class SourceRow:
     og_title: str = ""
     og_description: str = ""
     og_image: str = ""
+    expired_url: str = ""  # the fallback once stopped (this service's own export)
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None

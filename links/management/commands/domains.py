@@ -32,6 +32,12 @@ class Command(BaseCommand):
                 "--not-found-redirect", default=None, help="where unknown codes send visitors"
             )
             action.add_argument(
+                "--expired-redirect",
+                default=None,
+                help="where expired, revoked and limit-reached links without a fallback of "
+                'their own send visitors ("": the 410 page)',
+            )
+            action.add_argument(
                 "--workspace",
                 default=None,
                 help='keep the domain for this workspace\'s links (its slug; "": every '
@@ -70,6 +76,7 @@ class Command(BaseCommand):
                 not_found if not_found is not None else getattr(existing, "not_found_redirect", "")
             ),
             workspace=self._workspace(options["workspace"]),
+            expired_redirect=options["expired_redirect"],  # None: as it is
         )
         self.stdout.write(f"{'Added' if existing is None else 'Changed'} {domain.host}.")
 
@@ -92,5 +99,6 @@ class Command(BaseCommand):
             kept = f"; kept for {domain.workspace.slug}" if domain.workspace else ""
             self.stdout.write(
                 f"{name}: {domain.n} link(s); root → {domain.root_redirect or root}; "
-                f"unknown codes → {domain.not_found_redirect or '(404 page)'}{kept}"
+                f"unknown codes → {domain.not_found_redirect or '(404 page)'}; "
+                f"stopped links → {domain.expired_redirect or '(410 page)'}{kept}"
             )
