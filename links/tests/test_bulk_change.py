@@ -76,6 +76,8 @@ def test_each_code_is_answered_changed_unchanged_or_refused_with_the_reason(
     assert not UrlLink.objects.get(pk=viewed.pk).archived
 
 
+# The redirect runs as the server runs it: its own connection, outside a test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_a_bulk_revoke_answers_410_at_once_even_for_a_cached_link(api, user):
     links = [UrlLinkFactory(owner=user) for _ in range(3)]
     for link in links:  # the redirect has cached each entry
@@ -107,6 +109,8 @@ def test_a_revoke_keeps_an_earlier_expiry(user):
     assert other.revoked_at is not None and other.expires_at == other.revoked_at
 
 
+# The redirect runs as the server runs it: its own connection, outside a test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_a_new_expiry_follows_the_schedule_rule_per_link(api, user):
     now = timezone.now()
     starts_late = UrlLinkFactory(owner=user, valid_since=now + timedelta(days=10))
@@ -276,6 +280,8 @@ def test_my_links_bar_changes_the_ticked_links_and_shows_each_refusal(client, us
     assert not theirs.tags.exists()
 
 
+# The redirect runs as the server runs it: its own connection, outside a test transaction.
+@pytest.mark.django_db(transaction=True)
 def test_my_links_bar_asks_before_revoking(client, user):
     client.force_login(user)
     link = UrlLinkFactory(owner=user)
