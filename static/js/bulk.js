@@ -14,7 +14,8 @@
     if (count) { count.textContent = ticked ? ticked + " selected" : ""; }
   }
 
-  all.hidden = false;
+  var label = document.getElementById("bulk-all-label");
+  if (label) { label.hidden = false; }
   all.addEventListener("change", function () {
     picks.forEach(function (box) { box.checked = all.checked; });
     update();
