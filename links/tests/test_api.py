@@ -700,7 +700,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/invitations/{invitation_id}/decline/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 34
+    assert len(operations) == 35  # PATCH /links/bulk/ (#28) the 35th
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
