@@ -50,7 +50,7 @@ def test_select_all_then_one_action_for_every_ticked_link(
 
     page.get_by_label("With the selected links").select_option("add_tags")
     page.get_by_label("Tags", exact=True).fill("spring, <i>promo</i>")
-    page.get_by_role("button", name="Apply to selected").click()
+    page.get_by_role("button", name="Change selected").click()
     summary = page.get_by_test_id("bulk-summary")
     assert summary.inner_text().startswith("4 links changed")
     assert tag_names(links[0]) == ["<i>promo</i>", "spring"]
@@ -61,7 +61,7 @@ def test_select_all_then_one_action_for_every_ticked_link(
     in_a_month = timezone.localtime() + timedelta(days=30)
     page.get_by_label("With the selected links").select_option("set_expiry")
     page.get_by_label("Expiry", exact=True).fill(in_a_month.strftime("%Y-%m-%dT%H:%M"))
-    page.get_by_role("button", name="Apply to selected").click()
+    page.get_by_role("button", name="Change selected").click()
     assert page.get_by_test_id("bulk-summary").inner_text().startswith("3 links changed")
     refused = page.get_by_test_id("bulk-refused")
     assert "starts-late" in refused.inner_text()
@@ -78,7 +78,7 @@ def test_select_all_then_one_action_for_every_ticked_link(
     page.locator("tr[data-code='bulk-0'] input.bulk-pick").check()
     page.locator("tr[data-code='bulk-1'] input.bulk-pick").check()
     page.get_by_label("With the selected links").select_option("revoke")
-    page.get_by_role("button", name="Apply to selected").click()
+    page.get_by_role("button", name="Change selected").click()
     assert_fits_and_accessible(page, "bulk revoke question")
     assert UrlLink.objects.filter(revoked_at__isnull=False).count() == 0
     page.get_by_role("button", name="Yes, revoke them").click()
