@@ -11,7 +11,8 @@ import base64
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, F, Min, QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.http.request import validate_host
@@ -38,6 +39,7 @@ from links.models import (
 )
 from links.selectors import default_domain_host
 from links.services import qr_design
+from links.services.bulk_change import CHANGED, REFUSED, link_change_many
 from links.services.change import link_cache_refresh, link_revoke, link_update
 from links.services.domains import (
     KEEP_WORKSPACE,
@@ -118,6 +120,22 @@ class LinkWorkspaceFilter(admin.SimpleListFilter):
         return queryset
 
 
+class BulkChangeActionForm(ActionForm):
+    """The changelist's action bar: what the bulk actions set (links.services.bulk_change)."""
+
+    tags = forms.CharField(
+        required=False, label="Tags", help_text="Comma-separated, for the tag actions."
+    )
+    expires_at = forms.DateTimeField(
+        required=False,
+        label="Expiry",
+        help_text="YYYY-MM-DD HH:MM, for “Set the expiry”; empty removes it.",
+    )
+    workspace = forms.CharField(
+        required=False, label="Workspace", help_text="Its slug, for “Move”."
+    )
+
+
 @admin.register(UrlLink)
 class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
@@ -150,7 +168,17 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_per_page = 50
     # Skips a second COUNT(*) over the whole table on every page of a big list.
     show_full_result_count = False
-    actions = ("revoke_links", "refresh_link_cache")
+    actions = (
+        "revoke_links",
+        "refresh_link_cache",
+        "archive_links",
+        "unarchive_links",
+        "set_link_tags",
+        "add_link_tags",
+        "set_link_expiry",
+        "move_links",
+    )
+    action_form = BulkChangeActionForm
     # seq_id and long_url_hash are the code generator's and dedup's business, not staff's.
     fields = (
         "code",
@@ -378,19 +406,67 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         description="Revoke selected links (they answer 410 at once)", permissions=["revoke"]
     )
     def revoke_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
-        to_revoke = list(
-            queryset.filter(revoked_at__isnull=True).select_related("domain").order_by("pk")
-        )
-        revoked = 0
-        for link in to_revoke:
-            code = link.code
-            try:
-                link_revoke(code=code, domain=link.domain_host, user=request.user)
-            except CacheUnavailable as error:
-                self.message_user(request, f"{code}: {error}", level=messages.ERROR)
-                break
-            revoked += 1
-        self.message_user(request, f"Revoked {revoked} link(s).", level=messages.SUCCESS)
+        self._bulk_change(request, queryset, {"revoked": True}, done="Revoked")
+
+    def _bulk_change(
+        self, request: HttpRequest, queryset: QuerySet[UrlLink], changes: dict, *, done: str
+    ) -> None:
+        """Apply `changes` to the selected links through the bulk change service (the rules
+        every channel follows) and say what became of each."""
+        ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+        try:
+            results = link_change_many(user=request.user, ids=ids, changes=changes)
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                self.message_user(request, f"{field}: {' '.join(problems)}", level=messages.ERROR)
+            return
+        except (CacheUnavailable, PermissionDenied) as error:
+            self.message_user(request, str(error), level=messages.ERROR)
+            return
+        changed = sum(result.outcome == CHANGED for result in results)
+        self.message_user(request, f"{done} {changed} link(s).", level=messages.SUCCESS)
+        for result in results:
+            if result.outcome == REFUSED:
+                reasons = " ".join(" ".join(problems) for problems in result.errors.values())
+                # Not the code first: the admin capitalises a message's first letter.
+                self.message_user(
+                    request, f"Left {result.code} as it was: {reasons}", level=messages.WARNING
+                )
+
+    @admin.action(description="Archive selected links", permissions=["revoke"])
+    def archive_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        self._bulk_change(request, queryset, {"archived": True}, done="Archived")
+
+    @admin.action(description="Unarchive selected links", permissions=["revoke"])
+    def unarchive_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        self._bulk_change(request, queryset, {"archived": False}, done="Unarchived")
+
+    def _tags(self, request: HttpRequest) -> list[str]:
+        raw = request.POST.get("tags", "")
+        return [name.strip() for name in raw.split(",") if name.strip()]
+
+    @admin.action(description="Set the tags of selected links (replace)", permissions=["revoke"])
+    def set_link_tags(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        self._bulk_change(request, queryset, {"tags": self._tags(request)}, done="Tagged")
+
+    @admin.action(description="Add tags to selected links", permissions=["revoke"])
+    def add_link_tags(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        self._bulk_change(request, queryset, {"add_tags": self._tags(request)}, done="Tagged")
+
+    @admin.action(description="Set the expiry of selected links", permissions=["revoke"])
+    def set_link_expiry(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        field = BulkChangeActionForm.base_fields["expires_at"]
+        try:
+            expiry = field.clean(request.POST.get("expires_at", ""))
+        except ValidationError as error:
+            self.message_user(request, f"expires_at: {' '.join(error.messages)}", messages.ERROR)
+            return
+        self._bulk_change(request, queryset, {"expires_at": expiry}, done="Changed the expiry of")
+
+    @admin.action(description="Move selected links to a workspace", permissions=["revoke"])
+    def move_links(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:
+        workspace = request.POST.get("workspace", "").strip()
+        self._bulk_change(request, queryset, {"workspace": workspace}, done="Moved")
 
     @admin.action(
         description="Refresh the cached redirect of selected links", permissions=["revoke"]

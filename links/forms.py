@@ -786,3 +786,59 @@ class QrDesignForm(forms.Form):
         widget=forms.FileInput(attrs={"accept": ".png,.svg,image/png,image/svg+xml"}),
     )
     remove_logo = forms.BooleanField(label="Remove the logo", required=False)
+
+
+class BulkLinkActionForm(forms.Form):
+    """My links' bulk action bar: one change for the links ticked (links.services.bulk_change
+    applies it, link by link, by the rules of one link's edit, archive and revoke)."""
+
+    ACTIONS = [
+        ("add_tags", "Add tags"),
+        ("set_tags", "Set tags (replace)"),
+        ("archive", "Archive"),
+        ("unarchive", "Unarchive"),
+        ("set_expiry", "Set expiry"),
+        ("move", "Move to workspace"),
+        ("revoke", "Revoke"),
+    ]
+    action = forms.ChoiceField(label="With the selected links", choices=ACTIONS)
+    tags = forms.CharField(
+        label="Tags",
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(attrs={"placeholder": "spring, newsletter", "autocomplete": "off"}),
+    )
+    expires_at = ExpiryField(label="Expiry", required=False)
+    workspace = forms.ChoiceField(label="To workspace", required=False, choices=[])
+
+    def __init__(self, *args, workspaces: list | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Where the links may go: the other workspaces the user writes in.
+        self.fields["workspace"].choices = [("", "—")] + [
+            (workspace.slug, workspace.name) for workspace in workspaces or []
+        ]
+        self.fields["expires_at"].help_text = "Empty: never expires."
+
+    def clean(self):
+        data = super().clean()
+        action = data.get("action")
+        if action in ("add_tags", "set_tags"):
+            data["tag_list"] = split_tags(data.get("tags", ""))
+            if action == "add_tags" and not data["tag_list"]:
+                self.add_error("tags", "Name at least one tag to add.")
+        if action == "move" and not data.get("workspace"):
+            self.add_error("workspace", "Choose the workspace to move the links to.")
+        return data
+
+    def changes(self) -> dict:
+        """The change for links.services.bulk_change.link_change_many."""
+        data = self.cleaned_data
+        return {
+            "add_tags": lambda: {"add_tags": data["tag_list"]},
+            "set_tags": lambda: {"tags": data["tag_list"]},
+            "archive": lambda: {"archived": True},
+            "unarchive": lambda: {"archived": False},
+            "set_expiry": lambda: {"expires_at": data.get("expires_at")},
+            "move": lambda: {"workspace": data["workspace"]},
+            "revoke": lambda: {"revoked": True},
+        }[data["action"]]()

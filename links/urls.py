@@ -17,6 +17,7 @@ urlpatterns = [
         name="link_import_report",
     ),
     re_path(r"^dashboard/export\.(?P<fmt>csv|json)$", views.links_export, name="links_export"),
+    path("dashboard/bulk/", views.links_bulk, name="links_bulk"),
     path("dashboard/links/<str:code>/edit/", views.link_edit, name="link_edit"),
     path("dashboard/links/<str:code>/revoke/", views.link_revoke, name="link_revoke"),
     path("dashboard/links/<str:code>/archive/", views.link_archive, name="link_archive"),

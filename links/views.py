@@ -30,6 +30,7 @@ from links import qr
 from links.cache import CacheUnavailable
 from links.codes.base import CodeGenerationError
 from links.forms import (
+    BulkLinkActionForm,
     LinkCreateForm,
     LinkEditForm,
     LinkFilterForm,
@@ -53,16 +54,19 @@ from links.selectors import (
     link_list,
     link_statuses,
     link_tag_names,
+    links_get_changeable_many,
     tag_get,
     tag_list,
 )
 from links.services import change, create, qr_design
+from links.services.bulk_change import CHANGED, REFUSED, UNCHANGED, link_change_many
 from links.services.gates import visits_used
 from links.services.policy import LinkRevoked, ensure_changeable
 from links.services.utm import UTM_FIELDS
 from links.shortcuts import changeable_link_or_404, visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
-from workspaces.current import can_write_current, current_workspace
+from workspaces.current import can_write_current, current_workspace, my_workspaces
+from workspaces.models import WRITER_ROLES
 
 LINKS_PER_PAGE = 20
 
@@ -263,6 +267,79 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "stats_tag": _own_tag(request, selected_tags[0]) if len(selected_tags) == 1 else None,
             "statuses": LinkStatus,
             "may_create": can_write_current(request),
+            "bulk_form": BulkLinkActionForm(workspaces=_move_targets(request)),
+        },
+    )
+
+
+def _move_targets(request: HttpRequest) -> list:
+    """The workspaces other than the current one that the person writes in."""
+    here = current_workspace(request).pk
+    return [w for w in my_workspaces(request) if w.pk != here and w.role in WRITER_ROLES]
+
+
+def _back_to_list(request: HttpRequest) -> str:
+    back = request.POST.get("next", "")
+    if not back.startswith(reverse("dashboard")):  # only back to the list, never elsewhere
+        back = reverse("dashboard")
+    return back
+
+
+@login_required
+@require_http_methods(["POST"])
+def links_bulk(request: HttpRequest) -> HttpResponse:
+    """My links' bulk action bar: one change for the ticked links of the current workspace,
+    each by the rules of its own edit, archive and revoke; the outcome shown per link. A revoke
+    is asked to be confirmed first."""
+    back = _back_to_list(request)
+    workspace = current_workspace(request)
+    form = BulkLinkActionForm(request.POST, workspaces=_move_targets(request))
+    ids = list(dict.fromkeys(int(raw) for raw in request.POST.getlist("ids") if raw.isdigit()))
+    if not ids:
+        messages.error(request, "Tick the links to change first.")
+        return redirect(back)
+    if not form.is_valid():
+        for field, problems in form.errors.items():
+            label = form.fields[field].label if field in form.fields else ""
+            messages.error(
+                request, f"{label}: {' '.join(problems)}" if label else " ".join(problems)
+            )
+        return redirect(back)
+    if form.cleaned_data["action"] == "revoke" and request.POST.get("confirm") != "1":
+        found = links_get_changeable_many(user=request.user, ids=ids, workspace_id=workspace.pk)
+        return render(
+            request,
+            "links/bulk_revoke_confirm.html",
+            {
+                "ids": ids,
+                "codes": [link.code for link in found.values() if not isinstance(link, Exception)],
+                "next": back,
+            },
+        )
+    try:
+        results = link_change_many(
+            user=request.user, ids=ids, changes=form.changes(), workspace_id=workspace.pk
+        )
+    except ValidationError as error:
+        for problems in error.message_dict.values():
+            messages.error(request, f"Nothing was changed: {' '.join(problems)}")
+        return redirect(back)
+    except (PermissionDenied, CacheUnavailable) as error:
+        messages.error(request, f"Nothing was changed: {error}")
+        return redirect(back)
+    return render(
+        request,
+        "links/bulk_done.html",
+        {
+            "action": dict(BulkLinkActionForm.ACTIONS)[form.cleaned_data["action"]],
+            "changed": sum(result.outcome == CHANGED for result in results),
+            "unchanged": sum(result.outcome == UNCHANGED for result in results),
+            "refused": [
+                (result.code, [m for problems in result.errors.values() for m in problems])
+                for result in results
+                if result.outcome == REFUSED
+            ],
+            "next": back,
         },
     )
 

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError as DrfValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from core.api.base import JsonBodyParser, validated
+from core.api.base import JsonBodyParser, field_errors, validated
 from core.api.docs import RETRY_AFTER, DetailSerializer, error_responses
 from core.errors import NotFound
 from links import qr
 from links.api.base import LinkApiView
 from links.api.docs import CODE_PARAMETER, DOMAIN_PARAMETER, LINK_EXAMPLE
 from links.api.serializers.bulk import (
+    BulkChangeRequestSerializer,
+    BulkChangeResponseSerializer,
     BulkRequestDocSerializer,
     BulkRequestSerializer,
     BulkResponseSerializer,
@@ -53,6 +57,7 @@ from links.selectors import (
 )
 from links.services import qr_design
 from links.services.bulk import link_create_many
+from links.services.bulk_change import BULK_CHANGES, REFUSED, link_change_many
 from links.services.change import link_revoke, link_update
 from links.services.create import link_create
 from links.services.gates import capped_visits_used
@@ -386,6 +391,91 @@ class LinkBulkView(_LinkViewMixin, LinkApiView):
                 "existing": counts[200],
                 "failed": counts[400],
                 "results": results,
+            }
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="links_bulk_change",
+        summary="Change many links",
+        description=(
+            "The same change for up to 1,000 links, each by the rules of `PATCH /links/{code}/` "
+            "and `DELETE /links/{code}/`: `set` takes `tags` (replace) or `add_tags`, "
+            "`archived`, `revoked: true`, `expires_at`, `workspace` (move; you must write in "
+            "both). The answer is 200 with one result per distinct code, in order: `changed`, "
+            "`unchanged` (it already was so), or `refused` with `errors` naming why (`code`: "
+            "not found or yours only to view; `expires_at`: revoked, or before the link's start; "
+            "`add_tags`: over 20 tags; `workspace`: its short domain is kept for another "
+            "workspace). One transaction per call: the links not refused change together, or "
+            "none does (503 when the link cache is out of reach). The whole call is refused "
+            "(400, naming the field) when it is malformed or names over 1,000 codes, and when "
+            "`set.workspace` is not one you may write in (400; 403 for a viewer's)."
+        ),
+        request=BulkChangeRequestSerializer,
+        parameters=[RETRY_AFTER],
+        responses={200: BulkChangeResponseSerializer, **error_responses(400, 401, 403, 429, 503)},
+        examples=[
+            OpenApiExample(
+                "Archive and tag three links",
+                value={
+                    "codes": ["spring-sale", "aB3xY9k", "Zq81mPt"],
+                    "set": {"archived": True, "add_tags": ["spring"]},
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Two changed, one refused",
+                value={
+                    "changed": 2,
+                    "unchanged": 0,
+                    "refused": 1,
+                    "results": [
+                        {"code": "spring-sale", "outcome": "changed", "errors": None},
+                        {"code": "aB3xY9k", "outcome": "changed", "errors": None},
+                        {
+                            "code": "Zq81mPt",
+                            "outcome": "refused",
+                            "errors": {
+                                "code": ["Viewers of the workspace 'team' cannot change its links."]
+                            },
+                        },
+                    ],
+                },
+                response_only=True,
+                status_codes=["200"],
+            ),
+        ],
+    )
+    def patch(self, request):
+        call = validated(BulkChangeRequestSerializer, request.data)
+        try:
+            results = link_change_many(
+                user=request.user,
+                codes=call["codes"],
+                changes=dict(call["set"]),
+                workspace_id=self.pinned_workspace_id,
+            )
+        except DjangoValidationError as exc:
+            # The rules of `set`'s fields are named inside `set`, as its types are.
+            errors = field_errors(exc)
+            inside = {name: errors.pop(name) for name in list(errors) if name in BULK_CHANGES}
+            if inside:
+                errors["set"] = inside
+            raise DrfValidationError(errors) from None
+        counts = {"changed": 0, "unchanged": 0, "refused": 0}
+        for result in results:
+            counts[result.outcome] += 1
+        return Response(
+            {
+                **counts,
+                "results": [
+                    {
+                        "code": result.code,
+                        "outcome": result.outcome,
+                        "errors": result.errors if result.outcome == REFUSED else None,
+                    }
+                    for result in results
+                ],
             }
         )
 

@@ -179,6 +179,37 @@ def drop(key: str) -> None:
         ) from exc
 
 
+def drop_many(keys: list[str]) -> None:
+    """drop() for many keys in one round trip (a bulk change), inside the change's transaction:
+    raises CacheUnavailable, so the caller rolls its change back; drops them again once the
+    change is committed (a redirect may have re-cached the old rows meanwhile)."""
+    if not keys:
+        return
+    _drop_now(keys)
+
+    def again() -> None:
+        try:
+            _drop_now(keys)
+        except CacheUnavailable:
+            _remember_pending(keys)  # logged; the node's sync drops them once Redis answers
+
+    transaction.on_commit(again)
+
+
+def _drop_now(keys: list[str]) -> None:
+    _changed_here(keys)
+    if not uses_redis():
+        return
+    try:
+        _forget(redis_client(), keys, transaction=True)
+    except RedisError as exc:
+        logger.error("Redis unavailable; %d cached entries could not be dropped", len(keys))
+        raise CacheUnavailable(
+            "The link cache cannot be reached right now, so nothing was changed. "
+            "Please try again in a moment."
+        ) from exc
+
+
 def forget_missing_after_commit(keys: list[str]) -> None:
     """New links' keys: once committed, drop any "no such code" entry a redirect cached for them
     before they existed (best effort: at worst the entry runs out after its short TTL)."""

@@ -98,6 +98,29 @@ def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[st
     )
 
 
+def link_tags_replace_many(*, tagged: list[tuple[UrlLink, list[str]]]) -> None:
+    """link_tags_set for many existing links, in any workspaces (a bulk change): each link gets
+    exactly its names (cleaned by clean_tags), as its workspace's tags. A few queries per
+    workspace, not per link."""
+    if not tagged:
+        return
+    through = UrlLink.tags.through
+    through.objects.filter(urllink_id__in=[link.pk for link, _ in tagged]).delete()
+    by_workspace: dict[int, list[tuple[UrlLink, list[str]]]] = {}
+    for link, names in tagged:
+        if names:
+            by_workspace.setdefault(link.workspace_id, []).append((link, names))
+    rows = set()
+    for workspace_id, links in by_workspace.items():
+        found = _workspace_tags(workspace_id, [name for _, names in links for name in names])
+        rows |= {(link.pk, found[tag_key(name)].pk) for link, names in links for name in names}
+    through.objects.bulk_create(
+        [through(urllink_id=link_id, tag_id=tag_id) for link_id, tag_id in sorted(rows)],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+
+
 # --- Renaming and deleting a workspace's tag ---------------------------------------------------
 #
 # Tags are not in the redirect's cached entry (links.cache.LinkEntry), so no entry is dropped.

@@ -705,7 +705,8 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/invitations/{invitation_id}/decline/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    assert len(operations) == 37  # 34 + the QR design's GET, PUT and DELETE
+    # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28)
+    assert len(operations) == 38
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
