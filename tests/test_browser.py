@@ -63,7 +63,7 @@ def test_marketer_creates_copies_opens_and_sees_the_click(
     page.wait_for_url(base + "/")
     page.get_by_label("Long URL").fill(target_url)
     page.get_by_text("Options: alias, title, start and expiry, redirect type").click()
-    page.get_by_label("Title").fill("Spring sale")
+    page.get_by_label("Title", exact=True).fill("Spring sale")
     page.get_by_role("button", name="Shorten").click()
     page.wait_for_selector("[data-testid=created-link]")
     short_url = page.locator("#short-url").inner_text().strip()

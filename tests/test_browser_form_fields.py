@@ -82,7 +82,7 @@ def test_visit_limit_looks_like_the_other_inputs(browser, live_server, user, wid
         if where == "edit form":
             page.goto(base + "/dashboard/links/spring/edit/")
         limit = page.get_by_label("Visit limit").evaluate(_INPUT_LOOK)
-        title = page.get_by_label("Title").evaluate(_INPUT_LOOK)
+        title = page.get_by_label("Title", exact=True).evaluate(_INPUT_LOOK)
         assert limit == title, f"{where}: visit limit {limit}, title {title}"
     assert_fits_and_accessible(page, "edit form")
     context.close()

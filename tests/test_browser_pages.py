@@ -204,7 +204,7 @@ def test_every_page_fits_and_passes_axe(
     walk.check("home, signed in")
     page.get_by_label("Long URL").fill(LONG_URL.replace("shop.", "store."))
     page.get_by_text("Options: alias, title, start and expiry").click()
-    page.get_by_label("Title").fill(LONG_TITLE)
+    page.get_by_label("Title", exact=True).fill(LONG_TITLE)
     walk.check("create form with options")
     page.get_by_role("button", name="Shorten").click()
     page.wait_for_selector("[data-testid=created-link]")
