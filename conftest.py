@@ -32,10 +32,19 @@ def touches_backends(item: pytest.Item) -> bool:
     )
 
 
+def counts_redis_server_commands(item: pytest.Item) -> bool:
+    """A test that reads the Redis server's own command totals (links.tests.helpers.redis_calls:
+    INFO commandstats, one count for every client of the server) to count its round trips."""
+    function = getattr(item, "function", None)
+    return function is not None and "redis_calls" in function.__code__.co_names
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if touches_backends(item):
             item.add_marker(pytest.mark.backends)
+        if counts_redis_server_commands(item):
+            item.add_marker(pytest.mark.redis_alone)
 
 
 _current = {"item": None, "touched": None}
