@@ -27,6 +27,7 @@ from links.domains import current_table
 from links.models import UrlLink, tag_key
 from links.selectors import link_tag_names, links_get_changeable_many
 from links.services.bulk import BULK_MAX_ITEMS
+from links.services.change import mark_revoked
 from links.services.policy import LinkRevoked, ensure_changeable, validate_expiry, validate_schedule
 from links.services.tags import clean_tags, link_tags_replace_many
 from workspaces.models import Workspace
@@ -209,11 +210,7 @@ def _plan(link: UrlLink, changes: dict, target, now, current_tags, domains):
             link.expires_at = changes["expires_at"]
             fields.append("expires_at")
     if changes.get("revoked") and link.revoked_at is None:
-        link.revoked_at = now
-        fields.append("revoked_at")
-        if link.expires_at is None or link.expires_at > now:
-            link.expires_at = now
-            fields.append("expires_at")
+        fields += [field for field in mark_revoked(link, now) if field not in fields]
         revoking = True
     if "archived" in changes and link.archived != changes["archived"]:
         link.archived = changes["archived"]

@@ -4,6 +4,8 @@ change, or the change is rolled back."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -44,6 +46,16 @@ def _save_and_drop_cache(link: UrlLink, fields: list[str]) -> None:
         link_cache.drop_after_commit(key)
 
 
+def mark_revoked(link: UrlLink, now: datetime) -> list[str]:
+    """What a revoke does to a live link, in memory (nothing saved): revoked now, and expired
+    now unless it expired earlier. The fields that changed (link_revoke, bulk_change)."""
+    link.revoked_at = now
+    if link.expires_at is None or link.expires_at > now:
+        link.expires_at = now
+        return ["revoked_at", "expires_at"]
+    return ["revoked_at"]
+
+
 def link_revoke(
     *,
     code: str,
@@ -63,10 +75,7 @@ def link_revoke(
         workspace_id=workspace_id,
     )
     if link.revoked_at is None:
-        now = timezone.now()
-        link.revoked_at = now
-        if link.expires_at is None or link.expires_at > now:
-            link.expires_at = now
+        mark_revoked(link, timezone.now())
         _save_and_drop_cache(link, ["revoked_at", "expires_at"])
         events.announce_after_commit(events.LINK_REVOKED, [link])
     else:
