@@ -18,11 +18,10 @@ from dataclasses import replace
 from analytics.capture import record_visit
 from links import domains
 from links.cache import LinkEntry
+from links.models import LinkStatus
 
 GONE = 410
 FOUND = 302
-# LinkStatus's values (links.models), spelt here as the visit stores them.
-EXPIRED, REVOKED, LIMIT_REACHED = "expired", "revoked", "limit_reached"
 
 
 def stopped(
@@ -53,4 +52,4 @@ def stopped(
 
 def gone_state(entry: LinkEntry) -> str:
     """The state of a link whose entry is_gone: revoked wins over expired (LinkStatus's order)."""
-    return REVOKED if entry.revoked else EXPIRED
+    return LinkStatus.REVOKED if entry.revoked else LinkStatus.EXPIRED

@@ -46,6 +46,7 @@ from analytics.capture import (
 from core.client_ip import client_ip
 from links import visit_caps
 from links.cache import LinkEntry
+from links.models import LinkStatus
 from links.services.targeting import DEVICES, accept_language, os_name
 from serving import fallback
 
@@ -287,7 +288,9 @@ def _limit_reached(
 ) -> tuple[int, LinkEntry | None]:
     """410 for a link whose cap is used up, or a 302 to its fallback (serving/fallback.py): that
     visit is counted as the link's, noted limit_reached, and takes nothing from the cap."""
-    return fallback.stopped(entry, meta, fallback.LIMIT_REACHED, event_id=event_id, counted=counted)
+    return fallback.stopped(
+        entry, meta, LinkStatus.LIMIT_REACHED, event_id=event_id, counted=counted
+    )
 
 
 def decide(
