@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import idna
@@ -30,6 +30,13 @@ from django.http.request import split_domain_port, validate_host
 from core.node_state import GenerationTable, generations, local_entries_trusted
 from links import cache as link_cache
 from links.models import DEFAULT_DOMAIN_ID, Domain, RedirectType
+
+# Where a domain serves each app-association file (serving/app_links.py), by the Domain field
+# that holds it (checked by links/services/app_links.py).
+WELL_KNOWN_PATHS = {
+    "apple_app_site_association": "/.well-known/apple-app-site-association",
+    "assetlinks": "/.well-known/assetlinks.json",
+}
 
 # The generation-table key of the domain table (no code contains "*"), and where its counter is:
 # read on every redirect.
@@ -61,6 +68,10 @@ class DomainRoute:
     # Where a stopped (expired, revoked, limit-reached) link of this domain sends its visitors
     # when it names no fallback of its own (serving/fallback.py); None: the 410 page.
     expired_entry: link_cache.LinkEntry | None = None
+    # The app-association files served on this domain (links/services/app_links.py), encoded
+    # once when the table is read, keyed by their path ("/.well-known/assetlinks.json"); a path
+    # not here answers 404.
+    well_known: Mapping[str, bytes] = field(default_factory=dict)
 
     @property
     def is_default(self) -> bool:
@@ -200,9 +211,18 @@ def _load() -> DomainTable:
             key_suffix=link_cache.link_key("", row["id"]),
             workspace_id=row["workspace_id"],
             expired_entry=_redirect_entry(row["expired_redirect"]),
+            well_known={
+                path: row[name].encode() for name, path in WELL_KNOWN_PATHS.items() if row[name]
+            },
         )
         for row in Domain.objects.values(
-            "id", "host", "root_redirect", "not_found_redirect", "workspace_id", "expired_redirect"
+            "id",
+            "host",
+            "root_redirect",
+            "not_found_redirect",
+            "workspace_id",
+            "expired_redirect",
+            *WELL_KNOWN_PATHS,
         )
     ]
     link_cache.database_reads["count"] += 1  # the fast path recycles the connection it used

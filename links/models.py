@@ -187,6 +187,13 @@ class Domain(models.Model):
         "stopped links go to", max_length=2048, blank=True, default="", db_default=""
     )
     # Kept for one workspace's links; null: any workspace's links may use it.
+    # The app-association files served on this domain, as its owner set them (valid JSON, checked
+    # by links/services/app_links.py): /.well-known/apple-app-site-association and
+    # /.well-known/assetlinks.json, so that iOS and Android open the app for its links. "": 404.
+    apple_app_site_association = models.TextField(
+        "apple-app-site-association", blank=True, default="", db_default=""
+    )
+    assetlinks = models.TextField("assetlinks.json", blank=True, default="", db_default="")
     workspace = models.ForeignKey(
         "workspaces.Workspace",
         on_delete=models.SET_NULL,
@@ -314,6 +321,14 @@ class UrlLink(models.Model):
     # expired_redirect, then the 410 page. Not before its start (scheduled: the 404 page).
     expired_url = models.CharField(
         "fallback URL", max_length=2048, blank=True, default="", db_default=""
+    )
+    # App deep links (links/services/app_links.py): where a visitor on iOS (iPadOS too) or on
+    # Android is sent when no targeting rule took them, instead of the variants or the long
+    # URL: an app's own scheme (`myapp://item/7`), a universal or app link (https), or
+    # mailto:/tel:/sms:. "" for none: that OS's visitors go where everyone else does.
+    ios_url = models.CharField("iOS URL", max_length=2048, blank=True, default="", db_default="")
+    android_url = models.CharField(
+        "Android URL", max_length=2048, blank=True, default="", db_default=""
     )
     tags = models.ManyToManyField(Tag, related_name="links", blank=True)
     # Social preview (issue #28): what a link-preview fetcher (Facebook, X, LinkedIn, Slack, …;

@@ -1,5 +1,5 @@
-"""The redirect of a gated link: one with a password, a visit cap, rules, variants or a social
-preview.
+"""The redirect of a gated link: one with a password, a visit cap, rules, variants, a social
+preview or an app deep link.
 
 Plain links never come here: their redirect is the fused read-and-count of serving/redirect.py.
 A gated link's cache entry carries everything needed (LinkEntry: the password's hash, the cap,
@@ -18,8 +18,9 @@ The order, for a GET (HEAD is answered the same way and never counted):
    visits are left, a click that would not use one (a bot's, a HEAD) → 403 and a page that
    names no destination (HELD): a cap protects a limited offer, so only the people it counts
    are sent on;
-3. the destination: the first rule whose every condition matches, else a variant picked for
-   this visitor, else the long URL;
+3. the destination: the first rule whose every condition matches, else the link's app deep
+   link for the visitor's OS (ios_url on iOS and iPadOS, android_url on Android), else a
+   variant picked for this visitor, else the long URL;
 4. the visit, with the destination it got.
 """
 
@@ -154,6 +155,10 @@ class _Visitor:
             self._address_read = True
         return self._address
 
+    def os(self) -> str:
+        """The visitor's OS as rules name it (targeting.OS_NAMES: "iOS" for iPadOS too)."""
+        return os_name(self._user_agent().os_type)
+
     def _query(self) -> dict[str, list[str]]:
         if self._params is None:
             self._params = _query_params(self._meta.get("QUERY_STRING", ""))
@@ -179,7 +184,7 @@ class _Visitor:
         if key == "device":
             return self._user_agent().device_type == DEVICES.get(wanted)
         if key == "os":
-            return os_name(self._user_agent().os_type) == wanted
+            return self.os() == wanted
         if key == "ip":
             address = self._ip()
             return address is not None and address in _network(wanted)
@@ -261,16 +266,39 @@ def variant_bucket(link_id: int, meta: Mapping[str, str]) -> int:
     return int.from_bytes(digest[:8], "big") % 100
 
 
+def _app_location(entry: LinkEntry, visitor: _Visitor) -> str:
+    """The link's app deep link for this visitor's OS, "" for none (or another OS)."""
+    system = visitor.os()
+    if system == "iOS":
+        return entry.ios_location
+    if system == "Android":
+        return entry.android_location
+    return ""
+
+
 def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:
-    """`entry` with the location this visitor goes to (a rule's, a variant's, or its own)."""
-    if not entry.rules and not entry.variants:
+    """`entry` with the location this visitor goes to (a rule's, the app link for their OS, a
+    variant's, or its own)."""
+    apps = entry.ios_location or entry.android_location
+    if not entry.rules and not entry.variants and not apps:
         return entry
-    if entry.rules:
-        visitor = _Visitor(meta)
-        for rule in entry.rules:
-            if _matches(rule, visitor):
-                location = rule["location"]
-                return replace(entry, location=location, destination=location)
+    visitor = _Visitor(meta)  # works nothing out until a condition asks
+    for rule in entry.rules:
+        if _matches(rule, visitor):
+            location = rule["location"]
+            return replace(entry, location=location, destination=location)
+    if apps:
+        location = _app_location(entry, visitor)
+        if location:
+            # The visitor's query string goes on to a universal link as to any web page; an
+            # app's own scheme, mailto: or tel: gets the link as the marketer wrote it.
+            web = location.startswith(("https:", "http:"))
+            return replace(
+                entry,
+                location=location,
+                destination=location,
+                pass_query=entry.pass_query and web,
+            )
     if entry.variants:
         bucket = variant_bucket(entry.link_id, meta)
         for location, weight in entry.variants:

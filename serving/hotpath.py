@@ -15,7 +15,7 @@ from django.db import close_old_connections
 from core.outages import is_database_unavailable
 from links.cache import database_reads
 from links.codes.aliases import RESERVED_ALIASES
-from serving import gates, not_found_limit
+from serving import app_links, gates, not_found_limit
 from serving.redirect import (
     DOMAIN_ROOT_PAGE,
     NO_BROWSER_CACHE,
@@ -69,8 +69,12 @@ class ShortCodeDispatcher:
     def __call__(self, environ, start_response):
         code = short_code_of(environ)
         if code is None:
-            if environ.get("PATH_INFO") == "/" and environ.get("REQUEST_METHOD") in _READS:
-                return self._bare_root(environ, start_response)
+            path = environ.get("PATH_INFO")
+            if environ.get("REQUEST_METHOD") in _READS:
+                if path == "/":
+                    return self._bare_root(environ, start_response)
+                if path in app_links.PATHS:
+                    return self._association_file(environ, start_response)
             return self.application(environ, start_response)
         reads_before = database_reads["count"]
         try:
@@ -116,6 +120,22 @@ class ShortCodeDispatcher:
         status, entry = answer
         page = DOMAIN_ROOT_PAGE if status == NOT_FOUND else status
         return self._answer(environ, start_response, status, entry, page, "")
+
+    def _association_file(self, environ, start_response):
+        """A domain's app-association file (serving/app_links.py), from the domain table."""
+        try:
+            status, body, cache_control = app_links.association_answer(environ)
+        except Exception:
+            logger.exception("The domain of a well-known file request could not be told")
+            return self.application(environ, start_response)
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", cache_control),
+            *SECURITY_HEADERS,
+        ]
+        start_response(_STATUS_LINES[status], headers)
+        return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
 
     @staticmethod
     def _answer(environ, start_response, status, entry, page, code):

@@ -10,6 +10,7 @@ from core.api.base import api_not_found
 from core.health import healthz
 from links import views as link_views
 from links.codes.aliases import RESERVED_ALIASES
+from serving.app_links import association_file
 from serving.redirect import bare_root_view, redirect_view
 
 
@@ -75,6 +76,14 @@ urlpatterns = [
     # A dot is in no short code: the WSGI fast path never takes it; before the redirect pattern.
     path("favicon.ico", favicon, name="favicon"),
     path("robots.txt", robots_txt, name="robots_txt"),
+    # Each short domain's app-association files (serving/app_links.py); two segments, so never
+    # a short code.
+    path(
+        ".well-known/apple-app-site-association",
+        association_file,
+        name="apple_app_site_association",
+    ),
+    path(".well-known/assetlinks.json", association_file, name="assetlinks"),
     path("", home, name="home"),
     path("", include("accounts.urls")),
     path("", include("links.urls")),

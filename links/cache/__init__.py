@@ -46,6 +46,7 @@ from links.cache.codesets import (
 )
 from links.cache.entries import (
     LinkEntry,
+    app_location,
     decode_entry,
     host_to_ascii,
     idn_ascii_url,
@@ -101,6 +102,7 @@ __all__ = [
     "aliases_added_after_commit",
     "announce_changed",
     "answer_here",
+    "app_location",
     "apply_remote_changes",
     "cache_link",
     "code_of_key",

@@ -65,6 +65,10 @@ class LinkEntry:
     # The fallback (UrlLink.expired_url) as it goes into the Location header: where a visitor is
     # sent once the link is expired, revoked or at its limit (serving/fallback.py); "" none.
     fallback: str = ""
+    # The app deep links (UrlLink.ios_url / android_url) as they go into the Location header:
+    # where a visitor on that OS goes when no rule took them (serving/gates.py); "" none.
+    ios_location: str = ""
+    android_location: str = ""
     # Set on the entry a visitor of a stopped link is sent to its fallback with (the state, a
     # LinkStatus value): the visit notes it. Never cached, as `destination`.
     link_state: str = ""
@@ -99,9 +103,12 @@ class LinkEntry:
             og_description=link.og_description,
             og_image=link.og_image,
             fallback=redirect_location(link.expired_url) if link.expired_url else "",
+            ios_location=app_location(link.ios_url),
+            android_location=app_location(link.android_url),
         )
 
-    # A password, a visit cap, rules or variants: the click is decided in serving/gates.py. Worked
+    # A password, a visit cap, rules, variants, a preview or an app link: the click is decided in
+    # serving/gates.py. Worked
     # out once per entry, not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
     # Whether the fused read counts this link's clicks (serving.fused_read): a plain link, not
@@ -115,7 +122,13 @@ class LinkEntry:
         preview = bool(self.og_title or self.og_description or self.og_image)
         object.__setattr__(self, "preview", preview)
         gated = bool(
-            self.password_hash or self.max_visits or self.rules or self.variants or preview
+            self.password_hash
+            or self.max_visits
+            or self.rules
+            or self.variants
+            or preview
+            or self.ios_location
+            or self.android_location
         )
         object.__setattr__(self, "gated", gated)
         object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
@@ -150,6 +163,8 @@ class LinkEntry:
             gates["og"] = [self.og_title, self.og_description, self.og_image]
         if self.fallback:
             gates["fb"] = self.fallback
+        if self.ios_location or self.android_location:
+            gates["app"] = [self.ios_location, self.android_location]
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -189,6 +204,7 @@ class LinkEntry:
             return cls(**common, pass_query=flags != _NO_QUERY_FLAG)
         gates = json.loads(flags)
         og_title, og_description, og_image = gates.get("og") or ("", "", "")
+        ios_location, android_location = gates.get("app") or ("", "")
         return cls(
             **common,
             pass_query=bool(gates.get("q", 1)),
@@ -201,6 +217,8 @@ class LinkEntry:
             og_description=og_description,
             og_image=og_image,
             fallback=gates.get("fb", ""),
+            ios_location=ios_location,
+            android_location=android_location,
         )
 
 
@@ -228,6 +246,18 @@ def redirect_location(long_url: str) -> str:
         userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "")
         netloc = f"{userinfo}@{netloc}"
     return iri_to_uri(urlunsplit(parts._replace(netloc=netloc)))
+
+
+def app_location(url: str) -> str:
+    """An app deep link (UrlLink.ios_url / android_url) as it goes into the Location header: a
+    web address as redirect_location sends it; another scheme's URL (`myapp:///item/7`,
+    `tel:+4930…`) percent-encoded only, never taken apart and put together again (urlunsplit
+    drops the empty host of `myapp:///item`). "" stays ""."""
+    if not url:
+        return ""
+    if url[:5].lower() == "http:" or url[:6].lower() == "https:":
+        return redirect_location(url)
+    return iri_to_uri(url)
 
 
 def idn_ascii_url(long_url: str) -> str | None:

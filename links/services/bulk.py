@@ -91,6 +91,8 @@ def _bulk_prepare(
         og_description=item.get("og_description"),
         og_image=item.get("og_image"),
         expired_url=item.get("expired_url"),
+        ios_url=item.get("ios_url"),
+        android_url=item.get("android_url"),
     )
     return _BulkItem(
         link=prepared.link,

@@ -15,6 +15,7 @@ from links import cache as link_cache
 from links import events
 from links.models import UrlLink
 from links.selectors import link_get_changeable
+from links.services.app_links import validate_app_urls
 from links.services.gates import validate_max_visits, validate_password
 from links.services.policy import (
     LongUrlRules,
@@ -107,6 +108,8 @@ def link_update(
     og_description=_UNSET,
     og_image=_UNSET,
     expired_url=_UNSET,
+    ios_url=_UNSET,
+    android_url=_UNSET,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
     `valid_since`: its start (None: live at once), before its expiry as it will be.
@@ -121,6 +124,8 @@ def link_update(
 
     `expired_url`: the link's fallback ("" or None: none), through the long-URL policy. It may
     be set on a revoked link too: it says where that link's visitors go, and revives nothing.
+    `ios_url` / `android_url`: where that OS's visitors go when no rule took them ("" or None:
+    none), through links.services.app_links.
 
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
@@ -136,6 +141,9 @@ def link_update(
     preview = {"og_title": og_title, "og_description": og_description, "og_image": og_image}
     preview_given = tuple(name for name, value in preview.items() if value is not _UNSET)
     redirecting += tuple(preview[name] for name in preview_given)
+    apps = {"ios_url": ios_url, "android_url": android_url}
+    apps_given = tuple(name for name, value in apps.items() if value is not _UNSET)
+    redirecting += tuple(apps[name] for name in apps_given)
     if utm or any(value is not _UNSET for value in redirecting):
         ensure_changeable(link)
     if tags is not _UNSET:
@@ -195,6 +203,15 @@ def link_update(
             url_rules=LongUrlRules(request_host=request_host),
             given=preview_given,
             **{name: preview[name] for name in preview_given},
+        )
+        for name, value in cleaned.items():
+            setattr(link, name, value)
+        changed += list(cleaned)
+    if apps_given:
+        cleaned = validate_app_urls(
+            url_rules=LongUrlRules(request_host=request_host),
+            given=apps_given,
+            **{name: apps[name] for name in apps_given},
         )
         for name, value in cleaned.items():
             setattr(link, name, value)

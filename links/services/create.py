@@ -16,6 +16,7 @@ from links.codes.aliases import validate_alias
 from links.codes.base import CodeGenerationError
 from links.codes.strategies import get_strategy
 from links.models import CodeType, RedirectType, UrlLink
+from links.services.app_links import validate_app_urls
 from links.services.domains import domain_for_create
 from links.services.gates import check_password_rules, hash_password, validate_max_visits
 from links.services.policy import (
@@ -158,6 +159,8 @@ def prepare_link(
     og_description: str | None = None,
     og_image: str | None = None,
     expired_url: str | None = None,
+    ios_url: str | None = None,
+    android_url: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -209,6 +212,9 @@ def prepare_link(
         og_image=og_image,
     )
     expired_url = check(validate_expired_url, expired_url, url_rules=url_rules)
+    app_urls = check(
+        validate_app_urls, url_rules=url_rules, ios_url=ios_url, android_url=android_url
+    )
     if workspace is None:
         workspace = workspace_for_writing(user=user, workspace=None)
     domain_id = check(
@@ -236,6 +242,7 @@ def prepare_link(
         and not variants
         and not any(preview.values())
         and not expired_url
+        and not any(app_urls.values())
     )
     link = _unsaved_link(
         owner=user,
@@ -255,6 +262,7 @@ def prepare_link(
         workspace_id=workspace.pk,
         **preview,
         expired_url=expired_url or "",
+        **app_urls,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -284,6 +292,8 @@ def link_create(
     og_description: str | None = None,
     og_image: str | None = None,
     expired_url: str | None = None,
+    ios_url: str | None = None,
+    android_url: str | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -316,6 +326,8 @@ def link_create(
         og_description=og_description,
         og_image=og_image,
         expired_url=expired_url,
+        ios_url=ios_url,
+        android_url=android_url,
     )
     with transaction.atomic():
         hold_owner(user)

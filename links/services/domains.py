@@ -13,6 +13,7 @@ from links import domains as domain_table
 from links.cache import host_to_ascii
 from links.models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
 from links.selectors import default_domain_host, domain_id_for_name
+from links.services.app_links import validate_association
 from links.services.policy import LOOP, LongUrlRules
 
 # Labels of letters, digits and hyphens (after IDNA), at least two of them: a name a browser
@@ -113,6 +114,8 @@ def domain_validate(
     root_redirect: str = "",
     not_found_redirect: str = "",
     expired_redirect: str = "",
+    apple_app_site_association: str = "",
+    assetlinks: str = "",
 ) -> dict[str, str]:
     """The values domain_save would store for `domain` (None: a new one), or ValidationError
     with every field's problem. The default domain's host is SHORT_URL_BASE's and cannot be set
@@ -151,6 +154,15 @@ def domain_validate(
             values[field] = clean_redirect(value, field=field, host=host, rules=rules)
         except ValidationError as exc:
             errors.update(exc.message_dict)
+    associations = {
+        "apple_app_site_association": apple_app_site_association,
+        "assetlinks": assetlinks,
+    }
+    for field, value in associations.items():
+        try:
+            values[field] = validate_association(value, field=field)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
     return values
@@ -164,6 +176,8 @@ def domain_save(
     not_found_redirect: str = "",
     workspace=KEEP_WORKSPACE,
     expired_redirect: str | None = None,
+    apple_app_site_association: str | None = None,
+    assetlinks: str | None = None,
 ) -> Domain:
     """Add a domain (`domain` None) or change one (domain_validate's rules); every process of
     every node serves the change from its next request. `workspace`: the one workspace whose
@@ -172,15 +186,22 @@ def domain_save(
     workspace's, and a domain already carrying other workspaces' links cannot be kept for
     one. `expired_redirect`: where its stopped links (expired, revoked, limit reached) send
     visitors when they name no fallback of their own ("": the 410 page); None keeps it as it is
-    (a new domain: none)."""
-    if expired_redirect is None:
-        expired_redirect = domain.expired_redirect if domain is not None else ""
+    (a new domain: none). `apple_app_site_association`, `assetlinks`: the app-association files
+    it serves (links.services.app_links; "": none), None keeping each as it is."""
+    kept = {
+        "expired_redirect": expired_redirect,
+        "apple_app_site_association": apple_app_site_association,
+        "assetlinks": assetlinks,
+    }
+    for name, value in kept.items():
+        if value is None:
+            kept[name] = getattr(domain, name) if domain is not None else ""
     values = domain_validate(
         domain=domain,
         host=host,
         root_redirect=root_redirect,
         not_found_redirect=not_found_redirect,
-        expired_redirect=expired_redirect,
+        **kept,
     )
     domain_workspace_check(domain=domain, workspace=workspace)
     if workspace is not KEEP_WORKSPACE:
