@@ -209,6 +209,8 @@ REDIRECT_MAY_USE = {
     "serving.fallback",  # stopped links only (expired, revoked, limit reached): a 302 elsewhere
     "serving.unlock",  # the password page, imported by the Django view only when it is needed
     "serving.previews",  # a social preview's page, for preview fetchers of such links only
+    # A domain's app-association files, from the same domain table as below (no I/O).
+    "serving.app_links",
     # Host → short domain: a table in process memory, read from the database once per process
     # and again only after a domain changes.
     "links.domains",
