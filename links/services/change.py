@@ -198,24 +198,20 @@ def link_update(
                 errors.update(exc.message_dict)
         if errors:
             raise ValidationError(errors)
-    if preview_given:
-        cleaned = validate_preview(
-            url_rules=LongUrlRules(request_host=request_host),
-            given=preview_given,
-            **{name: preview[name] for name in preview_given},
-        )
-        for name, value in cleaned.items():
-            setattr(link, name, value)
-        changed += list(cleaned)
-    if apps_given:
-        cleaned = validate_app_urls(
-            url_rules=LongUrlRules(request_host=request_host),
-            given=apps_given,
-            **{name: apps[name] for name in apps_given},
-        )
-        for name, value in cleaned.items():
-            setattr(link, name, value)
-        changed += list(cleaned)
+    # Fields checked as a group (each group's rule names every field it refuses), those given only.
+    for given, values, validate_group in (
+        (preview_given, preview, validate_preview),
+        (apps_given, apps, validate_app_urls),
+    ):
+        if given:
+            cleaned = validate_group(
+                url_rules=LongUrlRules(request_host=request_host),
+                given=given,
+                **{name: values[name] for name in given},
+            )
+            for name, value in cleaned.items():
+                setattr(link, name, value)
+            changed += list(cleaned)
     if expired_url is not _UNSET:
         url_rules = LongUrlRules(request_host=request_host)
         link.expired_url = validate_expired_url(expired_url, url_rules=url_rules)
