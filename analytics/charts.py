@@ -15,7 +15,7 @@ BREAKDOWN_TITLES = [
     ("devices", "Devices"),
     ("referrers", "Referrers"),
     ("channels", "How people came"),
-    ("destinations", "Destinations (rules and variants)"),
+    ("destinations", "Destinations (rules, app links, variants)"),
     ("fallbacks", "Sent to the fallback (link stopped)"),
     ("isps", "Networks (ISP)"),
     ("bots", "Bots & link previews (not counted as clicks)"),

@@ -85,13 +85,19 @@ def test_each_os_goes_to_its_app_and_a_desktop_to_the_long_url(client, user, ent
     assert location(DESKTOP) == TARGET
 
 
-def test_the_visit_is_stored_with_the_app_link_as_its_destination(client, user):
+def test_the_visit_is_stored_and_shown_with_the_app_link_as_its_destination(client, user):
     link = _app_link(user)
     client.get(f"/{link.code}", HTTP_USER_AGENT=IPHONE)
+    client.get(f"/{link.code}", HTTP_USER_AGENT=ANDROID)
     client.get(f"/{link.code}", HTTP_USER_AGENT=DESKTOP)
     call_command("drain_visits", verbosity=0)
-    destinations = VisitRecord.objects.filter(link=link).order_by("id")
-    assert sorted(destinations.values_list("destination", flat=True)) == ["", IOS_APP]
+    destinations = VisitRecord.objects.filter(link=link).values_list("destination", flat=True)
+    assert sorted(destinations) == sorted(["", IOS_APP, ANDROID_APP])
+    client.force_login(user)
+    page = client.get(f"/dashboard/links/{link.code}/")
+    table = page.content.decode()
+    assert "Destinations (rules, app links, variants)" in table
+    assert IOS_APP in table and ANDROID_APP in table
 
 
 def test_a_matching_rule_wins_over_the_app_link_and_the_app_link_over_the_variants(client, user):
