@@ -54,6 +54,15 @@ def test_a_get_lists_the_app_links_after_the_links_own_rules(user, link):
     ]
 
 
+def test_the_short_url_says_it_has_redirect_rules_when_it_has_only_app_links(user):
+    only_apps = link_create(user=user, long_url=LONG, ios_url=IOS_APP).link
+    plain = link_create(user=user, long_url=LONG + "/plain").link
+    api = shlink_client(user)
+    for link, has in ((only_apps, True), (plain, False)):
+        shown = api.get(f"{BASE}/short-urls/{link.code}").json()
+        assert shown["hasRedirectRules"] is has, shown
+
+
 def test_a_link_without_app_links_lists_only_its_rules(user):
     plain = link_create(user=user, long_url=LONG, rules=[OWN_RULE]).link
     shown = shlink_client(user).get(_rules_path(plain.code)).json()
