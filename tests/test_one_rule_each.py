@@ -7,6 +7,8 @@ out again, so a change to one of them is a change everywhere.
 - The https:// a bare host gets: links.services.policy.with_default_scheme, from LongUrlRules.
 - Which request is a link-preview fetcher: analytics.bots.is_link_preview (the stats' kind and
   the redirect's preview page both go by it).
+- Which schemes an app deep link may not use: links.services.app_links.REFUSED_SCHEMES (#28),
+  so the API's create and the bulk create refuse them in the same words.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from django.conf import settings
+
+from links.tests.helpers import client_for
 
 ROOT = Path(settings.BASE_DIR)
 APPS = ("accounts", "analytics", "compat", "links", "shorturl_project", "webhooks", "workspaces")
@@ -69,3 +74,26 @@ def test_a_link_preview_fetcher_is_told_by_is_link_preview_alone():
     ]
     places = [place for place, line in [*_source_lines(), *serving] if compared.search(line)]
     assert [place.split(":")[0] for place in places] == ["analytics/bots.py"], places
+
+
+def test_app_link_schemes_are_refused_by_refused_schemes_alone():
+    # A refused scheme spelled as a string ("javascript", 'vbscript:') anywhere but app_links.py.
+    spelled = re.compile(r"[\"'](?:javascript|vbscript|view-source):?[\"']")
+    places = [place for place, line in _source_lines() if spelled.search(line)]
+    assert [place.split(":")[0] for place in places] == ["links/services/app_links.py"] * 3, places
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_bulk_create_refuse_javascript_in_both_app_fields_alike(user):
+    api = client_for(user)
+    item = {
+        "long_url": "https://example.com/product/7",
+        "ios_url": "javascript:alert(1)",
+        "android_url": "JavaScript:alert(2)",
+    }
+    one = api.post("/api/v1/links/", item, format="json")
+    bulk = api.post("/api/v1/links/bulk/", {"items": [item]}, format="json")
+    (result,) = bulk.json()["results"]
+    assert (one.status_code, result["status"]) == (400, 400)
+    assert set(one.json()) == {"ios_url", "android_url"}
+    assert result["errors"] == one.json()

@@ -37,6 +37,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
 
 from compat.auth import credential_for
+from compat.bitly.deeplinks import as_deeplinks_refusal, deeplink_changes, deeplinks_of
 from core.api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
 from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
@@ -160,9 +161,10 @@ def bitlink_id(request: Request, link: UrlLink) -> str:
 
 def bitlink(request: Request, link: UrlLink) -> Reply:
     """A link as Bitly's bitlink object."""
+    shown_id = bitlink_id(request, link)
     return {
         "created_at": bitly_date(link.created_at.astimezone(UTC)),
-        "id": bitlink_id(request, link),
+        "id": shown_id,
         "link": link_short_url(link, request=request._request),
         "custom_bitlinks": [],
         "long_url": link.long_url,
@@ -171,7 +173,7 @@ def bitlink(request: Request, link: UrlLink) -> Reply:
         "created_by": link.owner.get_username(),
         "client_id": "",
         "tags": link_tag_names(link_ids=[link.pk])[link.pk],
-        "deeplinks": [],
+        "deeplinks": deeplinks_of(link, shown_id, bitly_date),
         "references": {"group": ""},
     }
 
@@ -268,7 +270,7 @@ class BitlyView(WrongCredentialsThrottledMixin, APIView):
         elif isinstance(exc, LinkNotFound):
             exc = BitlyError(404, "NOT_FOUND", "No bitlink with this id.")
         elif isinstance(exc, ValidationError):
-            exc = refusal_of(exc)
+            exc = refusal_of(as_deeplinks_refusal(exc))
         elif isinstance(exc, exceptions.ParseError):
             exc = BitlyError(400, "INVALID_BODY", str(exc.detail))
         if isinstance(exc, BitlyError):
@@ -320,18 +322,20 @@ class ShortenView(BitlyView):
 
 
 class BitlinksView(BitlyView):
-    """POST /v4/bitlinks {long_url, domain?, title?, tags?, group_guid?}."""
+    """POST /v4/bitlinks {long_url, domain?, title?, tags?, deeplinks?, group_guid?}."""
 
     scope = ApiScope.LINKS_WRITE
 
     def post(self, request: Request) -> Response:
         body = body_of(request)
         title = optional_text(body, "title")
-        return _create(request, body, title=title or None, tags=optional_tags(body))
+        apps = deeplink_changes(body["deeplinks"]) if "deeplinks" in body else {}
+        return _create(request, body, title=title or None, tags=optional_tags(body), **apps)
 
 
 class BitlinkView(BitlyView):
-    """GET /v4/bitlinks/{domain}/{code}; PATCH it with {title?, archived?, tags?, long_url?}."""
+    """GET /v4/bitlinks/{domain}/{code}; PATCH it with {title?, archived?, tags?, long_url?,
+    deeplinks?} (`deeplinks` replaces both app links: an OS it leaves out has none)."""
 
     def required_scope(self, request) -> str:
         return ApiScope.LINKS_READ if request.method == "GET" else ApiScope.LINKS_WRITE
@@ -352,6 +356,8 @@ class BitlinkView(BitlyView):
             if not isinstance(body["archived"], bool):
                 raise invalid_arg("archived", "`archived` is true or false.")
             changes["archived"] = body["archived"]
+        if "deeplinks" in body:
+            changes.update(deeplink_changes(body["deeplinks"]))
         link = link_update(
             code=link.code,
             user=request.user,

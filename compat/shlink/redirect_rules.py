@@ -24,6 +24,17 @@ invalid-data problem, never dropped: a `browser` condition, two conditions that 
 same one of ours (two countries; `android` and `ios`), and what the service refuses (an
 `en-US` language: ours match the language only; a wildcard in the middle of an address). This
 module only translates: links.services.targeting checks every value, through link_update.
+
+A link's app deep links (ios_url, android_url; issue #28) have no field in Shlink 5, whose
+per-link `deviceLongUrls` went with 4.0 in favour of device rules. A GET shows them as what they
+are to a visitor: device-only rules (`ios`, `android`) after the link's own rules, lowest
+priority, as our redirect tries rules first, then the app link for the visitor's OS, then the
+long URL. A POST of rules recognises them again, so that a client posting back what it read
+neither duplicates them nor has them refused (an app's own scheme is no URL a rule may hold):
+trailing rules with one `device` condition, `ios` or `android`, whose longUrl is that OS's app
+link as stored, are the app links and are not stored as rules. A POST never changes the app
+links themselves (the native API, the Bitly layer, the forms do): one left out stays, and an
+edited trailing rule is stored as a rule of ours, which comes first for that OS's visitors.
 """
 
 from __future__ import annotations
@@ -111,15 +122,44 @@ def _atom(stored: str) -> str:
     return atom(datetime.fromisoformat(stored)) or ""
 
 
+# The app-link fields as Shlink's device names, in the order a GET lists them.
+APP_DEVICES = (("ios", "ios_url"), ("android", "android_url"))
+
+
+def _app_rules(link: UrlLink) -> list[dict]:
+    """The link's app deep links as our rules would hold them (see the module's docstring)."""
+    return [
+        {"os": DEVICES[device][1], "url": getattr(link, field)}
+        for device, field in APP_DEVICES
+        if getattr(link, field)
+    ]
+
+
 def answer(link: UrlLink) -> dict:
-    """The body of both routes: the link's long URL and its rules, by priority."""
+    """The body of both routes: the link's long URL and its rules, by priority, its app links
+    last."""
+    rules = [*(link.rules or ()), *_app_rules(link)]
     return {
         "defaultLongUrl": link.long_url,
         FIELD: [
             {"longUrl": rule["url"], "priority": index + 1, "conditions": _conditions(rule)}
-            for index, rule in enumerate(link.rules or ())
+            for index, rule in enumerate(rules)
         ],
     }
+
+
+def without_app_links(rules: list[dict], link: UrlLink) -> list[dict]:
+    """`rules` (from_shlink's) less the trailing ones that are `link`'s app links as a GET shows
+    them: an `ios` or `android` condition alone, each OS's once, its URL as stored."""
+    app_urls = {rule["os"]: rule["url"] for rule in _app_rules(link)}
+    kept = list(rules)
+    while kept and set(kept[-1]) == {"os", "url"}:
+        last = kept[-1]
+        if app_urls.get(last["os"]) != last["url"].strip():
+            break
+        del app_urls[last["os"]]
+        kept.pop()
+    return kept
 
 
 class _Places:

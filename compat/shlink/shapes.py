@@ -54,7 +54,8 @@ def short_urls(links: list[UrlLink], *, request: HttpRequest) -> list[dict]:
             # a create's or edit's `crawlable` is accepted and ignored.
             "crawlable": True,
             "forwardQuery": link.pass_query,
-            "hasRedirectRules": bool(link.rules),
+            # App links are listed as trailing device rules (compat.shlink.redirect_rules).
+            "hasRedirectRules": bool(link.rules or link.ios_url or link.android_url),
         }
         for link in links
     ]

@@ -364,6 +364,8 @@ class RedirectRulesView(ShlinkView):
         them. A viewer of the link's workspace: 403, as for any change."""
         link = self.get_link(short_code)  # 404 before 400: others' codes cannot be probed
         rules, places = redirect_rules.from_shlink(request.data)
+        # A GET's trailing app-link rules posted back are the app links, not rules.
+        rules = redirect_rules.without_app_links(rules, link)
         try:
             link = self.update_link(link, rules=rules)
         except DjangoValidationError as error:

@@ -46,6 +46,8 @@ LINK_FIELDS = {
     "og_description",
     "og_image",
     "expired_url",
+    "ios_url",
+    "android_url",
 }
 
 

@@ -17,6 +17,7 @@ from core.api.fields import (
     StrictIntegerField,
 )
 from links.models import RedirectType, UrlLink
+from links.services.app_links import NAMED_SCHEMES, REFUSED_SCHEMES
 from links.services.gates import PASSWORD_MAX_LENGTH
 from links.services.targeting import DEVICES, OS_NAMES
 from links.services.utm import UTM_FIELDS
@@ -83,6 +84,24 @@ def _expired_url_field(**kwargs) -> StrictCharField:
             "to the fallback. Not before its start (`valid_since`: the 404 page). The long URL's "
             'rules apply. Null or "" (the default): the short domain\'s own fallback if it has '
             "one, else the 410 page."
+        ),
+        **kwargs,
+    )
+
+
+def _app_url_field(os_name: str, **kwargs) -> StrictCharField:
+    # What passes is links.services.app_links.validate_app_url's call; the help names its
+    # schemes from the same constants.
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            f"App deep link: where {os_name} visitors go when no targeting rule matched them, "
+            "before the variants and long_url. An app's own scheme (`myapp://item/7`), a "
+            "universal / app link (https, checked like long_url), or "
+            f"{', '.join(f'`{name}:`' for name in NAMED_SCHEMES)}. Refused: "
+            f"{', '.join(f'`{name}:`' for name in sorted(REFUSED_SCHEMES))}. "
+            'Null or "": none.'
         ),
         **kwargs,
     )
@@ -355,6 +374,8 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     rules = RulesField(required=False)
     variants = VariantsField(required=False)
     expired_url = _expired_url_field(required=False)
+    ios_url = _app_url_field("iOS and iPadOS", required=False)
+    android_url = _app_url_field("Android", required=False)
     domain = StrictCharField(
         required=False,
         allow_blank=True,
@@ -444,3 +465,5 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     og_description = _og_description_field(required=False)
     og_image = _og_image_field(required=False)
     expired_url = _expired_url_field(required=False)
+    ios_url = _app_url_field("iOS and iPadOS", required=False)
+    android_url = _app_url_field("Android", required=False)

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from links.cache import idn_ascii_url
 from links.models import LinkStatus, UrlLink
 from links.selectors import default_domain_host
+from links.services.app_links import NAMED_SCHEMES
 from links.services.gates import visits_left, visits_used
 from links.shortlinks import link_short_url, short_url_for
 from workspaces.models import Workspace
@@ -18,6 +19,7 @@ from workspaces.models import Workspace
 # Codes whose short URL is the base followed by the code, unchanged (every generated code and
 # alias; anything else goes through short_url_for on its own).
 _PLAIN_CODE = re.compile(r"[A-Za-z0-9_-]+\Z")
+_NAMED_SCHEMES = ", ".join(f"{name}:" for name in NAMED_SCHEMES)
 
 
 class LinkSerializer(serializers.ModelSerializer):
@@ -75,6 +77,14 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="The fallback: where visitors go (302) once the link is expired, revoked or "
         "at its limit; null: the short domain's fallback, else the 410 page."
     )
+    ios_url = serializers.SerializerMethodField(
+        help_text="App deep link for iOS and iPadOS visitors (an app's own scheme, a universal "
+        f"link, {_NAMED_SCHEMES}), used when no rule matched them; null: none."
+    )
+    android_url = serializers.SerializerMethodField(
+        help_text="App deep link for Android visitors (an app's own scheme, an app link, "
+        f"{_NAMED_SCHEMES}), used when no rule matched them; null: none."
+    )
 
     class Meta:
         model = UrlLink
@@ -106,6 +116,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "og_description",
             "og_image",
             "expired_url",
+            "ios_url",
+            "android_url",
         ]
         read_only_fields = fields
 
@@ -181,11 +193,22 @@ class LinkSerializer(serializers.ModelSerializer):
             "og_description": link.og_description,
             "og_image": link.og_image,
             "expired_url": link.expired_url or None,
+            "ios_url": link.ios_url or None,
+            "android_url": link.android_url or None,
         }
 
     @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
     def get_expired_url(self, link: UrlLink) -> str | None:
         return link.expired_url or None
+
+    # Not "uri": an app's own scheme (myapp://…) is not what a client checks a URI against.
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_ios_url(self, link: UrlLink) -> str | None:
+        return link.ios_url or None
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_android_url(self, link: UrlLink) -> str | None:
+        return link.android_url or None
 
     def _created_at(self, value):
         """The links of a bulk call share one creation time: it is formatted once."""
