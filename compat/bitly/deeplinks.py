@@ -20,16 +20,15 @@ INVALID_ARG_DEEPLINKS naming the item.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC
 
 from django.core.exceptions import ValidationError
 
 from links.models import UrlLink
+from links.services.app_links import scheme_of
 
 # Bitly's `os` values and the link field each one sets.
 OS_FIELDS = {"ios": "ios_url", "android": "android_url"}
-_HAS_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 FIELD = "deeplinks"
 
 
@@ -59,7 +58,7 @@ def deeplink_changes(value: object) -> dict[str, str]:
             raise _refuse(f"{where}.os: one deeplink per OS ({os_name} is given twice).")
         seen.add(os_name)
         uri = item.get("app_uri_path")
-        if not isinstance(uri, str) or not _HAS_SCHEME.match(uri.strip()):
+        if not isinstance(uri, str) or not scheme_of(uri.strip()):
             raise _refuse(
                 f"{where}.app_uri_path: give the whole URL with its scheme "
                 "(exampleshop://product/7 or https://…): an app's scheme is not known here."

@@ -56,6 +56,12 @@ ASSOCIATION_MAX_BYTES = 128 * 1024
 ASSOCIATION_FIELDS = tuple(WELL_KNOWN_PATHS)
 
 
+def scheme_of(url: str) -> str:
+    """The scheme a URL starts with, lowercase ("" for none: `example.com/page`)."""
+    match = _SCHEME.match(url)
+    return match[1].lower() if match else ""
+
+
 def validate_app_url(value: str | None, *, field: str, url_rules: LongUrlRules) -> str:
     """The `ios_url` or `android_url` to store ("" for none), or ValidationError({field:
     [reason]}) (see the module's docstring for what passes)."""
