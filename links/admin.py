@@ -613,6 +613,10 @@ class DomainForm(forms.ModelForm):
             "apple_app_site_association": _association_widget(),
             "assetlinks": _association_widget(),
         }
+        labels = {
+            "apple_app_site_association": "Apple app-site-association",
+            "assetlinks": "Android assetlinks.json",
+        }
         help_texts = {
             "apple_app_site_association": (
                 f"Served at {WELL_KNOWN_PATHS['apple_app_site_association']} on this domain, "
@@ -626,6 +630,17 @@ class DomainForm(forms.ModelForm):
                 '"relation" list and a "target" object. At most 128 KB; empty: 404.'
             ),
         }
+
+    def _association_text(self, field: str) -> str:
+        # A textarea sends its lines CRLF-separated (HTML's form encoding); the file is served
+        # as its owner typed it, with the newlines a JSON file has.
+        return (self.cleaned_data.get(field) or "").replace("\r\n", "\n")
+
+    def clean_apple_app_site_association(self) -> str:
+        return self._association_text("apple_app_site_association")
+
+    def clean_assetlinks(self) -> str:
+        return self._association_text("assetlinks")
 
     def clean(self):
         data = super().clean()

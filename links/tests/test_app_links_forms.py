@@ -133,6 +133,11 @@ def test_the_domain_admin_edits_the_association_files_and_says_what_it_refuses(a
     domain = Domain.objects.get(pk=DEFAULT_DOMAIN_ID)
     assert (domain.apple_app_site_association, domain.assetlinks) == (AASA, ASSETLINKS)
     assert Client().get("/.well-known/assetlinks.json").content.decode() == ASSETLINKS
+    # A textarea's CRLF lines are stored as the file's own newlines.
+    typed = json.dumps(json.loads(ASSETLINKS), indent=2)
+    admin_client.post(url, {**base, "assetlinks": typed.replace("\n", "\r\n")})
+    assert Domain.objects.get(pk=DEFAULT_DOMAIN_ID).assetlinks == typed
+    saved = admin_client.post(url, {**base, "assetlinks": ASSETLINKS})
 
     refused = admin_client.post(
         url, {**base, "apple_app_site_association": AASA, "assetlinks": '{"not": "a list"}'}
