@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST
 from core.admin_base import ReadOnlyAdminMixin, short_date
 from links.cache import CacheUnavailable, idn_ascii_url
 from links.codes import pool
-from links.domains import host_form
+from links.domains import WELL_KNOWN_PATHS, host_form
 from links.models import (
     Domain,
     LinkStatus,
@@ -49,6 +49,7 @@ from links.services.domains import (
     domain_workspace_check,
 )
 from links.services.gates import visits_used
+from links.services.policy import LinkRevoked
 from links.services.targeting import describe_rule
 from links.shortlinks import link_page_url, link_short_url
 
@@ -199,6 +200,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "targeting",
         "social_preview",
         "expired_url",
+        "app_links",
         "code_type",
         "created_at",
         "updated_at",
@@ -264,6 +266,22 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     ("description", link.og_description),
                     ("image", link.og_image),
                 )
+            ],
+        )
+
+    @admin.display(description="app links")
+    def app_links(self, link: UrlLink) -> str:
+        """Where iOS and Android visitors go when no rule took them (edited in the "App links"
+        box below, through the services)."""
+        if not (link.ios_url or link.android_url):
+            return "— (every visitor goes to the long URL)"
+        return format_html_join(
+            "",
+            '<div style="overflow-wrap:anywhere">{} → {}</div>',
+            [
+                (label, value)
+                for label, value in (("iOS", link.ios_url), ("Android", link.android_url))
+                if value
             ],
         )
 
@@ -338,9 +356,11 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def get_urls(self):
         revoke = self.admin_site.admin_view(require_POST(self.revoke_view))
         gates = self.admin_site.admin_view(require_POST(self.gates_view))
+        app_links = self.admin_site.admin_view(require_POST(self.app_links_view))
         return [
             path("<int:object_id>/revoke/", revoke, name="links_urllink_revoke"),
             path("<int:object_id>/gates/", gates, name="links_urllink_gates"),
+            path("<int:object_id>/app-links/", app_links, name="links_urllink_app_links"),
             *super().get_urls(),
         ]
 
@@ -388,6 +408,35 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             self.message_user(request, str(error), level=messages.ERROR)
         else:
             self.message_user(request, f"Saved the gates of {link.code}.", messages.SUCCESS)
+        return back
+
+    def app_links_view(self, request: HttpRequest, object_id: int) -> HttpResponseRedirect:
+        """Set or clear a link's iOS and Android URLs through links.services (the rules of
+        links.services.app_links, the cache refresh), as the gates are."""
+        link = get_object_or_404(UrlLink, pk=object_id)
+        back = HttpResponseRedirect(reverse("admin:links_urllink_change", args=[link.pk]))
+        if not self.has_revoke_permission(request):
+            self.message_user(request, "You may not change links.", level=messages.ERROR)
+            return back
+        try:
+            link_update(
+                code=link.code,
+                domain=link.domain_host,
+                user=request.user,
+                ios_url=request.POST.get("ios_url", ""),
+                android_url=request.POST.get("android_url", ""),
+            )
+        except ValidationError as error:
+            labels = {"ios_url": "iOS URL", "android_url": "Android URL"}
+            for field, problems in error.message_dict.items():
+                for problem in problems:
+                    self.message_user(
+                        request, f"{labels.get(field, field)}: {problem}", level=messages.ERROR
+                    )
+        except (CacheUnavailable, LinkRevoked) as error:
+            self.message_user(request, str(error), level=messages.ERROR)
+        else:
+            self.message_user(request, f"Saved the app links of {link.code}.", messages.SUCCESS)
         return back
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -533,12 +582,65 @@ class UniqueCodeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return super().changelist_view(request, extra_context)
 
 
+def _association_widget() -> forms.Textarea:
+    # JSON is read by its indentation: a fixed-width font, and no browser "correcting" it.
+    return forms.Textarea(
+        attrs={
+            "rows": 8,
+            "cols": 80,
+            "spellcheck": "false",
+            "autocomplete": "off",
+            "style": "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+        }
+    )
+
+
 class DomainForm(forms.ModelForm):
     """Checked by links.services.domains, as every other way in would be."""
 
     class Meta:
         model = Domain
-        fields = ("host", "root_redirect", "not_found_redirect", "workspace", "expired_redirect")
+        fields = (
+            "host",
+            "root_redirect",
+            "not_found_redirect",
+            "workspace",
+            "expired_redirect",
+            "apple_app_site_association",
+            "assetlinks",
+        )
+        widgets = {
+            "apple_app_site_association": _association_widget(),
+            "assetlinks": _association_widget(),
+        }
+        labels = {
+            "apple_app_site_association": "Apple app-site-association",
+            "assetlinks": "Android assetlinks.json",
+        }
+        help_texts = {
+            "apple_app_site_association": (
+                f"Served at {WELL_KNOWN_PATHS['apple_app_site_association']} on this domain, "
+                'so iOS opens your app for its links: a JSON object, e.g. {"applinks": '
+                '{"details": [{"appIDs": ["TEAMID.com.example.app"], "components": '
+                '[{"/": "/*"}]}]}}. At most 128 KB; empty: 404.'
+            ),
+            "assetlinks": (
+                f"Served at {WELL_KNOWN_PATHS['assetlinks']} on this domain, so Android opens "
+                "your app for its links: a JSON array of statements, each with a "
+                '"relation" list and a "target" object. At most 128 KB; empty: 404.'
+            ),
+        }
+
+    def _association_text(self, field: str) -> str:
+        # A textarea sends its lines CRLF-separated (HTML's form encoding); the file is served
+        # as its owner typed it, with the newlines a JSON file has.
+        return (self.cleaned_data.get(field) or "").replace("\r\n", "\n")
+
+    def clean_apple_app_site_association(self) -> str:
+        return self._association_text("apple_app_site_association")
+
+    def clean_assetlinks(self) -> str:
+        return self._association_text("assetlinks")
 
     def clean(self):
         data = super().clean()
@@ -549,6 +651,8 @@ class DomainForm(forms.ModelForm):
                 root_redirect=data.get("root_redirect", ""),
                 not_found_redirect=data.get("not_found_redirect", ""),
                 expired_redirect=data.get("expired_redirect", ""),
+                apple_app_site_association=data.get("apple_app_site_association", ""),
+                assetlinks=data.get("assetlinks", ""),
             )
             domain_workspace_check(
                 domain=self.instance if self.instance.pk else None,
@@ -575,6 +679,7 @@ class DomainAdmin(admin.ModelAdmin):
         "root_redirect",
         "not_found_redirect",
         "expired_redirect",
+        "app_files",
         "workspace",
         "link_count",
         "reachable",
@@ -597,7 +702,12 @@ class DomainAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is not None and obj.is_default:
             # Its host is SHORT_URL_BASE's, its root the site's.
-            return ("not_found_redirect", "expired_redirect")
+            return (
+                "not_found_redirect",
+                "expired_redirect",
+                "apple_app_site_association",
+                "assetlinks",
+            )
         return super().get_fields(request, obj)
 
     @admin.display(description="domain", ordering="host")
@@ -605,6 +715,11 @@ class DomainAdmin(admin.ModelAdmin):
         if domain.is_default:
             return f"{default_domain_host() or 'the site’s own host'} (default)"
         return domain.host
+
+    @admin.display(description="app files served")
+    def app_files(self, domain: Domain) -> str:
+        served = [path for field, path in WELL_KNOWN_PATHS.items() if getattr(domain, field)]
+        return format_html_join("", "<div>{}</div>", [(path,) for path in served]) or "—"
 
     @admin.display(description="links", ordering="n_links")
     def link_count(self, domain: Domain) -> int:
@@ -628,6 +743,9 @@ class DomainAdmin(admin.ModelAdmin):
             root_redirect=form.cleaned_data.get("root_redirect", ""),
             not_found_redirect=form.cleaned_data.get("not_found_redirect", ""),
             expired_redirect=form.cleaned_data.get("expired_redirect"),
+            # None (a form without them): as they are.
+            apple_app_site_association=form.cleaned_data.get("apple_app_site_association"),
+            assetlinks=form.cleaned_data.get("assetlinks"),
             # The default domain's form has no workspace: it stays every workspace's.
             workspace=form.cleaned_data.get("workspace", KEEP_WORKSPACE),
         )

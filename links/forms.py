@@ -261,6 +261,56 @@ class PreviewFieldsMixin(forms.Form):
         return {name: self.cleaned_data.get(name) or "" for name in self.PREVIEW_FIELDS}
 
 
+def _app_url_field(label: str, placeholder: str, help_text: str) -> forms.CharField:
+    """An app deep link's input: any scheme may be typed (type=text, not url: a browser would
+    refuse `myapp://`); links.services.app_links says what is stored."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        max_length=2048,
+        widget=forms.TextInput(
+            attrs={
+                "inputmode": "url",
+                "autocomplete": "off",
+                "spellcheck": "false",
+                "placeholder": placeholder,
+            }
+        ),
+        help_text=help_text,
+    )
+
+
+class AppLinkFieldsMixin(forms.Form):
+    """The "App links" group of the create and edit forms (issue #28): where a visitor on iOS
+    (iPadOS too) or on Android is sent when no rule took them. Lengths here only shape the
+    input: links.services.app_links has the rules."""
+
+    ios_url = _app_url_field(
+        "iOS URL",
+        "myapp://product/7",
+        "Optional. Where iPhone and iPad visitors go instead of the long URL.",
+    )
+    android_url = _app_url_field(
+        "Android URL",
+        "https://shop.example.com/app/product/7",
+        "Optional. Where Android visitors go instead of the long URL.",
+    )
+
+    APP_LINK_FIELDS = ("ios_url", "android_url")
+
+    @property
+    def app_link_fields(self) -> list:
+        return [self[name] for name in self.APP_LINK_FIELDS]
+
+    @property
+    def app_links_open(self) -> bool:
+        """The group starts open when it holds a value or an error."""
+        return any(self[name].errors or self[name].value() for name in self.APP_LINK_FIELDS)
+
+    def app_links(self) -> dict[str, str]:
+        return {name: self.cleaned_data.get(name) or "" for name in self.APP_LINK_FIELDS}
+
+
 # --- Rules and A/B variants (issue #15) ------------------------------------------------------
 # A fixed number of rows of plain inputs, so the editor works without JavaScript: empty rows are
 # ignored, and links.services.targeting has the final word on every value. Its errors name the
@@ -513,7 +563,12 @@ def domain_choice_field(
 
 
 class LinkCreateForm(
-    LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin, PreviewFieldsMixin
+    LinkOptionsMixin,
+    GateFieldsMixin,
+    LinkFieldsMixin,
+    TargetingFieldsMixin,
+    PreviewFieldsMixin,
+    AppLinkFieldsMixin,
 ):
     alias = forms.CharField(
         label="Custom alias",
@@ -550,7 +605,12 @@ class LinkCreateForm(
 
 
 class LinkEditForm(
-    LinkOptionsMixin, GateFieldsMixin, LinkFieldsMixin, TargetingFieldsMixin, PreviewFieldsMixin
+    LinkOptionsMixin,
+    GateFieldsMixin,
+    LinkFieldsMixin,
+    TargetingFieldsMixin,
+    PreviewFieldsMixin,
+    AppLinkFieldsMixin,
 ):
     """Edits a link. Only the fields that changed go to the service (an expiry already in the
     past must not block a title change)."""
@@ -578,6 +638,8 @@ class LinkEditForm(
                 "og_description": link.og_description,
                 "og_image": link.og_image,
                 "expired_url": link.expired_url,
+                "ios_url": link.ios_url,
+                "android_url": link.android_url,
                 # The builder shows the UTM values the long URL holds now.
                 **utm_in_url(link.long_url),
             },

@@ -654,6 +654,8 @@ def _export_pages(
                 "og_description": link.og_description,
                 "og_image": link.og_image,
                 "expired_url": link.expired_url,
+                "ios_url": link.ios_url,
+                "android_url": link.android_url,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

@@ -127,6 +127,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 request_host=request.get_host(),
                 **form.targeting(),
                 **form.preview(),
+                **form.app_links(),
             )
         except ValidationError as error:
             if rest := form.add_targeting_errors(error):

@@ -36,6 +36,9 @@ def link_data(link: UrlLink) -> dict:
         "expires_at": _time(link.expires_at),
         "revoked_at": _time(link.revoked_at),
         "expired_url": link.expired_url or None,  # the fallback once stopped (issue #28)
+        # App deep links (issue #28): where iOS / Android visitors go; None for none.
+        "ios_url": link.ios_url or None,
+        "android_url": link.android_url or None,
     }
 
 

@@ -42,6 +42,8 @@ EXPORT_FIELDS = [
     "og_description",
     "og_image",
     "expired_url",  # the fallback (issue #28); "" for none
+    "ios_url",  # app deep links (issue #28); "" for none
+    "android_url",
 ]
 
 

@@ -335,6 +335,8 @@ class _Importer:
             "og_description": source.og_description,
             "og_image": source.og_image,
             "expired_url": source.expired_url,
+            "ios_url": source.ios_url,
+            "android_url": source.android_url,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

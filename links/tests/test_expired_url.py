@@ -226,7 +226,7 @@ def test_the_exports_carry_the_fallback_and_an_import_reads_it_back(client, user
         if fmt == "json":
             assert json.loads(data)["links"][0]["expired_url"] == FALLBACK
         else:
-            assert data.decode().splitlines()[0].endswith(",expired_url")
+            assert "expired_url" in data.decode().splitlines()[0].split(",")
         report = link_import(user=other_user, parsed=parse_file(data), request_host="testserver")
         assert [entry.outcome for entry in report.entries] == ["new code"], report.entries
         copy = UrlLink.objects.get(owner=other_user, code=report.entries[0].code)

@@ -84,7 +84,9 @@ def test_update_and_revoke_are_told_with_the_links_new_state(
         link = link_create(user=user, long_url="https://example.com/a").link
     _webhook(user, receiver, events=["link.updated", "link.revoked"])
     with django_capture_on_commit_callbacks(execute=True):
-        link_update(code=link.code, user=user, long_url="https://example.com/b")
+        link_update(
+            code=link.code, user=user, long_url="https://example.com/b", ios_url="shop://p/7"
+        )
     with django_capture_on_commit_callbacks(execute=True):
         link_revoke(code=link.code, user=user)
     with django_capture_on_commit_callbacks(execute=True):
@@ -95,6 +97,11 @@ def test_update_and_revoke_are_told_with_the_links_new_state(
     assert updated["event"] == "link.updated"
     assert updated["data"]["link"]["long_url"] == "https://example.com/b"
     assert updated["data"]["link"]["revoked_at"] is None
+    # App deep links (issue #28): the one set, the other None.
+    assert (updated["data"]["link"]["ios_url"], updated["data"]["link"]["android_url"]) == (
+        "shop://p/7",
+        None,
+    )
     assert revoked["event"] == "link.revoked"
     assert revoked["data"]["link"]["revoked_at"] is not None
     assert updated["id"] != revoked["id"]

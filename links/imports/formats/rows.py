@@ -36,6 +36,9 @@ class SourceRow:
     og_description: str = ""
     og_image: str = ""
     expired_url: str = ""  # the fallback once stopped (this service's own export)
+    # App deep links (this service's own export): where iOS / Android visitors go.
+    ios_url: str = ""
+    android_url: str = ""
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None

@@ -283,6 +283,8 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
         "og_description": "",
         "og_image": "",
         "expired_url": "",
+        "ios_url": "",
+        "android_url": "",
     }
     assert rows["old-one"]["archived"] == "true"
     assert (rows["go-link"]["domain"], rows["go-link"]["short_url"]) == (

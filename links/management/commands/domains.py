@@ -1,19 +1,35 @@
+import sys
+from pathlib import Path
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from links.domains import host_form
+from links.domains import WELL_KNOWN_PATHS, host_form
 from links.models import Domain
 from links.selectors import default_domain_host
 from links.services.domains import KEEP_WORKSPACE, domain_delete, domain_save
 from workspaces.models import Workspace
 
 
+def _refusal(error: ValidationError) -> str:
+    """The service's reasons; an app-association file's named by its option (its JSON error
+    alone would not say which file)."""
+    if not hasattr(error, "error_dict"):
+        return " ".join(error.messages)
+    return " ".join(
+        f"--{field.replace('_', '-')}: {message}" if field in WELL_KNOWN_PATHS else message
+        for field, messages in error.message_dict.items()
+        for message in messages
+    )
+
+
 class Command(BaseCommand):
     help = (
         "List, add, change or remove the extra short domains links can be put on (the admin's "
         "Short domains page does the same). Each needs DNS pointing here and its host in "
-        "ALLOWED_HOSTS for its password pages."
+        "ALLOWED_HOSTS for its password pages. --apple-app-site-association and --assetlinks "
+        "set the app-association files it serves (a file's path, - for stdin, '' for none)."
     )
 
     def add_arguments(self, parser):
@@ -38,6 +54,20 @@ class Command(BaseCommand):
                 'their own send visitors ("": the 410 page)',
             )
             action.add_argument(
+                "--apple-app-site-association",
+                metavar="FILE",
+                default=None,
+                help=f"the JSON file to serve at {WELL_KNOWN_PATHS['apple_app_site_association']} "
+                '(- : stdin; "": none, 404)',
+            )
+            action.add_argument(
+                "--assetlinks",
+                metavar="FILE",
+                default=None,
+                help=f"the JSON file to serve at {WELL_KNOWN_PATHS['assetlinks']} "
+                '(- : stdin; "": none, 404)',
+            )
+            action.add_argument(
                 "--workspace",
                 default=None,
                 help='keep the domain for this workspace\'s links (its slug; "": every '
@@ -56,7 +86,7 @@ class Command(BaseCommand):
             else:
                 self._save(action, options)
         except ValidationError as error:
-            raise CommandError(" ".join(error.messages)) from None
+            raise CommandError(_refusal(error)) from None
 
     def _domain(self, host: str) -> Domain:
         # Found by any spelling `add` takes (a URL, any case, Unicode, a final dot).
@@ -77,8 +107,21 @@ class Command(BaseCommand):
             ),
             workspace=self._workspace(options["workspace"]),
             expired_redirect=options["expired_redirect"],  # None: as it is
+            **{field: self._file_text(options[field]) for field in WELL_KNOWN_PATHS},
         )
         self.stdout.write(f"{'Added' if existing is None else 'Changed'} {domain.host}.")
+
+    def _file_text(self, given: str | None) -> str | None:
+        """An association option's text: None (not given) keeps the domain's, "" clears it,
+        "-" reads stdin, anything else is a file's path. links.services.app_links checks it."""
+        if given is None or not given.strip():
+            return given
+        if given == "-":
+            return sys.stdin.read()
+        try:
+            return Path(given).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"Cannot read {given}: {error}") from None
 
     def _workspace(self, slug: str | None):
         """--workspace: None (not given) keeps what the domain has; "" frees it."""
@@ -97,8 +140,10 @@ class Command(BaseCommand):
             name = domain.host or f"{default_domain_host() or '(the site’s own host)'} [default]"
             root = "(the site’s home page)" if domain.is_default else "(404 page)"
             kept = f"; kept for {domain.workspace.slug}" if domain.workspace else ""
+            served = [path for field, path in WELL_KNOWN_PATHS.items() if getattr(domain, field)]
             self.stdout.write(
                 f"{name}: {domain.n} link(s); root → {domain.root_redirect or root}; "
                 f"unknown codes → {domain.not_found_redirect or '(404 page)'}; "
-                f"stopped links → {domain.expired_redirect or '(410 page)'}{kept}"
+                f"stopped links → {domain.expired_redirect or '(410 page)'}; "
+                f"app files → {', '.join(served) or 'none'}{kept}"
             )

@@ -24,8 +24,9 @@ class Command(BaseCommand):
     help = (
         "Export a user's links (every link with --all, for staff) as CSV or JSON: code, "
         "short_url, long_url, title, tags, domain, created_at, valid_since, expires_at, status, "
-        "archived, clicks, unique_visitors, og_title, og_description, og_image, expired_url. "
-        "import_links reads both back. Short URLs are full: --base's, else SHORT_URL_BASE's."
+        "archived, clicks, unique_visitors, og_title, og_description, og_image, expired_url, "
+        "ios_url, android_url. import_links reads both back. Short URLs are full: --base's, "
+        "else SHORT_URL_BASE's."
     )
 
     def add_arguments(self, parser):
