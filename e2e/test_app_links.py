@@ -5,9 +5,8 @@ worker; `javascript:` is refused with 400 naming the field. A second short domai
 app-association files set on it (200, application/json, no redirect, the JSON set), and a domain
 without them answers 404.
 
-The association files are set with `manage.py shell -c` calling links.services.domains.
-domain_save in the deployment's own environment: `manage.py domains` has no option for them in
-this change (another change adds `--apple-app-site-association FILE` and `--assetlinks FILE`).
+The association files are set as an operator sets them: `manage.py domains add HOST
+--apple-app-site-association FILE --assetlinks FILE`.
 """
 
 from __future__ import annotations
@@ -99,19 +98,23 @@ def test_a_javascript_app_link_is_refused_naming_the_field(deployment):
         assert list(refused.json()) == [field], refused.json()
 
 
-def test_a_domain_serves_the_association_files_set_on_it(deployment):
+def test_a_domain_serves_the_association_files_set_on_it(deployment, tmp_path):
     host = f"apps-{deployment.mode}-{secrets.token_hex(3)}.e2e.test"
     bare = f"noapps-{deployment.mode}-{secrets.token_hex(3)}.e2e.test"
-    for name in (host, bare):
-        assert f"Added {name}" in deployment.manage("domains", "add", name)
-    deployment.manage(
-        "shell",
-        "-c",
-        "from links.models import Domain; from links.services.domains import domain_save; "
-        f"domain = Domain.objects.get(host={host!r}); "
-        f"domain_save(domain=domain, host=domain.host, "
-        f"apple_app_site_association={json.dumps(AASA)!r}, assetlinks={json.dumps(ASSETLINKS)!r})",
+    aasa, assetlinks = tmp_path / "aasa.json", tmp_path / "assetlinks.json"
+    aasa.write_text(json.dumps(AASA, indent=2))
+    assetlinks.write_text(json.dumps(ASSETLINKS))
+    added = deployment.manage(
+        "domains",
+        "add",
+        host,
+        "--apple-app-site-association",
+        str(aasa),
+        "--assetlinks",
+        str(assetlinks),
     )
+    assert f"Added {host}" in added
+    assert f"Added {bare}" in deployment.manage("domains", "add", bare)
     for path, document in WELL_KNOWN.items():
         for answer in _answers(deployment, path, DESKTOP, host):
             assert (answer.status, answer.location) == (200, None), (path, answer)

@@ -398,17 +398,27 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         else:
             self.message_user(request, "Enter the visit limit as a whole number.", messages.ERROR)
             return back
+        self._change_link(request, link, changes, saved=f"Saved the gates of {link.code}.")
+        return back
+
+    # The labels a refusal is prefixed with in the admin's messages (its fields are not the form's).
+    _FIELD_LABELS = {"ios_url": "iOS URL", "android_url": "Android URL"}
+
+    def _change_link(self, request: HttpRequest, link: UrlLink, changes: dict, *, saved: str):
+        """link_update with `changes`, every refusal (a rule's, a revoked link's, the cache's)
+        told as an error message instead of a server error."""
         try:
             link_update(code=link.code, domain=link.domain_host, user=request.user, **changes)
         except ValidationError as error:
-            for problems in error.message_dict.values():
+            for field, problems in error.message_dict.items():
+                label = self._FIELD_LABELS.get(field)
                 for problem in problems:
-                    self.message_user(request, problem, level=messages.ERROR)
-        except CacheUnavailable as error:
+                    text = f"{label}: {problem}" if label else problem
+                    self.message_user(request, text, level=messages.ERROR)
+        except (CacheUnavailable, LinkRevoked) as error:
             self.message_user(request, str(error), level=messages.ERROR)
         else:
-            self.message_user(request, f"Saved the gates of {link.code}.", messages.SUCCESS)
-        return back
+            self.message_user(request, saved, messages.SUCCESS)
 
     def app_links_view(self, request: HttpRequest, object_id: int) -> HttpResponseRedirect:
         """Set or clear a link's iOS and Android URLs through links.services (the rules of
@@ -418,25 +428,8 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if not self.has_revoke_permission(request):
             self.message_user(request, "You may not change links.", level=messages.ERROR)
             return back
-        try:
-            link_update(
-                code=link.code,
-                domain=link.domain_host,
-                user=request.user,
-                ios_url=request.POST.get("ios_url", ""),
-                android_url=request.POST.get("android_url", ""),
-            )
-        except ValidationError as error:
-            labels = {"ios_url": "iOS URL", "android_url": "Android URL"}
-            for field, problems in error.message_dict.items():
-                for problem in problems:
-                    self.message_user(
-                        request, f"{labels.get(field, field)}: {problem}", level=messages.ERROR
-                    )
-        except (CacheUnavailable, LinkRevoked) as error:
-            self.message_user(request, str(error), level=messages.ERROR)
-        else:
-            self.message_user(request, f"Saved the app links of {link.code}.", messages.SUCCESS)
+        changes = {field: request.POST.get(field, "") for field in ("ios_url", "android_url")}
+        self._change_link(request, link, changes, saved=f"Saved the app links of {link.code}.")
         return back
 
     def change_view(self, request, object_id, form_url="", extra_context=None):

@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from links.models import DEFAULT_DOMAIN_ID, Domain, UrlLink
+from links.services.change import link_revoke
 from links.services.create import link_create
 from links.services.domains import domain_save
 
@@ -118,6 +119,18 @@ def test_the_admin_shows_and_sets_a_link_s_app_links_through_the_rules(admin_cli
     # The redirect follows at once: the cached entry was refreshed by the service.
     android = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile"
     assert Client().get(f"/{link.code}", HTTP_USER_AGENT=android)["Location"] == ANDROID
+
+
+def test_the_admin_says_a_revoked_link_s_app_links_can_no_longer_change(admin_client, user):
+    link = link_create(user=user, long_url=TARGET).link
+    link_revoke(code=link.code, user=user)
+    box = reverse("admin:links_urllink_app_links", args=[link.pk])
+    answer = admin_client.post(box, {"ios_url": IOS, "android_url": ""})
+    assert answer.status_code == 302  # back to the link's page, not a server error
+    said = admin_client.get(answer["Location"]).content.decode()
+    assert "was revoked and can no longer be changed" in said
+    link.refresh_from_db()
+    assert link.ios_url == ""
 
 
 def test_the_domain_admin_edits_the_association_files_and_says_what_it_refuses(admin_client):
