@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 
 from django import forms
@@ -220,6 +221,23 @@ class GateFieldsMixin(forms.Form):
     )
 
 
+def _field_group(names: tuple[str, ...]) -> tuple[property, property, Callable]:
+    """A folded group of optional fields on the create and edit forms (the social preview, the
+    app links), as a form's members: its bound fields (for the template), whether it starts open
+    (it holds a value or an error), and its cleaned values for the services ("" for empty)."""
+
+    def fields(form: forms.Form) -> list:
+        return [form[name] for name in names]
+
+    def starts_open(form: forms.Form) -> bool:
+        return any(form[name].errors or form[name].value() for name in names)
+
+    def values(form: forms.Form) -> dict[str, str]:
+        return {name: form.cleaned_data.get(name) or "" for name in names}
+
+    return property(fields), property(starts_open), values
+
+
 class PreviewFieldsMixin(forms.Form):
     """The "Social preview" group of the create and edit forms (issue #28): what link-preview
     fetchers show when the link is shared. Lengths here only shape the input:
@@ -247,18 +265,7 @@ class PreviewFieldsMixin(forms.Form):
     )
 
     PREVIEW_FIELDS = ("og_title", "og_description", "og_image")
-
-    @property
-    def preview_fields(self) -> list:
-        return [self[name] for name in self.PREVIEW_FIELDS]
-
-    @property
-    def preview_open(self) -> bool:
-        """The group starts open when it holds a value or an error."""
-        return any(self[name].errors or self[name].value() for name in self.PREVIEW_FIELDS)
-
-    def preview(self) -> dict[str, str]:
-        return {name: self.cleaned_data.get(name) or "" for name in self.PREVIEW_FIELDS}
+    preview_fields, preview_open, preview = _field_group(PREVIEW_FIELDS)
 
 
 def _app_url_field(label: str, placeholder: str, help_text: str) -> forms.CharField:
@@ -298,17 +305,7 @@ class AppLinkFieldsMixin(forms.Form):
 
     APP_LINK_FIELDS = ("ios_url", "android_url")
 
-    @property
-    def app_link_fields(self) -> list:
-        return [self[name] for name in self.APP_LINK_FIELDS]
-
-    @property
-    def app_links_open(self) -> bool:
-        """The group starts open when it holds a value or an error."""
-        return any(self[name].errors or self[name].value() for name in self.APP_LINK_FIELDS)
-
-    def app_links(self) -> dict[str, str]:
-        return {name: self.cleaned_data.get(name) or "" for name in self.APP_LINK_FIELDS}
+    app_link_fields, app_links_open, app_links = _field_group(APP_LINK_FIELDS)
 
 
 # --- Rules and A/B variants (issue #15) ------------------------------------------------------
