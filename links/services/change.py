@@ -137,7 +137,10 @@ def link_update(
         workspace_id=workspace_id,
     )
     utm = clean_utm(utm)
+    # What a click meets: frozen once the link is revoked, its gates and targeting too (a revoked
+    # link's password, cap, rules or variants decide nothing; changing them would say otherwise).
     redirecting = (long_url, title, expires_at, valid_since, redirect_type, pass_query)
+    redirecting += (password, max_visits, rules, variants)
     preview = {"og_title": og_title, "og_description": og_description, "og_image": og_image}
     preview_given = tuple(name for name, value in preview.items() if value is not _UNSET)
     redirecting += tuple(preview[name] for name in preview_given)

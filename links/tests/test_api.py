@@ -394,6 +394,31 @@ def test_patch_of_a_revoked_link_is_refused_with_409_and_changes_nothing(api, us
     assert APIClient().get(f"/{link.code}").status_code == 410
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"max_visits": 5},
+        {"password": "open-sesame-2"},
+        {"rules": [{"country": "DE", "url": "https://example.com/de"}]},
+        {
+            "variants": [
+                {"url": "https://example.com/a", "weight": 50},
+                {"url": "https://example.com/b", "weight": 50},
+            ]
+        },
+    ],
+)
+def test_a_revoked_link_s_gates_and_targeting_are_final_too(api, user, change):
+    link = UrlLinkFactory(owner=user, long_url="https://example.com/final", revoked=True)
+    response = api.patch(f"/api/v1/links/{link.code}/", change, format="json")
+    assert response.status_code == 409
+    link.refresh_from_db()
+    assert (link.max_visits, link.password_hash, link.rules, link.variants) == (None, "", [], [])
+    # What only sorts the owner's lists still may change.
+    archived = api.patch(f"/api/v1/links/{link.code}/", {"archived": True}, format="json")
+    assert archived.status_code == 200
+
+
 def test_patch_with_a_title_over_200_characters_is_a_400_naming_the_field(api, user):
     link = UrlLinkFactory(owner=user, long_url="https://example.com/titled")
 

@@ -121,16 +121,22 @@ def test_the_admin_shows_and_sets_a_link_s_app_links_through_the_rules(admin_cli
     assert Client().get(f"/{link.code}", HTTP_USER_AGENT=android)["Location"] == ANDROID
 
 
-def test_the_admin_says_a_revoked_link_s_app_links_can_no_longer_change(admin_client, user):
+@pytest.mark.parametrize(
+    ("box", "post"),
+    [
+        ("admin:links_urllink_app_links", {"ios_url": IOS, "android_url": ""}),
+        ("admin:links_urllink_gates", {"max_visits": "5"}),
+    ],
+)
+def test_the_admin_boxes_say_a_revoked_link_can_no_longer_change(admin_client, user, box, post):
     link = link_create(user=user, long_url=TARGET).link
     link_revoke(code=link.code, user=user)
-    box = reverse("admin:links_urllink_app_links", args=[link.pk])
-    answer = admin_client.post(box, {"ios_url": IOS, "android_url": ""})
+    answer = admin_client.post(reverse(box, args=[link.pk]), post)
     assert answer.status_code == 302  # back to the link's page, not a server error
     said = admin_client.get(answer["Location"]).content.decode()
     assert "was revoked and can no longer be changed" in said
     link.refresh_from_db()
-    assert link.ios_url == ""
+    assert (link.ios_url, link.max_visits) == ("", None)
 
 
 def test_the_domain_admin_edits_the_association_files_and_says_what_it_refuses(admin_client):
