@@ -624,17 +624,6 @@ class DomainForm(forms.ModelForm):
             ),
         }
 
-    def _association_text(self, field: str) -> str:
-        # A textarea sends its lines CRLF-separated (HTML's form encoding); the file is served
-        # as its owner typed it, with the newlines a JSON file has.
-        return (self.cleaned_data.get(field) or "").replace("\r\n", "\n")
-
-    def clean_apple_app_site_association(self) -> str:
-        return self._association_text("apple_app_site_association")
-
-    def clean_assetlinks(self) -> str:
-        return self._association_text("assetlinks")
-
     def clean(self):
         data = super().clean()
         try:

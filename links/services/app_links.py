@@ -140,8 +140,10 @@ def _statement_problem(index: int, statement) -> str | None:
 def validate_association(value: str | None, *, field: str) -> str:
     """A domain's app-association file as stored ("" for none: the path answers 404), or
     ValidationError({field: [reason]}): JSON of the shape its platform reads, within the size
-    Apple fetches. Kept as the owner wrote it (its spacing too); served byte for byte."""
-    text = (value or "").strip()
+    Apple fetches. Kept as the owner wrote it (its spacing too), with the newlines a JSON file
+    has (a textarea sends CRLF, HTML's form encoding; so may a file from Windows); served byte for
+    byte."""
+    text = (value or "").replace("\r\n", "\n").strip()
     if not text:
         return ""
 
