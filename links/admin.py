@@ -700,8 +700,8 @@ class DomainAdmin(admin.ModelAdmin):
 
     @admin.display(description="app files served")
     def app_files(self, domain: Domain) -> str:
-        served = [path for field, path in WELL_KNOWN_PATHS.items() if getattr(domain, field)]
-        return format_html_join("", "<div>{}</div>", [(path,) for path in served]) or "—"
+        paths = [(path,) for path in domain.served_files]
+        return format_html_join("", "<div>{}</div>", paths) or "—"
 
     @admin.display(description="links", ordering="n_links")
     def link_count(self, domain: Domain) -> int:

@@ -29,14 +29,7 @@ from django.http.request import split_domain_port, validate_host
 
 from core.node_state import GenerationTable, generations, local_entries_trusted
 from links import cache as link_cache
-from links.models import DEFAULT_DOMAIN_ID, Domain, RedirectType
-
-# Where a domain serves each app-association file (serving/app_links.py), by the Domain field
-# that holds it (checked by links/services/app_links.py).
-WELL_KNOWN_PATHS = {
-    "apple_app_site_association": "/.well-known/apple-app-site-association",
-    "assetlinks": "/.well-known/assetlinks.json",
-}
+from links.models import DEFAULT_DOMAIN_ID, WELL_KNOWN_PATHS, Domain, RedirectType
 
 # The generation-table key of the domain table (no code contains "*"), and where its counter is:
 # read on every redirect.

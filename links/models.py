@@ -164,6 +164,14 @@ DEFAULT_DOMAIN_ID = 1
 HOST_MAX_LENGTH = 253
 
 
+# Where a domain serves each app-association file (serving/app_links.py), by the Domain field
+# that holds it (checked by links/services/app_links.py).
+WELL_KNOWN_PATHS = {
+    "apple_app_site_association": "/.well-known/apple-app-site-association",
+    "assetlinks": "/.well-known/assetlinks.json",
+}
+
+
 class Domain(models.Model):
     """A host name short links are served on. Links belong to one; the same alias may exist on
     two. Staff add the extra ones; the default one has no host of its own (see
@@ -214,6 +222,11 @@ class Domain(models.Model):
     @property
     def is_default(self) -> bool:
         return self.pk == DEFAULT_DOMAIN_ID
+
+    @property
+    def served_files(self) -> list[str]:
+        """The /.well-known/ paths of the app-association files this domain serves."""
+        return [path for field, path in WELL_KNOWN_PATHS.items() if getattr(self, field)]
 
 
 TAG_MAX_LENGTH = 50

@@ -140,10 +140,9 @@ class Command(BaseCommand):
             name = domain.host or f"{default_domain_host() or '(the site’s own host)'} [default]"
             root = "(the site’s home page)" if domain.is_default else "(404 page)"
             kept = f"; kept for {domain.workspace.slug}" if domain.workspace else ""
-            served = [path for field, path in WELL_KNOWN_PATHS.items() if getattr(domain, field)]
             self.stdout.write(
                 f"{name}: {domain.n} link(s); root → {domain.root_redirect or root}; "
                 f"unknown codes → {domain.not_found_redirect or '(404 page)'}; "
                 f"stopped links → {domain.expired_redirect or '(410 page)'}; "
-                f"app files → {', '.join(served) or 'none'}{kept}"
+                f"app files → {', '.join(domain.served_files) or 'none'}{kept}"
             )
