@@ -23,6 +23,7 @@ from json.encoder import encode_basestring as _json_string
 
 from core.channels import CHANNELS, LINK, QR, is_qr_scan
 from core.client_ip import canonical_ip, client_ip
+from links.models import FALLBACK_STATES
 
 # VisitRecord's max_lengths (client_ip's is client_ip.MAX_IP_LENGTH); a test keeps them in step
 # with the model.
@@ -44,9 +45,8 @@ WIRE_KEYS = {
     "destination": "d",  # a rule's or variant's location (serving/gates.py); absent: the long URL
     "link_state": "s",  # sent to the link's fallback: its state (serving/redirect.py); absent: ""
 }
-# The states a visit sent to a fallback notes (links.models.LinkStatus's values; analytics does
-# not import links for three words).
-FALLBACK_STATES = frozenset(("expired", "revoked", "limit_reached"))
+# The states a visit sent to a fallback notes, as plain text (a message's "s").
+_FALLBACK_STATES = frozenset(status.value for status in FALLBACK_STATES)
 # The channel's part of a QR scan's message, written once.
 _QR_SCAN = f',"q":{_json_string(QR)}'
 
@@ -160,5 +160,5 @@ def _visit_fields(data) -> dict | None:
         "channel": channel if (channel := wire("q")) in CHANNELS else LINK,
         "destination": _text(wire("d") or "", MAX_DESTINATION),
         # Anything but a known state (absent in older messages) is a visit the link served.
-        "link_state": state if (state := wire("s")) in FALLBACK_STATES else "",
+        "link_state": state if (state := wire("s")) in _FALLBACK_STATES else "",
     }

@@ -50,6 +50,10 @@ class LinkStatus(models.TextChoices):
     LIMIT_REACHED = "limit_reached", "Visit limit reached"
 
 
+# The states in which a link sends its visitors to its fallback instead of the 410 page
+# (serving/fallback.py), as a visit notes them (VisitRecord.link_state) and the stats name them.
+FALLBACK_STATES = (LinkStatus.EXPIRED, LinkStatus.REVOKED, LinkStatus.LIMIT_REACHED)
+
 # Capped links whose row count has reached the cap. The row follows the live counter
 # (links.visit_caps) a few seconds behind; links.selectors reads the live count on top.
 ROW_LIMIT_REACHED = Q(max_visits__isnull=False, visits_used__gte=F("max_visits"))

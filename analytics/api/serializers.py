@@ -12,6 +12,7 @@ from rest_framework import serializers
 from analytics import ranges, selectors
 from analytics.bots import BotKind
 from analytics.models import Channel
+from links.models import FALLBACK_STATES
 
 DATETIME_MESSAGE = "Enter an ISO 8601 date and time, e.g. 2026-03-01T00:00:00Z."
 # An unencoded "+01:00" in a query string arrives as " 01:00".
@@ -155,7 +156,7 @@ class HourlyPointSerializer(serializers.Serializer):
 
 class FallbackEntrySerializer(BreakdownEntrySerializer):
     state = serializers.ChoiceField(
-        choices=["expired", "revoked", "limit_reached"],
+        choices=[status.value for status in FALLBACK_STATES],
         help_text="The link's state when these people were sent to its fallback.",
     )
 

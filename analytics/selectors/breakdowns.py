@@ -26,6 +26,7 @@ from analytics.selectors.hours import (
     _ids,
 )
 from core import channels
+from links.models import FALLBACK_STATES
 
 BREAKDOWN_FIELDS = {
     "countries": "country",
@@ -48,12 +49,8 @@ BREAKDOWN_FIELDS = {
 # The dimensions that roll up only the visits whose field is set: a visit the link served
 # itself has no state, and a row per (link, hour) saying so would only take room.
 SET_ONLY_DIMENSIONS = frozenset(("fallbacks",))
-# The states' names, as LinkStatus labels them (analytics does not import links for three).
-FALLBACK_LABELS = {
-    "expired": "Expired",
-    "revoked": "Revoked",
-    "limit_reached": "Visit limit reached",
-}
+# The states' names, as LinkStatus labels them.
+FALLBACK_LABELS = {status.value: status.label for status in FALLBACK_STATES}
 # Bots are broken down apart from people: by the bot's name and by its kind (analytics.bots).
 BOT_BREAKDOWN_FIELDS = {"bots": "bot_name", "bot_kinds": "bot_kind"}
 # (dimension, VisitRecord field, whether it counts bots instead of people) of every breakdown
