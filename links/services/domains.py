@@ -143,24 +143,21 @@ def domain_validate(
             elif Domain.objects.filter(host=host).exclude(pk=pk).exists():
                 errors["host"] = [f"There is a domain {host} already."]
     values = {"host": host}
-    redirects = {
-        "root_redirect": root_redirect,
-        "not_found_redirect": not_found_redirect,
-        "expired_redirect": expired_redirect,
-    }
     rules = LongUrlRules(also_own=[host] if host else [])
-    for field, value in redirects.items():
+
+    def redirect(value: str, *, field: str) -> str:
+        return clean_redirect(value, field=field, host=host, rules=rules)
+
+    checks = (
+        ("root_redirect", root_redirect, redirect),
+        ("not_found_redirect", not_found_redirect, redirect),
+        ("expired_redirect", expired_redirect, redirect),
+        ("apple_app_site_association", apple_app_site_association, validate_association),
+        ("assetlinks", assetlinks, validate_association),
+    )
+    for field, value, clean in checks:
         try:
-            values[field] = clean_redirect(value, field=field, host=host, rules=rules)
-        except ValidationError as exc:
-            errors.update(exc.message_dict)
-    associations = {
-        "apple_app_site_association": apple_app_site_association,
-        "assetlinks": assetlinks,
-    }
-    for field, value in associations.items():
-        try:
-            values[field] = validate_association(value, field=field)
+            values[field] = clean(value, field=field)
         except ValidationError as exc:
             errors.update(exc.message_dict)
     if errors:
