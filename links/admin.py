@@ -27,6 +27,7 @@ from core.admin_base import ReadOnlyAdminMixin, short_date
 from links.cache import CacheUnavailable, idn_ascii_url
 from links.codes import pool
 from links.domains import WELL_KNOWN_PATHS, host_form
+from links.forms import split_tags
 from links.models import (
     Domain,
     LinkStatus,
@@ -484,8 +485,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         self._bulk_change(request, queryset, {"archived": False}, done="Unarchived")
 
     def _tags(self, request: HttpRequest) -> list[str]:
-        raw = request.POST.get("tags", "")
-        return [name.strip() for name in raw.split(",") if name.strip()]
+        return split_tags(request.POST.get("tags", ""))
 
     @admin.action(description="Set the tags of selected links (replace)", permissions=["revoke"])
     def set_link_tags(self, request: HttpRequest, queryset: QuerySet[UrlLink]) -> None:

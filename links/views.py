@@ -368,10 +368,7 @@ def link_archive(request: HttpRequest, code: str) -> HttpResponse:
         )
     else:
         messages.success(request, f"{link.code} is back in My links.")
-    back = request.POST.get("next", "")
-    if not back.startswith(reverse("dashboard")):  # only back to the list, never elsewhere
-        back = reverse("dashboard")
-    return redirect(back)
+    return redirect(_back_to_list(request))
 
 
 @login_required

@@ -282,7 +282,8 @@ def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:
     apps = entry.ios_location or entry.android_location
     if not entry.rules and not entry.variants and not apps:
         return entry
-    visitor = _Visitor(meta)  # works nothing out until a condition asks
+    if entry.rules or apps:
+        visitor = _Visitor(meta)  # works nothing out until a condition asks
     for rule in entry.rules:
         if _matches(rule, visitor):
             location = rule["location"]

@@ -8,7 +8,13 @@ from core.api.fields import StrictBooleanField, StrictCharField
 from links.api.serializers.inputs import CREATE_WORKSPACE_HELP, LinkCreateSerializer, TagsField
 from links.api.serializers.links import LinkSerializer, _warnings_field
 from links.services.bulk import BULK_MAX_ITEMS
-from links.services.bulk_change import BULK_CHANGE_MAX, BULK_CHANGES
+from links.services.bulk_change import (
+    BULK_CHANGE_MAX,
+    BULK_CHANGES,
+    CHANGED,
+    REFUSED,
+    UNCHANGED,
+)
 
 
 class _BulkItemField(serializers.Field):
@@ -145,7 +151,7 @@ class BulkChangeRequestSerializer(serializers.Serializer):
 class BulkChangeResultSerializer(serializers.Serializer):
     code = serializers.CharField()
     outcome = serializers.ChoiceField(
-        choices=["changed", "unchanged", "refused"],
+        choices=[CHANGED, UNCHANGED, REFUSED],
         help_text="changed; unchanged (it already was so); refused (see errors).",
     )
     errors = serializers.DictField(
