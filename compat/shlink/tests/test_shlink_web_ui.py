@@ -50,6 +50,7 @@ from analytics.orphans import flush_orphans
 from analytics.tests.factories import add_visits
 from compat.shlink.tests.test_shlink_list import ORDERS
 from links.models import Domain, UrlLink
+from links.services.change import link_update
 from links.services.create import link_create
 from links.services.domains import domain_save
 from tests.browser_support import deliver_visits, launch_chromium, needs_chromium, single_page_app
@@ -76,6 +77,9 @@ PROMO = "promo.test"
 CREATED = "made-in-ui"
 CAPPED, EXPIRED, PROMO_CODE = "cap-1", "old-1", "promo-1"
 ORPHANS = ("/zz-gone-1", "/zz-gone-2", "/zz-gone-3")
+# A short URL's app deep links (#28): an app's own scheme for iOS, an App Link for Android.
+APP_IOS = "exampleshop://product/7"
+APP_ANDROID = "https://shop.example.com/app/product/7"
 RULE_URL = "https://example.com/for-android"
 RULE_IP_URL = "https://example.com/for-the-office"
 RULE_COUNTRY_URL = "https://example.com/for-germany"
@@ -486,6 +490,26 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
                 (4, RULE_DATE_URL, [_condition("after-date", "2030-01-01T09:30:00+00:00")]),
             ]
 
+        # A short URL's app deep links (#28) in the rule editor: two trailing device rules, which
+        # saving posts back unchanged; they stay app links, never becoming rules of ours.
+        with journey.step("app links as device rules, saved back unchanged"):
+            link_update(code=codes["C"], user=user, ios_url=APP_IOS, android_url=APP_ANDROID)
+            open_list()
+            _row_menu(page, short["C"], "Manage redirect rules")
+            expect(page.get_by_test_id("rule-long-url")).to_have_text([APP_IOS, APP_ANDROID])
+            with page.expect_response(
+                lambda r: r.url.endswith("/redirect-rules") and r.request.method == "POST"
+            ):
+                page.get_by_role("button", name="Save rules").click()
+            expect(page.get_by_text("Redirect rules properly saved.")).to_be_visible()
+            kept = UrlLink.objects.get(code=codes["C"])
+            assert (kept.rules, kept.ios_url, kept.android_url) == ([], APP_IOS, APP_ANDROID)
+            saved = _api_json(api, f"/rest/v3/short-urls/{codes['C']}/redirect-rules", api_key)
+            assert [(rule["longUrl"], rule["conditions"]) for rule in saved["redirectRules"]] == [
+                (APP_IOS, [_condition("device", "ios")]),
+                (APP_ANDROID, [_condition("device", "android")]),
+            ]
+
         # Shlink 4.3's list filter by domain, from the domains page ("Short URLs").
         with journey.step("the default domain's short URLs"):
             page.goto(f"{app}/manage-domains")
@@ -622,6 +646,7 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
         f"PATCH /rest/v3/short-urls/{CREATED}",
         f"GET /rest/v3/short-urls/{codes['B']}/redirect-rules",
         f"POST /rest/v3/short-urls/{codes['B']}/redirect-rules",
+        f"POST /rest/v3/short-urls/{codes['C']}/redirect-rules",
         f"GET /rest/v3/short-urls/{codes['A']}/visits",
         f"DELETE /rest/v3/short-urls/{codes['A']}/visits",
         "GET /rest/v3/tags/sale/visits",
