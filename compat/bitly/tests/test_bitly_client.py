@@ -1,5 +1,6 @@
 """The npm `bitly` client (7.1.2, what Node tools for Bitly are built on) against a live server:
-shorten, info, getBitlink, expand, a PATCH and a create with a title through its bitlyRequest,
+shorten, info, getBitlink, expand, a PATCH, a create with a title and one with deeplinks through
+its bitlyRequest,
 clicks and the clicks summary give back the values it read from our answers, and its refusals
 carry Bitly's error body.
 
@@ -197,6 +198,17 @@ def test_the_npm_bitly_client_against_a_live_server(
     created.refresh_from_db()
     assert created.title == "Made by the npm client"
     assert out["created_with_title"]["title"] == "Titled"
+    apps = UrlLink.objects.get(owner=user, long_url=f"{NEW_URL}?with=deeplinks")
+    assert (apps.ios_url, apps.android_url) == (
+        "exampleshop://product/7",
+        "https://shop.example.com/app/product/7",
+    )
+    assert [(d["os"], d["app_uri_path"]) for d in out["created_with_deeplinks"]["deeplinks"]] == [
+        ("ios", apps.ios_url),
+        ("android", apps.android_url),
+    ]
+    assert out["badDeeplink"]["refused"]["message"] == "INVALID_ARG_DEEPLINKS"
+    assert not UrlLink.objects.filter(long_url=f"{NEW_URL}?with=bad-deeplink").exists()
 
     by_day = out["clicks"]["link_clicks"]
     assert out["clicks"]["unit"] == "day"

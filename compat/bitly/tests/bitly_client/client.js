@@ -46,6 +46,20 @@ async function main() {
     long_url: env("NEW_URL") + "?with=title",
     title: "Titled",
   });
+  // Bitly's deeplinks, each naming its os (#28): the layer maps them onto the app links.
+  out.created_with_deeplinks = await bitly.bitlyRequest("bitlinks", {
+    long_url: env("NEW_URL") + "?with=deeplinks",
+    deeplinks: [
+      { os: "ios", app_uri_path: "exampleshop://product/7", install_type: "no_install" },
+      { os: "android", app_uri_path: "https://shop.example.com/app/product/7" },
+    ],
+  });
+  out.badDeeplink = await refusal(() =>
+    bitly.bitlyRequest("bitlinks", {
+      long_url: env("NEW_URL") + "?with=bad-deeplink",
+      deeplinks: [{ os: "ios", app_uri_path: "javascript:alert(1)" }],
+    }),
+  );
   out.clicks = await bitly.clicks(out.existing.id);
   out.clicksByDay = await bitly.clicksByDay(out.existing.link);
   out.summary = await bitly.bitlyRequest(
