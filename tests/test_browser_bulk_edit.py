@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from tests.browser_support import (
     assert_fits_and_accessible,
@@ -79,6 +80,7 @@ def test_select_all_then_one_action_for_every_ticked_link(
     page.locator("tr[data-code='bulk-1'] input.bulk-pick").check()
     page.get_by_label("With the selected links").select_option("revoke")
     page.get_by_role("button", name="Change selected").click()
+    expect(page.get_by_role("button", name="Yes, revoke them")).to_be_visible()
     assert_fits_and_accessible(page, "bulk revoke question")
     assert UrlLink.objects.filter(revoked_at__isnull=False).count() == 0
     page.get_by_role("button", name="Yes, revoke them").click()

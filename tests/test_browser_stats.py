@@ -10,6 +10,7 @@ import os
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from tests.browser_support import (
     WIDTHS,
@@ -75,14 +76,17 @@ def test_shares_other_show_all_buckets_and_presets(
     assert browsers.locator("tbody tr").count() == len(CLICKS)
     assert browsers.locator("tr.other-row").count() == 0
     page.get_by_role("link", name="Show the top 10 of each").click()
-    assert browsers.locator("tbody tr").count() == 11
+    expect(browsers.locator("tbody tr")).to_have_count(11)
 
     # The longer presets: 90 days by day, all time (400 days) by week.
     tabs = page.get_by_role("navigation", name="Period")
+    # A click only starts the navigation; wait for the new page before reading it.
     tabs.get_by_role("link", name="Last 90 days").click()
-    assert page.get_by_role("heading", name="Clicks per day").is_visible()
+    page.wait_for_url("**range=90d**")
+    expect(page.get_by_role("heading", name="Clicks per day")).to_be_visible()
     tabs.get_by_role("link", name="All time").click()
-    assert page.get_by_role("heading", name="Clicks per week").is_visible()
+    page.wait_for_url("**range=all**")
+    expect(page.get_by_role("heading", name="Clicks per week")).to_be_visible()
     assert tabs.get_by_role("link", name="All time").get_attribute("aria-current") == "page"
     assert "170" in page.get_by_test_id("total-clicks").inner_text()
     assert_fits_and_accessible(page, "stats, all time")
@@ -92,6 +96,6 @@ def test_shares_other_show_all_buckets_and_presets(
     page.get_by_label("From").fill("2026-03-10")
     page.get_by_label("To (inclusive)").fill("2026-03-01")
     page.get_by_role("button", name="Show").click()
-    assert page.get_by_text("The start date must be on or before the end date.").is_visible()
-    assert page.get_by_text("Showing the default period instead.").is_visible()
+    expect(page.get_by_text("The start date must be on or before the end date.")).to_be_visible()
+    expect(page.get_by_text("Showing the default period instead.")).to_be_visible()
     context.close()
