@@ -222,7 +222,9 @@ def _plan(link: UrlLink, changes: dict, target, now, current_tags, domains):
         fields.append("workspace")
         tags = current_tags.get(link.pk, [])  # the same names, as the new workspace's tags
     if "tags" in changes:
-        if tags is not None or set(changes["tags"]) != set(current_tags.get(link.pk, [])):
+        # Compared as the tags' keys: "Spring" and "spring" are one tag of the workspace.
+        wanted = {tag_key(name) for name in changes["tags"]}
+        if tags is not None or wanted != {tag_key(name) for name in current_tags.get(link.pk, [])}:
             tags = changes["tags"]
     elif "add_tags" in changes:
         have = current_tags.get(link.pk, [])

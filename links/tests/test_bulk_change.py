@@ -143,6 +143,9 @@ def test_tags_are_replaced_or_added_and_the_tag_limit_holds_per_link(api, user):
     assert body["changed"] == 2
     assert tag_names(full) == tag_names(few) == ["summer"]
     assert patch(api, [few.code], {"tags": ["summer"]}).json()["unchanged"] == 1
+    # The same tags in another case are the same tags: nothing changes, nothing is announced.
+    assert patch(api, [few.code], {"tags": ["SUMMER"]}).json()["unchanged"] == 1
+    assert tag_names(few) == ["summer"]
 
 
 def test_links_move_only_between_workspaces_the_user_writes_in(api, user, other_user, viewed):
