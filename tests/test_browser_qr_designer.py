@@ -51,10 +51,13 @@ def test_the_preview_follows_the_form_and_a_saved_design_is_kept(
     assert_fits_and_accessible(page, "QR page with its designer")
     holder = page.locator("#qr-preview")
 
-    # The preview follows the pickers at once, nothing saved.
+    # The preview follows the pickers at once, nothing saved; each design is drawn once.
+    drawn = []
+    page.on("request", lambda request: "/qr/preview" in request.url and drawn.append(request.url))
     page.get_by_label("Code colour").fill(NAVY)
     page.get_by_label("Background colour").fill(CREAM)
     expect(holder).to_have_attribute("data-preview-src", re.compile("background=%23fff4d6"))
+    assert len(drawn) == len(set(drawn)) == 2, drawn
     assert page.locator("#qr-preview img").is_visible()
     assert "not saved yet" in page.locator("#qr-preview-status").inner_text()
     assert not QrDesign.objects.exists()

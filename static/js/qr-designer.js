@@ -10,7 +10,7 @@
   if (!form || !holder || !status) return;
   const fields = ["foreground", "background", "error_level"];
   let latest = 0;
-  let image = null;
+  let shown = "";
 
   function previewUrl() {
     const url = new URL(form.dataset.previewUrl, window.location.href);
@@ -18,50 +18,54 @@
       const field = form.elements.namedItem(name);
       if (field) url.searchParams.set(name, field.value);
     }
-    return url;
+    return url.toString();
   }
 
-  function show(url) {
-    // The first change swaps the page's inline drawing for an image of the preview URL.
-    if (!image) {
-      image = document.createElement("img");
-      image.alt = "";  // the figure's label names it
-      image.width = 290;
-      image.height = 290;
-      holder.replaceChildren(image);
-    }
-    image.src = url.toString();
+  function showDrawn(image, url) {
+    // The drawing replaces the page's inline one (or the previous preview) once it has loaded.
+    image.alt = ""; // the figure's label names it
+    image.width = 290;
+    image.height = 290;
+    holder.replaceChildren(image);
+    holder.dataset.previewState = "ok";
+    holder.dataset.previewSrc = url;
+    status.textContent = "Preview of your changes (not saved yet)";
+    status.classList.remove("error");
   }
 
-  async function update() {
-    const asked = ++latest;
-    const url = previewUrl();
-    let answer;
-    try {
-      answer = await fetch(url, { credentials: "same-origin" });
-    } catch (error) {
-      status.textContent = "The preview could not be updated.";
-      return;
-    }
-    if (asked !== latest) return; // a later change is on its way
-    if (answer.ok) {
-      show(url);
-      holder.dataset.previewState = "ok";
-      holder.dataset.previewSrc = url.toString();
-      status.textContent = "Preview of your changes (not saved yet)";
-      status.classList.remove("error");
-      return;
-    }
+  async function showRefused(url, asked) {
+    // Only a refused design is asked for a second time, for the reasons in its 400 answer.
     let reasons = "These settings would not make a code that scans.";
     try {
-      const problems = await answer.json();
-      reasons = Object.values(problems).flat().join(" ");
+      const answer = await fetch(url, { credentials: "same-origin" });
+      if (answer.status === 400) {
+        reasons = Object.values(await answer.json()).flat().join(" ") || reasons;
+      } else {
+        reasons = "The preview could not be updated.";
+      }
     } catch (error) {
-      // keep the general sentence
+      reasons = "The preview could not be updated.";
     }
+    if (asked !== latest) return; // a later change is on its way
     holder.dataset.previewState = "refused";
     status.textContent = reasons;
     status.classList.add("error");
+  }
+
+  function update() {
+    const url = previewUrl();
+    if (url === shown) return; // "change" after "input" with the same value: drawn already
+    shown = url;
+    const asked = ++latest;
+    // The server draws each design once: the image that loads it is the one shown.
+    const image = new Image();
+    image.addEventListener("load", () => {
+      if (asked === latest) showDrawn(image, url);
+    });
+    image.addEventListener("error", () => {
+      if (asked === latest) showRefused(url, asked);
+    });
+    image.src = url;
   }
 
   for (const name of fields) {
