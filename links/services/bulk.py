@@ -397,7 +397,6 @@ def link_create_many(
         )
         warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
         link_tags_set_many(
-            workspace_id=workspace.pk,
             tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
         )
     created = {item.index: item.link for item in to_create if item.index not in errors}

@@ -84,28 +84,9 @@ def link_tags_set(*, link: UrlLink, tags: list[str]) -> None:
     link.tags.set([found[tag_key(name)] for name in tags])
 
 
-def link_tags_set_many(*, workspace_id: int, tagged: list[tuple[UrlLink, list[str]]]) -> None:
-    """link_tags_set for many new links of one workspace (a bulk call): three queries in all."""
-    tagged = [(link, names) for link, names in tagged if names]
-    if not tagged:
-        return
-    found = _workspace_tags(workspace_id, [name for _, names in tagged for name in names])
-    through = UrlLink.tags.through
-    rows = {(link.pk, found[tag_key(name)].pk) for link, names in tagged for name in names}
-    through.objects.bulk_create(
-        [through(urllink_id=link_id, tag_id=tag_id) for link_id, tag_id in sorted(rows)],
-        ignore_conflicts=True,
-    )
-
-
-def link_tags_replace_many(*, tagged: list[tuple[UrlLink, list[str]]]) -> None:
-    """link_tags_set for many existing links, in any workspaces (a bulk change): each link gets
-    exactly its names (cleaned by clean_tags), as its workspace's tags. A few queries per
-    workspace, not per link."""
-    if not tagged:
-        return
-    through = UrlLink.tags.through
-    through.objects.filter(urllink_id__in=[link.pk for link, _ in tagged]).delete()
+def link_tags_set_many(*, tagged: list[tuple[UrlLink, list[str]]]) -> None:
+    """link_tags_set for many new links (a bulk call), each getting its names (cleaned by
+    clean_tags) as its workspace's tags: a few queries per workspace, not per link."""
     by_workspace: dict[int, list[tuple[UrlLink, list[str]]]] = {}
     for link, names in tagged:
         if names:
@@ -114,11 +95,21 @@ def link_tags_replace_many(*, tagged: list[tuple[UrlLink, list[str]]]) -> None:
     for workspace_id, links in by_workspace.items():
         found = _workspace_tags(workspace_id, [name for _, names in links for name in names])
         rows |= {(link.pk, found[tag_key(name)].pk) for link, names in links for name in names}
+    through = UrlLink.tags.through
     through.objects.bulk_create(
         [through(urllink_id=link_id, tag_id=tag_id) for link_id, tag_id in sorted(rows)],
         ignore_conflicts=True,
         batch_size=1000,
     )
+
+
+def link_tags_replace_many(*, tagged: list[tuple[UrlLink, list[str]]]) -> None:
+    """link_tags_set for many existing links, in any workspaces (a bulk change): their tags
+    dropped, then each given exactly its names."""
+    if not tagged:
+        return
+    UrlLink.tags.through.objects.filter(urllink_id__in=[link.pk for link, _ in tagged]).delete()
+    link_tags_set_many(tagged=tagged)
 
 
 # --- Renaming and deleting a workspace's tag ---------------------------------------------------
