@@ -8,6 +8,10 @@ from django.conf import settings
 
 from core.redis_conn import reset_redis_state, uses_redis
 
+# One Playwright per test process, for tests/ and compat/ alike (a second one in the same
+# process is refused while the first runs).
+from tests.browser_support import playwright_session  # noqa: F401 - pytest finds it here
+
 
 def uses_mysql() -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.mysql"

@@ -88,17 +88,34 @@ def launch_chromium(playwright, *, host_rules: tuple[str, ...] = ()):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
 
 
-@pytest.fixture
-def browser(monkeypatch):
+@pytest.fixture(scope="session")
+def playwright_session():
+    """One Playwright per test process: a test that needs a Chromium of its own (other launch
+    arguments) launches it from this one, as a second sync_playwright() in the same thread is
+    refused while the first runs."""
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls made by the
-    # test itself (users, flushing visits) are still plain synchronous calls.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    # tests themselves (users, flushing visits) are still plain synchronous calls.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        yield browser
-        browser.close()
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def _chromium(playwright_session):
+    # Launched once per test process (about 2 s each here); each test's pages live in contexts
+    # of their own (page_at_width), so no cookie or storage passes from one test to the next.
+    browser = launch_chromium(playwright_session)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture
+def browser(_chromium):
+    yield _chromium
+    for context in _chromium.contexts:  # what a failed test left open
+        context.close()
 
 
 @contextlib.contextmanager

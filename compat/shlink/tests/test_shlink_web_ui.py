@@ -268,7 +268,7 @@ def _condition(type_: str, value: str) -> dict:
 
 
 def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
-    web_ui, live_server, user, four, settings, monkeypatch, artifacts_dir
+    web_ui, live_server, user, four, settings, artifacts_dir, playwright_session
 ):
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, PROMO]
     totals = _seed(live_server, user, four)
@@ -281,17 +281,13 @@ def test_shlinks_web_ui_from_another_origin_makes_no_failing_call(
     def in_order(letters: str) -> list[str]:
         return [codes[name] for name in letters]
 
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
-    # still plain synchronous calls.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     port = urlsplit(api).port
-    with (
-        single_page_app(web_ui) as app,
-        sync_playwright() as playwright,
-    ):
-        browser = launch_chromium(playwright, host_rules=(f"MAP {PROMO}:80 127.0.0.1:{port}",))
+    with single_page_app(web_ui) as app:
+        browser = launch_chromium(
+            playwright_session, host_rules=(f"MAP {PROMO}:80 127.0.0.1:{port}",)
+        )
         context = browser.new_context(viewport={"width": 1400, "height": 1000}, timezone_id="UTC")
         context.add_init_script(
             f"window.SHLINK_SERVER = {json.dumps({'baseUrl': api, 'apiKey': api_key})};"
