@@ -3,8 +3,9 @@
 // second while the tab is visible, and shows each figure in its [data-live] element. A figure
 // only ever goes up: the clicks of a period that includes now never fall, and an answer read a
 // moment earlier than the last one must not undo it. The clicks carry aria-live="polite", so a
-// change is announced without interrupting. After an error it waits longer each time (up to
-// 30 s); the page itself works without any of this. No dependencies.
+// change is announced without interrupting. After an error it asks again as usual once (one
+// restart of the server should not slow the page), then waits twice as long after each further
+// one, up to 30 s; the page itself works without any of this. No dependencies.
 (function () {
   "use strict";
   var box = document.querySelector("[data-live-url]");
@@ -12,7 +13,7 @@
   var url = box.getAttribute("data-live-url");
   var INTERVAL = 1000;
   var MAX_WAIT = 30000;
-  var wait = INTERVAL;
+  var failures = 0;
   var timer = null;
   var busy = false;
 
@@ -41,9 +42,12 @@
         if (!response.ok) { throw new Error("HTTP " + response.status); }
         return response.json();
       })
-      .then(function (figures) { show(figures); wait = INTERVAL; })
-      .catch(function () { wait = Math.min(wait * 2, MAX_WAIT); })
-      .then(function () { busy = false; schedule(wait); });
+      .then(function (figures) { show(figures); failures = 0; })
+      .catch(function () { failures += 1; })
+      .then(function () {
+        busy = false;
+        schedule(failures < 2 ? INTERVAL : Math.min(INTERVAL * Math.pow(2, failures - 1), MAX_WAIT));
+      });
   }
 
   // A hidden tab asks nothing; back in view, it catches up at once.
