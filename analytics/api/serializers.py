@@ -235,6 +235,12 @@ class LiveQuerySerializer(StatsQuerySerializer):
     """`start`/`end` of a live answer: a stats call's range, where `end` may stay open (up to
     now, however long the caller keeps asking)."""
 
+    end = _QueryDateTimeField(
+        required=False,
+        help_text="End of the range (exclusive); default: open, up to now however long you keep "
+        "asking.",
+        error_messages={"invalid": DATETIME_MESSAGE},
+    )
     limit = None
     bucket = None
 
