@@ -1,6 +1,6 @@
 """Celery tasks for the visit pipeline: thin wrappers, the logic is in analytics.services.
 
-Beat runs flush_visits_task every ANALYTICS_FLUSH_SECONDS (2 s) and aggregate_hourly_task every
+Beat runs flush_visits_task every ANALYTICS_FLUSH_SECONDS (0.5 s) and aggregate_hourly_task every
 ANALYTICS_AGGREGATE_SECONDS (10 s), as shorturl_project.jobs lists them. Both are safe to run
 concurrently and to repeat.
 """

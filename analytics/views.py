@@ -14,12 +14,14 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_GET, require_http_methods
 
-from analytics import selectors
+from analytics import ranges, selectors
 from analytics.charts import breakdown_cards, breakdown_tables, chart_data
 from analytics.enrich import asn_reader, city_db_path
 from analytics.forms import StatsRangeForm, TagRenameForm, TimeRange
@@ -95,7 +97,35 @@ def _period_stats(
         # What the page shows, kept when the period changes (the tabs, the custom range).
         "view_params": [(name, request.GET[name]) for name in kept if name in request.GET],
         "credit_dbip": geodata.is_dbip_city(city_db_path()),
+        "live_start": _live_start(time_range),
     }
+
+
+def _live_start(time_range: TimeRange) -> str | None:
+    """The period's start for static/js/live-totals.js, which keeps its totals moving while the
+    page is open; None (no live totals) for a period that ended before now."""
+    if time_range.end <= timezone.now():
+        return None
+    return time_range.start.isoformat()
+
+
+def _live_answer(request: HttpRequest, link_ids: list[int] | QuerySet | None) -> JsonResponse:
+    """The page's totals from `?start=` (its period's, as _live_start gave it) up to now: what
+    static/js/live-totals.js asks for every second (analytics.selectors.live_totals: one
+    query). 400 for a missing or impossible start."""
+    start = parse_datetime(request.GET.get("start", ""))
+    if start is None or timezone.is_naive(start):
+        return JsonResponse(
+            {"start": ["Enter an ISO 8601 date and time with its offset."]}, status=400
+        )
+    try:
+        ranges.check_moment(start)
+    except ValidationError as error:
+        return JsonResponse({"start": error.messages}, status=400)
+    figures = selectors.live_totals(link_ids=link_ids, start=start)
+    response = JsonResponse({**figures, "as_of": figures["as_of"].isoformat()})
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required
@@ -131,6 +161,14 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "status": link_statuses([link])[link.pk],  # by the live visit count, if capped
         },
     )
+
+
+@login_required
+@require_GET
+def link_live(request: HttpRequest, code: str) -> JsonResponse:
+    """The link stats page's totals while it is open (see _live_answer)."""
+    link = visible_link_or_404(request, code)
+    return _live_answer(request, [link.pk])
 
 
 def _my_links_query(name: str, *, archived: bool) -> str:
@@ -278,6 +316,23 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     )
 
 
+@login_required
+@require_GET
+def tag_live(request: HttpRequest, tag: str) -> JsonResponse:
+    """The tag stats page's totals while it is open: the same links as the page (the current
+    workspace's tag, archived and stopped links included), see _live_answer."""
+    workspace = current_workspace(request)
+    try:
+        found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
+    except TagNotFound:
+        raise Http404("No such tag") from None
+    links = link_list(
+        user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk
+    )
+    # A subquery of the figures' one query, not a query of its own.
+    return _live_answer(request, links.order_by().values("pk"))
+
+
 def _csv_lines(rows: Iterable[tuple], zone: dt.tzinfo, zone_name: str) -> Iterator[str]:
     writer = csv.writer(LineEcho())
     # EXPORT_FIELDS order, the time twice: in the person's zone, then in UTC (for joining with
@@ -353,5 +408,15 @@ def overview(request: HttpRequest) -> HttpResponse:
             "uses_redis": uses_redis(),
             "pipeline": selectors.pipeline_status(),
             "orphans": selectors.orphan_visit_summary(start=time_range.start, end=time_range.end),
+            "live_start": _live_start(time_range),
         },
     )
+
+
+@login_required
+@require_GET
+def overview_live(request: HttpRequest) -> JsonResponse:
+    """The overview's totals while it is open (staff only, as the page), see _live_answer."""
+    if not request.user.is_staff:
+        raise PermissionDenied("The overview is for staff.")
+    return _live_answer(request, None)

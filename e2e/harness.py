@@ -553,8 +553,8 @@ def _base_env(port: int, pidfile: Path) -> dict[str, str]:
         WEB_CONCURRENCY=str(WEB_CONCURRENCY),
         WEB_THREADS=str(WEB_THREADS),
         PIDFILE=str(pidfile),
-        # Flush interval as documented (2 s); ANALYTICS_AGGREGATE_SECONDS keeps its default.
-        ANALYTICS_FLUSH_SECONDS="2",
+        # Flush interval as documented (0.5 s); ANALYTICS_AGGREGATE_SECONDS keeps its default.
+        ANALYTICS_FLUSH_SECONDS="0.5",
         # Webhook receivers the tests start run on loopback, which production refuses (SSRF).
         SHORTURL_WEBHOOK_ALLOW_PRIVATE="1",
     )

@@ -229,3 +229,40 @@ class TagStatsSerializer(LinkStatsSerializer):
     code = None
     tag = serializers.CharField(help_text="The tag's name, as first typed.")
     links = serializers.IntegerField(help_text="How many of your links carry the tag.")
+
+
+class LiveQuerySerializer(StatsQuerySerializer):
+    """`start`/`end` of a live answer: a stats call's range, where `end` may stay open (up to
+    now, however long the caller keeps asking)."""
+
+    end = _QueryDateTimeField(
+        required=False,
+        help_text="End of the range (exclusive); default: open, up to now however long you keep "
+        "asking.",
+        error_messages={"invalid": DATETIME_MESSAGE},
+    )
+    limit = None
+    bucket = None
+
+    def validate(self, attrs: dict) -> dict:
+        end = attrs.get("end")
+        start = attrs.get("start") or ranges.last_days(ranges.DEFAULT_DAYS, timezone.now())[0]
+        if end is not None and start >= end:
+            raise serializers.ValidationError({"start": [ranges.START_AFTER_END]})
+        return {"start": start, "end": end}
+
+
+class LiveStatsSerializer(serializers.Serializer):
+    """GET /api/v1/links/{code}/stats/live: the totals of a range while clicks come in."""
+
+    code = serializers.CharField()
+    start = serializers.DateTimeField(help_text="Start of the first hour counted.")
+    end = serializers.DateTimeField(
+        allow_null=True, help_text="End of the range (exclusive); null: open, up to now."
+    )
+    clicks = serializers.IntegerField(
+        help_text="Clicks by people in the range, the stats' total_clicks, counting a click "
+        "about a second after it was made (before the hourly roll-up has counted it)."
+    )
+    bot_clicks = serializers.IntegerField(help_text="Bots and link previews (not in `clicks`).")
+    as_of = serializers.DateTimeField(help_text="When these figures were read.")

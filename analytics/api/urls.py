@@ -1,10 +1,11 @@
 from django.urls import path
 
-from analytics.api.views import LinkStatsView, TagStatsView
+from analytics.api.views import LinkLiveStatsView, LinkStatsView, TagStatsView
 
 # Included under /api/v1/ before links.api.urls, whose last pattern answers every other path.
 urlpatterns = [
     path("links/<str:code>/stats/", LinkStatsView.as_view(), name="api-link-stats"),
+    path("links/<str:code>/stats/live", LinkLiveStatsView.as_view(), name="api-link-stats-live"),
     # <path:>: a tag may hold a slash (`spring/summer`), sent as %2F.
     path("tags/<path:tag>/stats/", TagStatsView.as_view(), name="api-tag-stats"),
 ]

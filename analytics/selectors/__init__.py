@@ -21,11 +21,12 @@ One module per question a caller asks; callers import the names from here
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
   `pipeline_status`;
+- `live`: a stats page's totals while they move (`live_totals`), read every second;
 - `orphan_visits`: requests that reached no link;
 - `hours`: the whole hours of a range and their rows, shared by the first three.
 
 A module may import a sibling, in that order of dependence (totals → series, breakdowns →
-hours), never this package.
+hours; live → hours), never this package.
 """
 
 from analytics.selectors.breakdowns import (
@@ -43,6 +44,7 @@ from analytics.selectors.breakdowns import (
     share,
     variant_results,
 )
+from analytics.selectors.live import live_totals
 from analytics.selectors.orphan_visits import (
     orphan_visit_slice,
     orphan_visit_summary,
@@ -88,6 +90,7 @@ __all__ = [
     "link_stats",
     "links_stats",
     "links_totals",
+    "live_totals",
     "orphan_visit_slice",
     "orphan_visit_summary",
     "orphan_visit_total",
