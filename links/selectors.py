@@ -229,6 +229,7 @@ def link_list(
     statuses: Collection[str] | None = None,
     exclude_tags: list[str] | None = None,
     exclude_tags_mode: str = TAGS_ANY,
+    health: str | None = None,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -250,7 +251,9 @@ def link_list(
     is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
     out the links past their expiry, the ones whose visit limit is reached (Shlink's
     excludePastValidUntil and excludeMaxVisitsReached). `created_from`, `created_until`: only
-    the links created in that span, both ends included. `order`: a key of LINK_ORDERS.
+    the links created in that span, both ends included. `health`: only the links whose
+    destination health (links.services.health) is that HealthStatus value. `order`: a key of
+    LINK_ORDERS.
     """
     for mode in (tags_mode, exclude_tags_mode):
         if mode not in (TAGS_ALL, TAGS_ANY):
@@ -280,6 +283,8 @@ def link_list(
         for key in keys:
             links = links.filter(tags__key=key)
     links = _without_tags(links, exclude_tags or [], mode=exclude_tags_mode)
+    if health:
+        links = links.filter(health_status=health)
     if created_from is not None:
         links = links.filter(created_at__gte=created_from)
     if created_until is not None:
