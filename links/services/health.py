@@ -26,6 +26,7 @@ batch per tick, at most one request per host every LINK_CHECK_HOST_SECONDS.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -126,7 +127,9 @@ def record_checks(
         _trim_history(link, len(results))
         changed = _set_health(link, status, reason, now)
     if changed:
-        events.announce_after_commit(changed, [link])
+        # A copy: the listeners hear of the link as it was at this change, not as a later one
+        # in the same transaction left it.
+        events.announce_after_commit(changed, [copy.copy(link)])
     return link.health_status
 
 

@@ -365,6 +365,8 @@ def _break(link: UrlLink) -> None:
     assert link.health_status == HealthStatus.BROKEN
 
 
+# transaction=True: the fast path reads a cache miss on its own connection (MariaDB).
+@pytest.mark.django_db(transaction=True)
 def test_a_broken_link_with_a_fallback_sends_visitors_there_until_it_recovers(user, client):
     link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
     # Cached while fine, as the redirect leaves it.
@@ -389,6 +391,8 @@ def test_a_broken_link_with_a_fallback_sends_visitors_there_until_it_recovers(us
     assert destinations == ["", FALLBACK, FALLBACK, ""]
 
 
+# transaction=True: the fast path reads a cache miss on its own connection (MariaDB).
+@pytest.mark.django_db(transaction=True)
 def test_a_broken_link_without_a_fallback_still_sends_visitors_to_its_destination(user):
     link = link_create(user=user, long_url=TARGET).link
     _break(link)
@@ -407,6 +411,8 @@ def test_a_healthy_links_entry_is_as_plain_as_before(user):
     assert broken.gated and broken.failover == FALLBACK
 
 
+# transaction=True: the fast path reads a cache miss on its own connection (MariaDB).
+@pytest.mark.django_db(transaction=True)
 def test_a_fallback_added_while_broken_takes_effect_at_once(user):
     link = link_create(user=user, long_url=TARGET).link
     _break(link)
