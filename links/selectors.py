@@ -22,6 +22,7 @@ from links.models import (
     ROW_LIMIT_REACHED,
     Domain,
     ImportStatus,
+    LinkCheck,
     LinkImport,
     LinkStatus,
     Tag,
@@ -772,3 +773,8 @@ def link_import_get(*, user: AbstractBaseUser, import_id: int) -> LinkImport:
 def link_imports_waiting() -> bool:
     """Whether any upload waits for its background run."""
     return LinkImport.objects.filter(status=ImportStatus.QUEUED).exists()
+
+
+def link_recent_checks(*, link: UrlLink, limit: int = 10) -> list[LinkCheck]:
+    """The health checker's latest checks of the link's destinations, newest first."""
+    return list(LinkCheck.objects.filter(link=link).order_by("-checked_at", "-id")[:limit])

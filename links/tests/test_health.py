@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from analytics.models import VisitRecord
 from links import cache as link_cache
@@ -450,3 +451,61 @@ def test_the_api_takes_a_fallback_through_the_long_url_policy_and_shows_health(u
     listed = api.get("/api/v1/links/", {"health": "broken"}).json()
     assert [item["code"] for item in listed["results"]] == [link.code]
     assert api.get("/api/v1/links/", {"health": "ok"}).json()["count"] == 0
+
+
+# --- The pages: forms, My links, the link page, the admin ------------------------------------
+
+
+def test_the_create_and_edit_forms_take_a_failover_url_through_the_policy(client, user):
+    client.force_login(user)
+    base = {"long_url": TARGET, "redirect_type": "302", "pass_query": "on"}
+    refused = client.post(reverse("home"), {**base, "fallback_url": "http://localhost/x"})
+    assert refused.status_code == 200 and refused.context["form"].errors["fallback_url"]
+    assert refused.context["options_open"]
+    assert client.post(reverse("home"), {**base, "fallback_url": FALLBACK}).status_code == 302
+    link = UrlLink.objects.get(fallback_url=FALLBACK)
+    url = reverse("link_edit", args=[link.code])
+    edit = {"long_url": TARGET, "title": "", "redirect_type": "302", "pass_query": "on"}
+    assert f'value="{FALLBACK}"' in client.get(url).content.decode()
+    assert client.post(url, {**edit, "fallback_url": ""}).status_code == 302
+    link.refresh_from_db()
+    assert link.fallback_url == ""
+
+
+def test_my_links_filters_the_broken_ones_and_badges_them(client, user):
+    client.force_login(user)
+    fine = link_create(user=user, long_url=TARGET, title="Fine").link
+    broken = link_create(user=user, long_url=TARGET, title="Broken", fallback_url=FALLBACK).link
+    health.record_checks(link=fine, results=[_fine()])
+    _break(broken)
+    page = client.get(reverse("dashboard")).content.decode()
+    assert page.count('data-testid="health-badge"') == 1 and "→ failover" in page
+    only = client.get(reverse("dashboard"), {"health": "broken"})
+    assert [row["link"].code for row in only.context["rows"]] == [broken.code]
+    assert "answered 500" in only.content.decode()  # the reason, in the badge's title
+
+
+def test_the_link_page_shows_its_health_and_recent_checks(client, user):
+    client.force_login(user)
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert "Not checked yet" in page and 'data-testid="health-checks"' not in page
+    _break(link)
+    page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert "Broken since" in page and f'Visitors go to <span class="long-url">{FALLBACK}' in page
+    assert page.count('<tr><td data-label="Checked">') == 2
+
+
+def test_the_admin_shows_health_filters_by_it_and_lists_the_checks(admin_client, user):
+    link = link_create(user=user, long_url=TARGET).link
+    other = link_create(user=user, long_url=TARGET, title="Other").link
+    _break(link)
+    health.record_checks(link=other, results=[_fine()])
+    changelist = reverse("admin:links_urllink_changelist")
+    listed = admin_client.get(changelist, {"health_status__exact": "broken"})
+    assert [row.code for row in listed.context["cl"].result_list] == [link.code]
+    assert "Broken since" in listed.content.decode()
+    page = admin_client.get(reverse("admin:links_urllink_change", args=[link.pk]))
+    text = page.content.decode()
+    assert page.status_code == 200 and "destination checks" in text.lower()
+    assert text.count("answered 500.") >= 2
