@@ -37,7 +37,7 @@ def _own_address() -> str:
     """This machine's address on its default route (no packet is sent)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         try:
-            sock.connect(("192.0.2.255", 9))
+            sock.connect(("203.0.113.1", 9))  # TEST-NET-3: any routed address does
         except OSError:
             return ""
         return sock.getsockname()[0]
