@@ -85,20 +85,22 @@ def _verdict(link: UrlLink, results: list[checker.CheckResult]) -> tuple[str, st
     for result in counted:
         in_a_row = _failures_in_a_row(link, result.url, result)
         if in_a_row >= needed:
-            broken.append(f"{result.detail} ({in_a_row} failed checks in a row)")
+            broken.append(f"{result.detail.rstrip('.')} ({in_a_row} failed checks in a row).")
         elif not result.ok:
-            failing.append(f"{result.detail} (failed once; broken after {needed} in a row)")
+            failing.append(
+                f"{result.detail.rstrip('.')} (failed once; broken after {needed} in a row)."
+            )
         elif result.detail:
             hints.append(result.detail)
     if broken:
-        return HealthStatus.BROKEN, "; ".join(broken)
+        return HealthStatus.BROKEN, " ".join(broken)
     if not counted:
-        blocked = "; ".join(result.detail for result in results)
+        blocked = " ".join(result.detail for result in results)
         return HealthStatus.UNKNOWN, blocked or "No destination to check."
     if link.health_status == HealthStatus.BROKEN and failing:
         # Not recovered: a destination still fails, if not yet K times since the last success.
-        return HealthStatus.BROKEN, "; ".join(failing)
-    return HealthStatus.OK, "; ".join(failing + hints)
+        return HealthStatus.BROKEN, " ".join(failing)
+    return HealthStatus.OK, " ".join(failing + hints)
 
 
 def record_checks(
