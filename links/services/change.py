@@ -17,6 +17,7 @@ from links.models import UrlLink
 from links.selectors import link_get_changeable
 from links.services.app_links import validate_app_urls
 from links.services.gates import validate_max_visits, validate_password
+from links.services.health import health_forget
 from links.services.policy import (
     LongUrlRules,
     ensure_changeable,
@@ -228,6 +229,7 @@ def link_update(
         url_rules = LongUrlRules(request_host=request_host)
         link.fallback_url = validate_fallback_url(fallback_url, url_rules=url_rules)
         changed.append("fallback_url")
+    changed += health_forget(link, changed)
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

@@ -183,6 +183,21 @@ def _set_health(link: UrlLink, status: str, reason: str, now: datetime) -> str:
     return ""
 
 
+# The fields whose change gives the link other destinations: what was known is about the old ones.
+DESTINATION_FIELDS = frozenset({"long_url", "rules", "variants"})
+
+
+def health_forget(link: UrlLink, changed: Iterable[str]) -> list[str]:
+    """For an edit (in memory; the caller saves): when `changed` gives the link other
+    destinations, its health goes back to unknown (no event: nothing recovered) and it is first
+    in the checker's line; a broken link's failover stops with the edit. The fields to save."""
+    if not DESTINATION_FIELDS.intersection(changed) or link.health_checked_at is None:
+        return []
+    link.health_status, link.health_since = HealthStatus.UNKNOWN, None
+    link.health_reason, link.health_checked_at = "", None
+    return ["health_status", "health_since", "health_reason", "health_checked_at"]
+
+
 def link_health_check(*, link: UrlLink) -> str:
     """Check every destination of one link now (the limiter's pace per host), and apply the
     rule; the link's health afterwards."""

@@ -7,6 +7,7 @@ entry points with the cached entry refreshed, the API and `manage.py check_links
 from __future__ import annotations
 
 import http.server
+import json
 import ssl
 import threading
 from pathlib import Path
@@ -423,6 +424,21 @@ def test_a_fallback_added_while_broken_takes_effect_at_once(user):
     assert headers["Location"] == FALLBACK
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_new_destination_forgets_the_old_ones_health_and_stops_the_failover(user):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    _break(link)
+    assert call_wsgi(f"/{link.code}", extra={"HTTP_USER_AGENT": BROWSER})[1]["Location"] == FALLBACK
+    link_update(code=link.code, user=user, title="Renamed")  # not a destination: kept
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.BROKEN
+    link_update(code=link.code, user=user, long_url="https://example.com/fixed")
+    row = UrlLink.objects.get(pk=link.pk)
+    assert (row.health_status, row.health_checked_at) == (HealthStatus.UNKNOWN, None)
+    location = call_wsgi(f"/{link.code}", extra={"HTTP_USER_AGENT": BROWSER})[1]["Location"]
+    assert location == "https://example.com/fixed"
+    assert health.links_due().filter(pk=link.pk).exists()  # first in line
+
+
 # --- The API -----------------------------------------------------------------------------------
 
 
@@ -451,6 +467,24 @@ def test_the_api_takes_a_fallback_through_the_long_url_policy_and_shows_health(u
     listed = api.get("/api/v1/links/", {"health": "broken"}).json()
     assert [item["code"] for item in listed["results"]] == [link.code]
     assert api.get("/api/v1/links/", {"health": "ok"}).json()["count"] == 0
+
+
+def test_bulk_items_take_a_failover_url_through_the_policy(user):
+    answer = client_for(user).post(
+        "/api/v1/links/bulk/",
+        {
+            "items": [
+                {"long_url": TARGET, "fallback_url": FALLBACK},
+                {"long_url": TARGET + "/2", "fallback_url": "http://127.0.0.1/"},
+            ]
+        },
+        format="json",
+    )
+    assert answer.status_code in (200, 201, 207), answer.content
+    results = answer.json()["results"]
+    assert results[0]["link"]["fallback_url"] == FALLBACK
+    assert results[0]["link"]["health"]["status"] == "unknown"
+    assert "fallback_url" in json.dumps(results[1]["errors"])
 
 
 # --- The pages: forms, My links, the link page, the admin ------------------------------------
