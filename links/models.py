@@ -403,6 +403,10 @@ class UrlLink(models.Model):
     health_reason = models.CharField(max_length=300, blank=True, default="", db_default="")
     # The last check of its destinations; null: never checked (first in the checker's line).
     health_checked_at = models.DateTimeField(null=True, blank=True)
+    # When its turn comes again: sooner while broken or after a failed check, so that a
+    # destination that fails is confirmed broken (and a broken one seen recovered) within
+    # LINK_CHECK_BROKEN_SECONDS; null: never checked, first in the checker's line.
+    health_next_check_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = UrlLinkQuerySet.as_manager()
 
@@ -418,8 +422,8 @@ class UrlLink(models.Model):
                 fields=["workspace", "long_url_hash", "created_at"], name="link_workspace_url_hash"
             ),
             models.Index(fields=["workspace", "-created_at"], name="link_workspace_created"),
-            # The health checker's line: the links checked longest ago (never first).
-            models.Index(fields=["health_checked_at"], name="link_health_checked"),
+            # The health checker's line: the links whose turn has come (never checked first).
+            models.Index(fields=["health_next_check_at"], name="link_health_next_check"),
         ]
         constraints = [
             # The code first: lookups by code alone (generated codes, the admin) use it too.

@@ -111,6 +111,10 @@ def record_checks(
     now = now or timezone.now()
     status, reason = _verdict(link, results)
     reason = reason[:300]
+    # A failure, even one short of breaking the link, brings its next turn forward.
+    failing = status == HealthStatus.BROKEN or any(not r.ok and r.counts for r in results)
+    wait = settings.LINK_CHECK_BROKEN_SECONDS if failing else settings.LINK_CHECK_OK_SECONDS
+    next_check = now + timedelta(seconds=wait)
     with transaction.atomic():
         LinkCheck.objects.bulk_create(
             LinkCheck(
@@ -127,7 +131,7 @@ def record_checks(
             for result in results
         )
         _trim_history(link, len(results))
-        changed = _set_health(link, status, reason, now)
+        changed = _set_health(link, status, reason, now, next_check)
     if changed:
         # A copy: the listeners hear of the link as it was at this change, not as a later one
         # in the same transaction left it.
@@ -145,15 +149,20 @@ def _trim_history(link: UrlLink, per_pass: int) -> None:
         history.exclude(id__in=kept).delete()
 
 
-def _set_health(link: UrlLink, status: str, reason: str, now: datetime) -> str:
+def _set_health(
+    link: UrlLink, status: str, reason: str, now: datetime, next_check: datetime
+) -> str:
     """Write the link's health; the event to announce ("" none). The change of state is a
     conditional UPDATE from the states it may come from: of two checkers racing, one wins."""
     if status == link.health_status or (
         status == HealthStatus.UNKNOWN and link.health_status != HealthStatus.UNKNOWN
     ):
         # No change of state (a check that said nothing keeps what was known).
-        UrlLink.objects.filter(pk=link.pk).update(health_reason=reason, health_checked_at=now)
+        UrlLink.objects.filter(pk=link.pk).update(
+            health_reason=reason, health_checked_at=now, health_next_check_at=next_check
+        )
         link.health_reason, link.health_checked_at = reason, now
+        link.health_next_check_at = next_check
         return ""
     came_from = (
         [HealthStatus.OK, HealthStatus.UNKNOWN]
@@ -161,7 +170,11 @@ def _set_health(link: UrlLink, status: str, reason: str, now: datetime) -> str:
         else [link.health_status]
     )
     won = UrlLink.objects.filter(pk=link.pk, health_status__in=came_from).update(
-        health_status=status, health_since=now, health_reason=reason, health_checked_at=now
+        health_status=status,
+        health_since=now,
+        health_reason=reason,
+        health_checked_at=now,
+        health_next_check_at=next_check,
     )
     if not won:
         link.refresh_from_db(
@@ -171,6 +184,7 @@ def _set_health(link: UrlLink, status: str, reason: str, now: datetime) -> str:
     was = link.health_status
     link.health_status, link.health_since = status, now
     link.health_reason, link.health_checked_at = reason, now
+    link.health_next_check_at = next_check
     if link.fallback_url and HealthStatus.BROKEN in (was, status):
         # Where its visitors go changes: the cached entry goes, as with an edit.
         key = link_cache.key_of_link(link)
@@ -195,7 +209,14 @@ def health_forget(link: UrlLink, changed: Iterable[str]) -> list[str]:
         return []
     link.health_status, link.health_since = HealthStatus.UNKNOWN, None
     link.health_reason, link.health_checked_at = "", None
-    return ["health_status", "health_since", "health_reason", "health_checked_at"]
+    link.health_next_check_at = None
+    return [
+        "health_status",
+        "health_since",
+        "health_reason",
+        "health_checked_at",
+        "health_next_check_at",
+    ]
 
 
 def link_health_check(*, link: UrlLink) -> str:
@@ -211,17 +232,11 @@ def link_health_check(*, link: UrlLink) -> str:
 def links_due(*, now: datetime | None = None) -> Iterable[UrlLink]:
     """Active links whose turn has come, never checked first, then the longest waiting."""
     now = now or timezone.now()
-    ok_before = now - timedelta(seconds=settings.LINK_CHECK_OK_SECONDS)
-    broken_before = now - timedelta(seconds=settings.LINK_CHECK_BROKEN_SECONDS)
-    due = (
-        Q(health_checked_at__isnull=True)
-        | Q(health_status=HealthStatus.BROKEN, health_checked_at__lte=broken_before)
-        | (~Q(health_status=HealthStatus.BROKEN) & Q(health_checked_at__lte=ok_before))
-    )
+    due = Q(health_next_check_at__isnull=True) | Q(health_next_check_at__lte=now)
     return (
         UrlLink.objects.active(now)
         .filter(due)
-        .order_by(F("health_checked_at").asc(nulls_first=True), "id")
+        .order_by(F("health_next_check_at").asc(nulls_first=True), "id")
     )
 
 

@@ -10,11 +10,13 @@ import http.server
 import json
 import ssl
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from analytics.models import VisitRecord
 from links import cache as link_cache
@@ -339,6 +341,25 @@ def test_the_sweep_checks_due_links_at_one_request_per_host(user, destination, s
         UrlLink.objects.filter(pk__in=[first.pk, second.pk]).values_list("health_status", flat=True)
     )
     assert statuses == {HealthStatus.OK}
+
+
+def test_a_failed_check_brings_the_next_one_forward(user, settings):
+    """Working links wait LINK_CHECK_OK_SECONDS; after a failure (not yet broken) and while
+    broken, LINK_CHECK_BROKEN_SECONDS: a failing destination is confirmed within a minute, not
+    two quarter-hours."""
+    settings.LINK_CHECK_OK_SECONDS, settings.LINK_CHECK_BROKEN_SECONDS = 900, 60
+    link = link_create(user=user, long_url=TARGET).link
+    assert health.links_due().filter(pk=link.pk).exists()  # never checked: due at once
+    now = timezone.now()
+    health.record_checks(link=link, results=[_fine()], now=now)
+    due_at = {
+        seconds: health.links_due(now=now + timedelta(seconds=seconds)).filter(pk=link.pk).exists()
+        for seconds in (61, 901)
+    }
+    assert due_at == {61: False, 901: True}
+    health.record_checks(link=link, results=[_failed()], now=now)
+    assert link.health_status == HealthStatus.OK
+    assert health.links_due(now=now + timedelta(seconds=61)).filter(pk=link.pk).exists()
 
 
 def test_check_links_runs_one_pass_now(user, destination):
