@@ -662,6 +662,8 @@ def _export_pages(
                 "expired_url": link.expired_url,
                 "ios_url": link.ios_url,
                 "android_url": link.android_url,
+                "fallback_url": link.fallback_url,
+                "health": link.health_status,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

@@ -508,6 +508,27 @@ def test_bulk_items_take_a_failover_url_through_the_policy(user):
     assert "fallback_url" in json.dumps(results[1]["errors"])
 
 
+def test_the_exports_carry_the_failover_and_health_and_an_import_reads_the_failover(
+    client, user, other_user
+):
+    from links.imports.formats import parse_file
+    from links.imports.service import link_import
+
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    _break(link)
+    client.force_login(user)
+    for fmt in ("csv", "json"):
+        data = b"".join(client.get(reverse("links_export", args=[fmt])).streaming_content)
+        if fmt == "json":
+            exported = json.loads(data)["links"][0]
+            assert (exported["fallback_url"], exported["health"]) == (FALLBACK, "broken")
+        report = link_import(user=other_user, parsed=parse_file(data), request_host="testserver")
+        copy = UrlLink.objects.get(owner=other_user, code=report.entries[0].code)
+        # The failover comes over; the health is the checker's to find for the new link.
+        assert (copy.fallback_url, copy.health_status) == (FALLBACK, HealthStatus.UNKNOWN)
+        copy.delete()
+
+
 # --- The pages: forms, My links, the link page, the admin ------------------------------------
 
 
