@@ -31,7 +31,14 @@ from core.redis_conn import uses_redis
 from links.cache import redirect_location
 from links.codes import pool
 from links.imports.exports import LineEcho, spreadsheet_safe
-from links.selectors import TagNotFound, link_list, link_statuses, tag_get, tag_list
+from links.selectors import (
+    TagNotFound,
+    link_list,
+    link_recent_checks,
+    link_statuses,
+    tag_get,
+    tag_list,
+)
 from links.services.tags import TagNameTaken, tag_delete, tag_rename
 from links.shortcuts import visible_link_or_404
 from links.shortlinks import link_page_url, link_short_url
@@ -159,6 +166,7 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
             "show_bots": show_bots,
             "bots_only": bots_only,
             "status": link_statuses([link])[link.pk],  # by the live visit count, if capped
+            "checks": link_recent_checks(link=link),  # destination health (issue #29)
         },
     )
 

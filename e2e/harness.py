@@ -615,12 +615,15 @@ def make_command(target: str) -> list[str]:
     return ["make", "--no-print-directory", target, f"VENV={VENV}"]
 
 
-def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -> Deployment:
+def start_deployment(
+    mode: str, *, name: str = "", own_database: bool = False, env: dict[str, str] | None = None
+) -> Deployment:
     """Start one deployment; on any failure stop what was started and raise with the logs.
 
     `name` (the mode by default) names its log directory, for a second deployment beside the
     session's; `own_database` (services mode) runs it on a private MariaDB server
-    (procs["mariadb"], port in db_port) that a case may stop.
+    (procs["mariadb"], port in db_port) that a case may stop; `env`: settings of its own for
+    every process of it (e.g. short intervals a case needs).
     """
     log_dir = ARTIFACTS / (name or mode)
     shutil.rmtree(log_dir, ignore_errors=True)
@@ -638,6 +641,7 @@ def start_deployment(mode: str, *, name: str = "", own_database: bool = False) -
     )
     # Each deployment collects its own static files, never into the checkout's staticfiles/.
     dep.env["STATIC_ROOT"] = str(workdir / "static")
+    dep.env.update(env or {})
     try:
         if mode == "embedded":
             dep.env["DATABASE_URL"] = f"sqlite:///{workdir / 'db.sqlite3'}"

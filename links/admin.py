@@ -38,7 +38,7 @@ from links.models import (
     UrlLink,
     tag_key,
 )
-from links.selectors import default_domain_host
+from links.selectors import default_domain_host, link_recent_checks
 from links.services import qr_design
 from links.services.bulk_change import CHANGED, REFUSED, link_change_many
 from links.services.change import link_cache_refresh, link_revoke, link_update
@@ -149,11 +149,13 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "starts",
         "expires",
         "status_label",
+        "health_label",
     )
     list_display_links = ("long_url_short",)
     list_select_related = ("owner", "domain", "workspace")
     list_filter = (
         LinkStatusFilter,
+        "health_status",
         LinkWorkspaceFilter,
         "domain",
         "archived",
@@ -201,6 +203,11 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "targeting",
         "social_preview",
         "expired_url",
+        "health_label",
+        "health_reason",
+        "health_checked_at",
+        "fallback_url",
+        "recent_checks",
         "app_links",
         "code_type",
         "created_at",
@@ -250,6 +257,45 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             "</div>",
             shown,
             ascii_url,
+        )
+
+    @admin.display(description="health", ordering="health_status")
+    def health_label(self, link: UrlLink) -> str:
+        """The destination's health (links.services.health) and since when."""
+        label = link.get_health_status_display()
+        if link.health_since is None:
+            return label
+        return f"{label} since {short_date(link.health_since)}"
+
+    @admin.display(description="destination checks")
+    def recent_checks(self, link: UrlLink) -> str:
+        """The health checker's latest checks (links.services.health), newest first: only the
+        checker writes them."""
+        checks = link_recent_checks(link=link, limit=20)
+        if not checks:
+            return "— (not checked yet)"
+        rows = format_html_join(
+            "",
+            "<li>{} · {} · {} · {} ms · {}</li>",
+            (
+                (
+                    short_date(check.checked_at),
+                    check.url,
+                    check.status_code or "no answer",
+                    check.elapsed_ms,
+                    "OK" if check.ok else check.get_error_display(),
+                )
+                for check in checks
+            ),
+        )
+        details = format_html_join(
+            "", "<li>{}</li>", ((check.detail,) for check in checks if check.detail)
+        )
+        return format_html(
+            '<ul class="link-checks" style="margin:0;overflow-wrap:anywhere">{}</ul>'
+            '<ul class="link-check-details" style="margin:0">{}</ul>',
+            rows,
+            details,
         )
 
     @admin.display(description="social preview")

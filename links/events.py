@@ -18,6 +18,9 @@ logger = logging.getLogger("links.events")
 LINK_CREATED = "link.created"
 LINK_UPDATED = "link.updated"
 LINK_REVOKED = "link.revoked"
+# A link's destination health changed (links.services.health): broken, then recovered.
+LINK_BROKEN = "link.broken"
+LINK_RECOVERED = "link.recovered"
 
 # Sent with event=<one of the above>, links=[UrlLink, …].
 link_changed = Signal()

@@ -219,6 +219,25 @@ class GateFieldsMixin(forms.Form):
             "link's clicks (never toward its limit). Not before its start."
         ),
     )
+    # Failover (issue #29): checked by links.services.policy.validate_fallback_url.
+    fallback_url = forms.CharField(
+        label="While the destination is broken, send visitors to",
+        required=False,
+        max_length=4096,
+        widget=forms.TextInput(
+            attrs={
+                "type": "url",
+                "inputmode": "url",
+                "autocomplete": "off",
+                "placeholder": "https://example.com/offers",
+            }
+        ),
+        help_text=(
+            "Optional. The link's destinations are checked regularly (every 15 minutes by "
+            "default); once one fails twice in a row (an error page, no answer), visitors go "
+            "here instead, until it works again."
+        ),
+    )
 
 
 def _field_group(names: tuple[str, ...]) -> tuple[property, property, Callable]:
@@ -635,6 +654,7 @@ class LinkEditForm(
                 "og_description": link.og_description,
                 "og_image": link.og_image,
                 "expired_url": link.expired_url,
+                "fallback_url": link.fallback_url,
                 "ios_url": link.ios_url,
                 "android_url": link.android_url,
                 # The builder shows the UTM values the long URL holds now.
@@ -724,6 +744,18 @@ class LinkFilterForm(forms.Form):
         required=False,
         error_messages={"invalid_choice": "Unknown sort order; showing newest first."},
     )
+    # Destination health (links.services.health): "Broken" finds the links to fix first.
+    health = forms.ChoiceField(
+        label="Destination",
+        choices=[
+            ("", "Any destination"),
+            ("broken", "Broken destination"),
+            ("ok", "Working destination"),
+            ("unknown", "Not checked yet"),
+        ],
+        required=False,
+        error_messages={"invalid_choice": "Unknown filter; showing every destination."},
+    )
     archived = forms.BooleanField(label="Show archived", required=False)
 
     def __init__(self, *args, domains: list[str] | None = None, default_domain: str = "", **kwargs):
@@ -753,6 +785,7 @@ class LinkFilterForm(forms.Form):
             "tags": self.selected_tags(),
             "archived": bool(data.get("archived")),
             "domain": data.get("domain") or None,
+            "health": data.get("health") or None,
         }
 
 

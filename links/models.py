@@ -266,6 +266,28 @@ class Tag(models.Model):
         return self.name
 
 
+class HealthStatus(models.TextChoices):
+    """A link's destination health (links.services.health decides it)."""
+
+    OK = "ok", "OK"
+    BROKEN = "broken", "Broken"
+    UNKNOWN = "unknown", "Not checked yet"
+
+
+class CheckError(models.TextChoices):
+    """Why one check of a destination failed (LinkCheck.error); soft404 is a hint only."""
+
+    TLS = "tls", "TLS error"
+    DNS = "dns", "Name not resolved"
+    TIMEOUT = "timeout", "Timed out"
+    REFUSED = "refused", "Connection refused or not allowed"
+    HTTP = "http", "Error status"
+    SOFT404 = "soft404", "Looks like a 'not found' page"
+    # The address rule (links.outbound) refused it, or a redirect on the way: not fetched, and
+    # never counted against the destination (it may well work for visitors).
+    BLOCKED = "blocked", "Not checked: address not allowed"
+
+
 class UrlLink(models.Model):
     # Unique per domain (link_code_domain): an alias may be taken on two domains. Generated
     # codes stay unique across all of them (the pool, the sequence and the hash check see every
@@ -362,6 +384,30 @@ class UrlLink(models.Model):
         "preview image URL", max_length=2048, blank=True, default="", db_default=""
     )
 
+    # Destination health (issue #29, links/services/health.py): where visitors go while a
+    # destination is broken (automatic failover, through the long-URL policy); "" none: they
+    # still go to the broken destination.
+    fallback_url = models.CharField(
+        "failover URL", max_length=2048, blank=True, default="", db_default=""
+    )
+    # The current health, changed only by links.services.health (a conditional UPDATE, so two
+    # checkers racing cannot both announce one change): since when, and why.
+    health_status = models.CharField(
+        "health",
+        max_length=8,
+        choices=HealthStatus.choices,
+        default=HealthStatus.UNKNOWN,
+        db_default=HealthStatus.UNKNOWN,
+    )
+    health_since = models.DateTimeField(null=True, blank=True)
+    health_reason = models.CharField(max_length=300, blank=True, default="", db_default="")
+    # The last check of its destinations; null: never checked (first in the checker's line).
+    health_checked_at = models.DateTimeField(null=True, blank=True)
+    # When its turn comes again: sooner while broken or after a failed check, so that a
+    # destination that fails is confirmed broken (and a broken one seen recovered) within
+    # LINK_CHECK_BROKEN_SECONDS; null: never checked, first in the checker's line.
+    health_next_check_at = models.DateTimeField(null=True, blank=True, editable=False)
+
     objects = UrlLinkQuerySet.as_manager()
 
     class Meta:
@@ -376,6 +422,8 @@ class UrlLink(models.Model):
                 fields=["workspace", "long_url_hash", "created_at"], name="link_workspace_url_hash"
             ),
             models.Index(fields=["workspace", "-created_at"], name="link_workspace_created"),
+            # The health checker's line: the links whose turn has come (never checked first).
+            models.Index(fields=["health_next_check_at"], name="link_health_next_check"),
         ]
         constraints = [
             # The code first: lookups by code alone (generated codes, the admin) use it too.
@@ -562,3 +610,27 @@ class QrDesign(models.Model):
 
     def __str__(self) -> str:
         return f"QR design of {self.link_id}"
+
+
+class LinkCheck(models.Model):
+    """One check of one of a link's destinations by the health checker: what it answered. Kept
+    per link up to settings.LINK_CHECK_HISTORY (the oldest dropped), so it never grows without
+    bound."""
+
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="checks")
+    checked_at = models.DateTimeField()
+    url = models.CharField(max_length=2048)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    final_url = models.CharField(max_length=2048, blank=True, default="")
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=8, choices=CheckError.choices, blank=True, default="")
+    detail = models.CharField(max_length=300, blank=True, default="")
+    ok = models.BooleanField()
+
+    class Meta:
+        verbose_name = "destination check"
+        ordering = ["-checked_at", "-id"]
+        indexes = [models.Index(fields=["link", "-checked_at"], name="linkcheck_link_time")]
+
+    def __str__(self) -> str:
+        return f"{self.url} {'ok' if self.ok else self.error}"

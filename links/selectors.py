@@ -22,6 +22,7 @@ from links.models import (
     ROW_LIMIT_REACHED,
     Domain,
     ImportStatus,
+    LinkCheck,
     LinkImport,
     LinkStatus,
     Tag,
@@ -229,6 +230,7 @@ def link_list(
     statuses: Collection[str] | None = None,
     exclude_tags: list[str] | None = None,
     exclude_tags_mode: str = TAGS_ANY,
+    health: str | None = None,
 ) -> QuerySet[UrlLink]:
     """Links `user` may see, newest first by default.
 
@@ -250,7 +252,9 @@ def link_list(
     is our revoke, such as the Shlink layer). `exclude_expired`, `exclude_limit_reached`: leave
     out the links past their expiry, the ones whose visit limit is reached (Shlink's
     excludePastValidUntil and excludeMaxVisitsReached). `created_from`, `created_until`: only
-    the links created in that span, both ends included. `order`: a key of LINK_ORDERS.
+    the links created in that span, both ends included. `health`: only the links whose
+    destination health (links.services.health) is that HealthStatus value. `order`: a key of
+    LINK_ORDERS.
     """
     for mode in (tags_mode, exclude_tags_mode):
         if mode not in (TAGS_ALL, TAGS_ANY):
@@ -280,6 +284,8 @@ def link_list(
         for key in keys:
             links = links.filter(tags__key=key)
     links = _without_tags(links, exclude_tags or [], mode=exclude_tags_mode)
+    if health:
+        links = links.filter(health_status=health)
     if created_from is not None:
         links = links.filter(created_at__gte=created_from)
     if created_until is not None:
@@ -656,6 +662,8 @@ def _export_pages(
                 "expired_url": link.expired_url,
                 "ios_url": link.ios_url,
                 "android_url": link.android_url,
+                "fallback_url": link.fallback_url,
+                "health": link.health_status,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()
@@ -767,3 +775,8 @@ def link_import_get(*, user: AbstractBaseUser, import_id: int) -> LinkImport:
 def link_imports_waiting() -> bool:
     """Whether any upload waits for its background run."""
     return LinkImport.objects.filter(status=ImportStatus.QUEUED).exists()
+
+
+def link_recent_checks(*, link: UrlLink, limit: int = 10) -> list[LinkCheck]:
+    """The health checker's latest checks of the link's destinations, newest first."""
+    return list(LinkCheck.objects.filter(link=link).order_by("-checked_at", "-id")[:limit])

@@ -2,6 +2,7 @@ from celery import shared_task
 
 from links.codes import pool
 from links.imports import service as imports
+from links.services import health
 
 
 @shared_task(ignore_result=True, soft_time_limit=120, time_limit=150)
@@ -22,3 +23,10 @@ def sweep_imports_task() -> int:
     """End the imports whose worker died mid-run, and send again those still waiting (beat, every
     IMPORT_SWEEP_SECONDS)."""
     return imports.link_import_sweep()
+
+
+@shared_task(ignore_result=True, soft_time_limit=120, time_limit=150)
+def check_link_health_task() -> int:
+    """One tick of the destination health checker (beat, every LINK_CHECK_SECONDS), on the
+    webhooks queue: it waits on other people's servers, never on the visits' worker."""
+    return health.link_health_sweep()

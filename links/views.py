@@ -123,6 +123,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 password=data["password"] or None,
                 max_visits=data["max_visits"],
                 expired_url=data["expired_url"],
+                fallback_url=data["fallback_url"],
                 domain=data.get("domain") or None,
                 request_host=request.get_host(),
                 **form.targeting(),
@@ -174,6 +175,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "password",
             "max_visits",
             "expired_url",
+            "fallback_url",
         )
         if name in form.fields
     )

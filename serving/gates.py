@@ -1,5 +1,5 @@
 """The redirect of a gated link: one with a password, a visit cap, rules, variants, a social
-preview or an app deep link.
+preview, an app deep link, or a failover under way (a broken destination with a fallback_url).
 
 Plain links never come here: their redirect is the fused read-and-count of serving/redirect.py.
 A gated link's cache entry carries everything needed (LinkEntry: the password's hash, the cap,
@@ -18,7 +18,8 @@ The order, for a GET (HEAD is answered the same way and never counted):
    visits are left, a click that would not use one (a bot's, a HEAD) → 403 and a page that
    names no destination (HELD): a cap protects a limited offer, so only the people it counts
    are sent on;
-3. the destination: the first rule whose every condition matches, else the link's app deep
+3. the destination: the link's failover URL while its destination is broken (links.services.
+   health), else the first rule whose every condition matches, else the link's app deep
    link for the visitor's OS (ios_url on iOS and iPadOS, android_url on Android), else a
    variant picked for this visitor, else the long URL;
 4. the visit, with the destination it got.
@@ -277,8 +278,12 @@ def _app_location(entry: LinkEntry, visitor: _Visitor) -> str:
 
 
 def destination(entry: LinkEntry, meta: Mapping[str, str]) -> LinkEntry:
-    """`entry` with the location this visitor goes to (a rule's, the app link for their OS, a
-    variant's, or its own)."""
+    """`entry` with the location this visitor goes to (the failover while the link's destination
+    is broken, else a rule's, the app link for their OS, a variant's, or its own)."""
+    if entry.failover:
+        # links.services.health: a broken destination's visitors go to the link's fallback_url,
+        # whatever rule or variant would have sent them to it; the visit records where.
+        return replace(entry, location=entry.failover, destination=entry.failover)
     apps = entry.ios_location or entry.android_location
     if not entry.rules and not entry.variants and not apps:
         return entry

@@ -4,7 +4,8 @@ Each runner thread is elected by a lock file in the node's state dir (core.node_
 so one process of the node runs each set of jobs. Without Redis (embedded mode) the `runner`
 and `webhooks` threads run the periodic jobs beat has Celery run in services mode, from the
 same list (shorturl_project.jobs: store spooled visits, roll up hours, refill the code pool, end
-interrupted imports, deliver due webhooks); the runner also builds the node's code filter
+interrupted imports, deliver due webhooks, check links' destinations, each of the last two in a
+thread of its own); the runner also builds the node's code filter
 (links.cache.code_filter) when it starts. With Redis, the `runner` forwards spooled visits to the
 Redis buffer and keeps the set of generated codes loaded, and the `sync` applies other nodes'
 link changes to the generation table and the code filter (and sends the Redis part of changes
@@ -37,7 +38,7 @@ from links import cache as link_cache
 from links import selectors as link_selectors
 from links import visit_caps
 from links.imports import service as link_imports
-from shorturl_project.jobs import PERIODIC_JOBS, RUNNER, WEBHOOKS
+from shorturl_project.jobs import LINK_CHECKS, PERIODIC_JOBS, RUNNER, WEBHOOKS
 
 logger = logging.getLogger("shorturl.embedded")
 
@@ -45,6 +46,7 @@ logger = logging.getLogger("shorturl.embedded")
 RUNNER_LOCK = RUNNER
 SYNC_LOCK = "sync"
 WEBHOOKS_LOCK = WEBHOOKS
+LINK_CHECKS_LOCK = LINK_CHECKS
 
 # --- Background jobs -------------------------------------------------------------------------
 
@@ -99,6 +101,7 @@ def _node_runners() -> dict[str, list[Job]]:
             Job("build the code filter", CODE_SET_CHECK_SECONDS, link_cache.ensure_code_filter),
         ],
         WEBHOOKS_LOCK: [],
+        LINK_CHECKS_LOCK: [],
     }
     # What beat has Celery run in services mode (shorturl_project.jobs), run here.
     for job in PERIODIC_JOBS:

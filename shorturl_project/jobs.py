@@ -20,6 +20,7 @@ from django.conf import settings
 # The embedded runner threads (each elected on its own lock file, shorturl_project.embedded).
 RUNNER = "runner"
 WEBHOOKS = "webhooks"
+LINK_CHECKS = "link-checks"
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,17 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         expires=30,
         runner=WEBHOOKS,
         kwargs={"max_seconds": 30.0},
+    ),
+    # Destination health (links.services.health): it waits on other people's servers too, in a
+    # thread of its own (embedded mode) so that a slow destination never holds up webhooks;
+    # services mode: the webhooks queue's worker (settings.CELERY_TASK_ROUTES).
+    PeriodicJob(
+        name="check-link-health",
+        task="links.tasks.check_link_health_task",
+        function="links.services.health.link_health_sweep",
+        every="LINK_CHECK_SECONDS",
+        expires=60,
+        runner=LINK_CHECKS,
     ),
 )
 

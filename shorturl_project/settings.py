@@ -199,6 +199,23 @@ WEBHOOK_ATTEMPT_SECONDS = env.float("WEBHOOK_ATTEMPT_SECONDS", default=10.0)
 # them, about a day in all) is turned off, with the reason shown to its workspace's writers.
 WEBHOOK_DISABLE_AFTER_FAILURES = env.int("WEBHOOK_DISABLE_AFTER_FAILURES", default=15)
 
+# Destination health (links/services/health.py, docs/link-health.md): the checker's tick (the
+# periodic job), how long a link waits between checks while fine and while broken, how many
+# failed checks in a row make a destination broken, at most one request per host every
+# LINK_CHECK_HOST_SECONDS, at most LINK_CHECK_BATCH links and LINK_CHECK_TICK_SECONDS per tick,
+# LINK_CHECK_FETCH_SECONDS for one fetch (redirects included), LINK_CHECK_HISTORY checks kept.
+LINK_CHECK_SECONDS = env.float("LINK_CHECK_SECONDS", default=60.0)
+LINK_CHECK_OK_SECONDS = env.float("LINK_CHECK_OK_SECONDS", default=15 * 60.0)
+LINK_CHECK_BROKEN_SECONDS = env.float("LINK_CHECK_BROKEN_SECONDS", default=60.0)
+LINK_CHECK_FAILURES = env.int("LINK_CHECK_FAILURES", default=2)
+LINK_CHECK_HOST_SECONDS = env.float("LINK_CHECK_HOST_SECONDS", default=2.0)
+LINK_CHECK_BATCH = env.int("LINK_CHECK_BATCH", default=100)
+LINK_CHECK_TICK_SECONDS = env.float("LINK_CHECK_TICK_SECONDS", default=30.0)
+LINK_CHECK_FETCH_SECONDS = env.float("LINK_CHECK_FETCH_SECONDS", default=10.0)
+LINK_CHECK_HISTORY = env.int("LINK_CHECK_HISTORY", default=50)
+# A page about the checker for the owners of the sites it fetches, named in its User-Agent.
+LINK_CHECK_ABOUT_URL = env.str("LINK_CHECK_ABOUT_URL", default="")
+
 # --- Celery ------------------------------------------------------------------------------------
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
 CELERY_TASK_ALWAYS_EAGER = env.bool(
@@ -227,7 +244,11 @@ IMPORT_SWEEP_SECONDS = env.float("IMPORT_SWEEP_SECONDS", default=60.0)
 # Webhook deliveries wait on other people's servers: a queue of their own, consumed by a worker
 # of its own (`make webhook-worker`, docker-compose's webhook-worker), so that a slow receiver
 # never holds the worker that stores visits (`make worker` consumes only the default queue).
-CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
+# The link checker waits on other people's servers too (links/services/health.py): the same lane.
+CELERY_TASK_ROUTES = {
+    "webhooks.tasks.*": {"queue": "webhooks"},
+    "links.tasks.check_link_health_task": {"queue": "webhooks"},
+}
 # How often beat has visits stored and hours rolled up in services mode (the embedded runner:
 # EMBEDDED_FLUSH_SECONDS, EMBEDDED_AGGREGATE_SECONDS). Beat's schedule is not a setting: it is
 # built from the one list of periodic jobs (shorturl_project.jobs) by shorturl_project.celery.

@@ -16,6 +16,8 @@ class WebhookEvent(models.TextChoices):
     LINK_UPDATED = "link.updated", "A link is changed"
     LINK_REVOKED = "link.revoked", "A link is revoked"
     LINK_CLICKED = "link.clicked", "Links are clicked (batched: many clicks per call)"
+    LINK_BROKEN = "link.broken", "A link's destination stops working"
+    LINK_RECOVERED = "link.recovered", "A broken link's destination works again"
 
 
 # Sent by "Send a test" only; nobody subscribes to it.

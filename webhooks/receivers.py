@@ -22,7 +22,8 @@ def _time(moment: datetime | None) -> str | None:
 
 
 def link_data(link: UrlLink) -> dict:
-    """A link as webhooks tell it (the `data.link` of link.created/updated/revoked)."""
+    """A link as webhooks tell it (the `data.link` of link.created/updated/revoked/broken/
+    recovered)."""
     return {
         "id": link.pk,
         "code": link.code,
@@ -39,6 +40,14 @@ def link_data(link: UrlLink) -> dict:
         # App deep links (issue #28): where iOS / Android visitors go; None for none.
         "ios_url": link.ios_url or None,
         "android_url": link.android_url or None,
+        # Destination health (issue #29): where visitors go while it is broken, and its state.
+        "fallback_url": link.fallback_url or None,
+        "health": {
+            "status": link.health_status,
+            "since": _time(link.health_since),
+            "reason": link.health_reason,
+            "checked_at": _time(link.health_checked_at),
+        },
     }
 
 

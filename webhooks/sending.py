@@ -5,10 +5,8 @@ to a moment later (DNS rebinding): urllib3 (requests' own transport) connects to
 while the Host header, TLS's SNI and the certificate check use the URL's host name.
 
 Every attempt has one deadline (settings.WEBHOOK_ATTEMPT_SECONDS) for all of it: connecting,
-TLS, sending the body and reading the answer. A socket timeout alone is per read, so a receiver
-that sends one byte every few seconds would hold the attempt, and its worker, for as long as it
-likes; at the deadline a watchdog shuts the attempt's socket down, which ends any read or write
-blocked on it.
+TLS, sending the body and reading the answer (links.outbound.Deadline: a receiver that sends one
+byte every few seconds is cut off at it, and never holds the attempt's worker for longer).
 
 Never called from the redirect path nor from a web request: only the delivery services, in a
 lane of their own (the `webhooks` Celery queue's worker, or the embedded runner's webhooks
@@ -17,26 +15,19 @@ thread), reach it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
-import socket
-import threading
-import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import certifi
-import urllib3
 from django.conf import settings
-from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import HTTPError, TimeoutError
 
+from links.outbound import STEP_TIMEOUT_SECONDS, Deadline
+from links.outbound import pinned_pool as _pool
 from webhooks.targets import UnsafeTarget, check_target
 
-# No single step (connecting, one read) may take longer than this, within the attempt's deadline.
-STEP_TIMEOUT_SECONDS = 5.0
 EXCERPT_LENGTH = 500
 USER_AGENT = "shorturl-webhooks/1"
 
@@ -63,91 +54,7 @@ def attempt_seconds() -> float:
     return float(settings.WEBHOOK_ATTEMPT_SECONDS)
 
 
-class _Deadline:
-    """The attempt's deadline: the sockets it opens are shut down when it passes."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.ends = time.monotonic() + seconds
-        self.passed = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def over(self) -> bool:
-        """Passed: its watchdog fired, or a step's own timeout (never longer than what was
-        left) ran out with it."""
-        return self.passed or time.monotonic() >= self.ends - 0.01
-
-    def left(self) -> float:
-        return max(self.ends - time.monotonic(), 0.001)
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            passed = self.passed
-        if passed:
-            _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.passed = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-
-def _shut(sock: socket.socket) -> None:
-    # Wakes a recv()/send() blocked on it in the attempt's thread (close() alone does not);
-    # an OSError: it was closed already.
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-def _watched(cls: type[HTTPConnection], deadline: _Deadline) -> type[HTTPConnection]:
-    """`cls`, its raw socket handed to `deadline` as soon as it is connected (before TLS)."""
-
-    class Watched(cls):
-        def _new_conn(self) -> socket.socket:
-            sock = super()._new_conn()
-            deadline.watch(sock)
-            return sock
-
-    return Watched
-
-
-def _pool(
-    scheme: str, address: str, port: int, host: str, deadline: _Deadline
-) -> urllib3.HTTPConnectionPool:
-    """A connection pool to `address` that speaks to it as `host`, within `deadline`."""
-    step = min(STEP_TIMEOUT_SECONDS, deadline.left())
-    timeout = urllib3.Timeout(connect=step, read=step)
-    if scheme == "https":
-        pool = urllib3.HTTPSConnectionPool(
-            address,
-            port,
-            timeout=timeout,
-            retries=False,
-            cert_reqs="CERT_REQUIRED",
-            ca_certs=certifi.where(),
-            server_hostname=host,  # SNI
-            assert_hostname=host,  # the certificate must name the URL's host, not the address
-        )
-        pool.ConnectionCls = _watched(HTTPSConnection, deadline)
-    else:
-        pool = urllib3.HTTPConnectionPool(address, port, timeout=timeout, retries=False)
-        pool.ConnectionCls = _watched(HTTPConnection, deadline)
-    return pool
-
-
-def _open(
-    url: str, addresses: list[str], body: bytes, headers: dict[str, str], deadline: _Deadline
-):
+def _open(url: str, addresses: list[str], body: bytes, headers: dict[str, str], deadline: Deadline):
     """POST to the first of `addresses` that takes the connection; the answer unread."""
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -178,14 +85,14 @@ def _open(
 def post(*, url: str, secret: str, payload: dict) -> AttemptResult:
     """POST the payload; 2xx is delivered. Over within settings.WEBHOOK_ATTEMPT_SECONDS, the
     name's lookup (webhooks.targets) included, whatever the receiver does."""
-    deadline = _Deadline(attempt_seconds())
+    deadline = Deadline(attempt_seconds())
     try:
         return _post(url=url, secret=secret, payload=payload, deadline=deadline)
     finally:
         deadline.cancel()
 
 
-def _post(*, url: str, secret: str, payload: dict, deadline: _Deadline) -> AttemptResult:
+def _post(*, url: str, secret: str, payload: dict, deadline: Deadline) -> AttemptResult:
     try:
         addresses = check_target(url)  # again now, and the connection goes to these
     except UnsafeTarget as exc:

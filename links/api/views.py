@@ -100,7 +100,8 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
             "Your links, newest first, 50 per page (`page_size` up to 500). "
             "Staff see every link unless they pass `mine=true`. Archived links are left out "
             "unless `archived=true`; `status=scheduled` (or another state) keeps the links in "
-            "that state; `tag=x&tag=y` keeps the links with every one of those tags, "
+            "that state; `health=broken` the links whose destination the health checker finds "
+            "broken; `tag=x&tag=y` keeps the links with every one of those tags, "
             "`exclude_tag=x&exclude_tag=y` leaves out the links with any of them; "
             "`domain=<host>` the links on that short domain; `workspace=<slug>` one workspace's "
             "(an API key lists only its own workspace's links)."
@@ -131,6 +132,7 @@ class LinkListCreateView(_LinkViewMixin, LinkApiView):
             search=query.get("search"),
             active=query["active"],
             statuses=[query["status"]] if query.get("status") else None,
+            health=query.get("health"),
             owned_only=query["mine"],
             tags=query.get("tag"),
             exclude_tags=query.get("exclude_tag"),

@@ -13,7 +13,7 @@ import idna
 from django.utils.encoding import iri_to_uri
 
 from links.cache.keys import code_of_key, domain_of_key, link_key
-from links.models import DEFAULT_DOMAIN_ID, UrlLink
+from links.models import DEFAULT_DOMAIN_ID, HealthStatus, UrlLink
 
 # The value cached for a key no link has.
 _MISSING = "-"
@@ -72,6 +72,10 @@ class LinkEntry:
     # Set on the entry a visitor of a stopped link is sent to its fallback with (the state, a
     # LinkStatus value): the visit notes it. Never cached, as `destination`.
     link_state: str = ""
+    # The failover (UrlLink.fallback_url) as it goes into the Location header, set only while
+    # the link's destination is broken (links.services.health): every visitor goes there
+    # (serving/gates.py). "" otherwise, so a healthy link's entry is as it always was.
+    failover: str = ""
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -105,9 +109,15 @@ class LinkEntry:
             fallback=redirect_location(link.expired_url) if link.expired_url else "",
             ios_location=app_location(link.ios_url),
             android_location=app_location(link.android_url),
+            failover=(
+                redirect_location(link.fallback_url)
+                if link.fallback_url and link.health_status == HealthStatus.BROKEN
+                else ""
+            ),
         )
 
-    # A password, a visit cap, rules, variants, a preview or an app link: the click is decided in
+    # A password, a visit cap, rules, variants, a preview, an app link or a failover under way:
+    # the click is decided in
     # serving/gates.py. Worked
     # out once per entry, not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
@@ -129,6 +139,7 @@ class LinkEntry:
             or preview
             or self.ios_location
             or self.android_location
+            or self.failover
         )
         object.__setattr__(self, "gated", gated)
         object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
@@ -165,6 +176,8 @@ class LinkEntry:
             gates["fb"] = self.fallback
         if self.ios_location or self.android_location:
             gates["app"] = [self.ios_location, self.android_location]
+        if self.failover:
+            gates["fo"] = self.failover
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -219,6 +232,7 @@ class LinkEntry:
             fallback=gates.get("fb", ""),
             ios_location=ios_location,
             android_location=android_location,
+            failover=gates.get("fo", ""),
         )
 
 

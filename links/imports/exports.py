@@ -44,6 +44,8 @@ EXPORT_FIELDS = [
     "expired_url",  # the fallback (issue #28); "" for none
     "ios_url",  # app deep links (issue #28); "" for none
     "android_url",
+    "fallback_url",  # failover while the destination is broken (issue #29); "" for none
+    "health",  # the destination health checker's status: ok, broken or unknown
 ]
 
 

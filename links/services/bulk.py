@@ -93,6 +93,7 @@ def _bulk_prepare(
         expired_url=item.get("expired_url"),
         ios_url=item.get("ios_url"),
         android_url=item.get("android_url"),
+        fallback_url=item.get("fallback_url"),
     )
     return _BulkItem(
         link=prepared.link,

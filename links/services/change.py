@@ -17,12 +17,14 @@ from links.models import UrlLink
 from links.selectors import link_get_changeable
 from links.services.app_links import validate_app_urls
 from links.services.gates import validate_max_visits, validate_password
+from links.services.health import health_forget
 from links.services.policy import (
     LongUrlRules,
     ensure_changeable,
     url_hash,
     validate_expired_url,
     validate_expiry,
+    validate_fallback_url,
     validate_long_url,
     validate_redirect_type,
     validate_schedule,
@@ -110,6 +112,7 @@ def link_update(
     expired_url=_UNSET,
     ios_url=_UNSET,
     android_url=_UNSET,
+    fallback_url=_UNSET,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
     `valid_since`: its start (None: live at once), before its expiry as it will be.
@@ -126,6 +129,8 @@ def link_update(
     be set on a revoked link too: it says where that link's visitors go, and revives nothing.
     `ios_url` / `android_url`: where that OS's visitors go when no rule took them ("" or None:
     none), through links.services.app_links.
+    `fallback_url`: where visitors go while its destination is broken (links.services.health;
+    "" or None: none), through the long-URL policy; frozen once revoked, as the long URL.
 
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
@@ -147,6 +152,7 @@ def link_update(
     apps = {"ios_url": ios_url, "android_url": android_url}
     apps_given = tuple(name for name, value in apps.items() if value is not _UNSET)
     redirecting += tuple(apps[name] for name in apps_given)
+    redirecting += (fallback_url,)
     if utm or any(value is not _UNSET for value in redirecting):
         ensure_changeable(link)
     if tags is not _UNSET:
@@ -219,6 +225,11 @@ def link_update(
         url_rules = LongUrlRules(request_host=request_host)
         link.expired_url = validate_expired_url(expired_url, url_rules=url_rules)
         changed.append("expired_url")
+    if fallback_url is not _UNSET:
+        url_rules = LongUrlRules(request_host=request_host)
+        link.fallback_url = validate_fallback_url(fallback_url, url_rules=url_rules)
+        changed.append("fallback_url")
+    changed += health_forget(link, changed)
     with transaction.atomic():
         if changed:
             _save_and_drop_cache(link, changed)

@@ -27,6 +27,7 @@ from links.services.policy import (
     url_hash,
     validate_expired_url,
     validate_expiry,
+    validate_fallback_url,
     validate_redirect_type,
     validate_schedule,
     validate_start,
@@ -161,6 +162,7 @@ def prepare_link(
     expired_url: str | None = None,
     ios_url: str | None = None,
     android_url: str | None = None,
+    fallback_url: str | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -212,6 +214,7 @@ def prepare_link(
         og_image=og_image,
     )
     expired_url = check(validate_expired_url, expired_url, url_rules=url_rules)
+    fallback_url = check(validate_fallback_url, fallback_url, url_rules=url_rules)
     app_urls = check(
         validate_app_urls, url_rules=url_rules, ios_url=ios_url, android_url=android_url
     )
@@ -242,6 +245,7 @@ def prepare_link(
         and not variants
         and not any(preview.values())
         and not expired_url
+        and not fallback_url
         and not any(app_urls.values())
     )
     link = _unsaved_link(
@@ -262,6 +266,7 @@ def prepare_link(
         workspace_id=workspace.pk,
         **preview,
         expired_url=expired_url or "",
+        fallback_url=fallback_url or "",
         **app_urls,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
@@ -294,6 +299,7 @@ def link_create(
     expired_url: str | None = None,
     ios_url: str | None = None,
     android_url: str | None = None,
+    fallback_url: str | None = None,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -328,6 +334,7 @@ def link_create(
         expired_url=expired_url,
         ios_url=ios_url,
         android_url=android_url,
+        fallback_url=fallback_url,
     )
     with transaction.atomic():
         hold_owner(user)

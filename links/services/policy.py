@@ -331,6 +331,19 @@ def validate_expired_url(expired_url: str | None, *, url_rules: LongUrlRules) ->
         raise ValidationError({"expired_url": exc.error_dict["long_url"]}) from None
 
 
+def validate_fallback_url(fallback_url: str | None, *, url_rules: LongUrlRules) -> str:
+    """A link's failover URL (UrlLink.fallback_url: where visitors go while its destination is
+    broken, links.services.health): "" for none, else a URL the long-URL rules accept, as every
+    destination; refused as ValidationError({"fallback_url": [reason]})."""
+    url = (fallback_url or "").strip()
+    if not url:
+        return ""
+    try:
+        return url_rules.check(url)
+    except ValidationError as exc:
+        raise ValidationError({"fallback_url": exc.error_dict["long_url"]}) from None
+
+
 _REDIRECT_TYPES = frozenset(RedirectType.values)
 
 

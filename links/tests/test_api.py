@@ -20,6 +20,8 @@ pytestmark = pytest.mark.django_db
 
 LINK_FIELDS = {
     "code",
+    "fallback_url",
+    "health",
     "short_url",
     "domain",
     "workspace",

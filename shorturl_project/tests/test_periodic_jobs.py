@@ -57,3 +57,17 @@ def test_the_embedded_webhook_job_has_a_thread_of_its_own_and_a_time_budget(monk
     [job] = embedded._node_runners()[embedded.WEBHOOKS_LOCK]
     assert isinstance(job.run, functools.partial)
     assert job.run.keywords == {"max_seconds": 30.0}
+
+
+def test_the_link_checker_runs_in_both_modes_in_a_lane_of_its_own(monkeypatch, settings):
+    """Destination health (issue #29): in the embedded mode a thread of its own, so a slow
+    destination never holds up webhooks or visits; in services mode beat's entry on the
+    webhooks queue, never the worker that stores visits."""
+    settings.LINK_CHECK_SECONDS = 7.0
+    monkeypatch.setattr(embedded, "uses_redis", lambda: False)
+    [job] = embedded._node_runners()[embedded.LINK_CHECKS_LOCK]
+    assert job.name == "check-link-health" and job.every == 7.0
+    entry = beat_schedule()["check-link-health"]
+    assert entry["task"] == "links.tasks.check_link_health_task" and entry["schedule"] == 7.0
+    route = app.amqp.router.route({}, "links.tasks.check_link_health_task")
+    assert route["queue"].name == "webhooks"

@@ -8,8 +8,9 @@ import socket
 import pytest
 from django.core.exceptions import ValidationError
 
+from links import outbound
 from links.services.create import link_create
-from webhooks import sending, services, targets
+from webhooks import sending, services
 from webhooks.models import WebhookDelivery
 
 pytestmark = pytest.mark.django_db
@@ -125,7 +126,7 @@ def test_the_post_connects_to_the_address_just_checked_not_a_fresh_lookup(user, 
         user=user, url="https://rebind.example.com:8443/in?x=1", events=["link.created"]
     )
     answers = iter([["93.184.215.14"]])
-    monkeypatch.setattr(targets, "resolve", lambda host, port: next(answers, ["127.0.0.1"]))
+    monkeypatch.setattr(outbound, "resolve", lambda host, port: next(answers, ["127.0.0.1"]))
     opened = []
 
     class Pool:

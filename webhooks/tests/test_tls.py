@@ -11,6 +11,7 @@ from pathlib import Path
 import certifi
 import pytest
 
+from links import outbound
 from webhooks import sending
 
 TLS = Path(__file__).parent / "tls"
@@ -44,7 +45,7 @@ def tls_receiver(allow_private):
 def trusting_the_test_certificate(monkeypatch, tmp_path):
     bundle = tmp_path / "bundle.pem"
     bundle.write_text(Path(certifi.where()).read_text() + (TLS / "localhost.crt").read_text())
-    monkeypatch.setattr(sending.certifi, "where", lambda: str(bundle))
+    monkeypatch.setattr(outbound.certifi, "where", lambda: str(bundle))
 
 
 def test_an_untrusted_certificate_is_refused(tls_receiver):
@@ -55,7 +56,7 @@ def test_an_untrusted_certificate_is_refused(tls_receiver):
 def test_a_trusted_certificate_for_the_urls_host_is_delivered(
     tls_receiver, trusting_the_test_certificate, monkeypatch
 ):
-    monkeypatch.setattr("webhooks.targets.resolve", lambda host, port: ["127.0.0.1"])
+    monkeypatch.setattr("links.outbound.resolve", lambda host, port: ["127.0.0.1"])
     result = sending.post(url=f"https://localhost:{tls_receiver}/h", secret="s", payload=PING)
     assert result.delivered and result.status_code == 201
     assert result.excerpt == f"host=localhost:{tls_receiver}"

@@ -89,6 +89,22 @@ def _expired_url_field(**kwargs) -> StrictCharField:
     )
 
 
+def _fallback_url_field(**kwargs) -> StrictCharField:
+    # Whether it is a URL we accept is links.services.policy.validate_fallback_url's call.
+    return StrictCharField(
+        allow_blank=True,
+        allow_null=True,
+        help_text=(
+            "Automatic failover: where visitors go while the health checker finds the link's "
+            "destination broken (`health.status` is `broken`), and only then; back to the "
+            "destination as soon as it recovers. Such visits are the link's, with this URL as "
+            'their destination. The long URL\'s rules apply. Null or "" (the default): none, '
+            "visitors still go to the broken destination."
+        ),
+        **kwargs,
+    )
+
+
 def _app_url_field(os_name: str, **kwargs) -> StrictCharField:
     # What passes is links.services.app_links.validate_app_url's call; the help names its
     # schemes from the same constants.
@@ -374,6 +390,7 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     rules = RulesField(required=False)
     variants = VariantsField(required=False)
     expired_url = _expired_url_field(required=False)
+    fallback_url = _fallback_url_field(required=False)
     ios_url = _app_url_field("iOS and iPadOS", required=False)
     android_url = _app_url_field("Android", required=False)
     domain = StrictCharField(
@@ -465,5 +482,6 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     og_description = _og_description_field(required=False)
     og_image = _og_image_field(required=False)
     expired_url = _expired_url_field(required=False)
+    fallback_url = _fallback_url_field(required=False)
     ios_url = _app_url_field("iOS and iPadOS", required=False)
     android_url = _app_url_field("Android", required=False)

@@ -81,6 +81,16 @@ class LinkSerializer(serializers.ModelSerializer):
         help_text="App deep link for iOS and iPadOS visitors (an app's own scheme, a universal "
         f"link, {_NAMED_SCHEMES}), used when no rule matched them; null: none."
     )
+    fallback_url = serializers.SerializerMethodField(
+        help_text="Automatic failover: where visitors go while `health.status` is `broken`; "
+        "null: none."
+    )
+    health = serializers.SerializerMethodField(
+        help_text="The destination health checker's view (docs/link-health.md): `status` "
+        "`ok`, `broken` or `unknown` (not checked yet), `since` when it took that status, "
+        "`reason` in words (a failure, or a soft-404 hint on a working page), `checked_at` the "
+        "last check."
+    )
     android_url = serializers.SerializerMethodField(
         help_text="App deep link for Android visitors (an app's own scheme, an app link, "
         f"{_NAMED_SCHEMES}), used when no rule matched them; null: none."
@@ -118,6 +128,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "expired_url",
             "ios_url",
             "android_url",
+            "fallback_url",
+            "health",
         ]
         read_only_fields = fields
 
@@ -195,6 +207,8 @@ class LinkSerializer(serializers.ModelSerializer):
             "expired_url": link.expired_url or None,
             "ios_url": link.ios_url or None,
             "android_url": link.android_url or None,
+            "fallback_url": link.fallback_url or None,
+            "health": self.get_health(link),
         }
 
     @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
@@ -209,6 +223,32 @@ class LinkSerializer(serializers.ModelSerializer):
     @extend_schema_field({"type": "string", "nullable": True})
     def get_android_url(self, link: UrlLink) -> str | None:
         return link.android_url or None
+
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
+    def get_fallback_url(self, link: UrlLink) -> str | None:
+        return link.fallback_url or None
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["ok", "broken", "unknown"]},
+                "since": {"type": "string", "format": "date-time", "nullable": True},
+                "reason": {"type": "string"},
+                "checked_at": {"type": "string", "format": "date-time", "nullable": True},
+            },
+            "required": ["status", "since", "reason", "checked_at"],
+        }
+    )
+    def get_health(self, link: UrlLink) -> dict:
+        moment = self.fields["created_at"].to_representation
+        since, checked = link.health_since, link.health_checked_at
+        return {
+            "status": link.health_status,
+            "since": None if since is None else moment(since),
+            "reason": link.health_reason,
+            "checked_at": None if checked is None else moment(checked),
+        }
 
     def _created_at(self, value):
         """The links of a bulk call share one creation time: it is formatted once."""

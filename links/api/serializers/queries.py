@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from core.api.fields import BOOLEAN_MESSAGE
 from links import qr
-from links.models import LinkStatus
+from links.models import HealthStatus, LinkStatus
 
 
 class LinkListQuerySerializer(serializers.Serializer):
@@ -31,6 +31,15 @@ class LinkListQuerySerializer(serializers.Serializer):
         help_text="Only the links in this state (the links' `status`), e.g. `scheduled`.",
         error_messages={
             "invalid_choice": "Choose one of " + ", ".join(LinkStatus.values) + ".",
+        },
+    )
+    health = serializers.ChoiceField(
+        choices=HealthStatus.choices,
+        required=False,
+        help_text="Only the links whose destination health is this (`health.status`), e.g. "
+        "`broken`.",
+        error_messages={
+            "invalid_choice": "Choose one of " + ", ".join(HealthStatus.values) + ".",
         },
     )
     mine = serializers.BooleanField(

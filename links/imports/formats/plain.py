@@ -62,6 +62,7 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
         expired_url=text_of(fields.get("expiredurl")),
         ios_url=text_of(fields.get("iosurl")),
         android_url=text_of(fields.get("androidurl")),
+        fallback_url=text_of(fields.get("fallbackurl")),
     )
     if text_of(fields.get("status")).lower() == "revoked":
         row.skip_reason = "revoked in the source"

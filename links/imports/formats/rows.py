@@ -39,6 +39,7 @@ class SourceRow:
     # App deep links (this service's own export): where iOS / Android visitors go.
     ios_url: str = ""
     android_url: str = ""
+    fallback_url: str = ""  # failover while broken (this service's own export)
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None

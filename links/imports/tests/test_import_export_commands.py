@@ -285,6 +285,8 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
         "expired_url": "",
         "ios_url": "",
         "android_url": "",
+        "fallback_url": "",
+        "health": "unknown",
     }
     assert rows["old-one"]["archived"] == "true"
     assert (rows["go-link"]["domain"], rows["go-link"]["short_url"]) == (

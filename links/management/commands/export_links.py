@@ -25,7 +25,8 @@ class Command(BaseCommand):
         "Export a user's links (every link with --all, for staff) as CSV or JSON: code, "
         "short_url, long_url, title, tags, domain, created_at, valid_since, expires_at, status, "
         "archived, clicks, unique_visitors, og_title, og_description, og_image, expired_url, "
-        "ios_url, android_url. import_links reads both back. Short URLs are full: --base's, "
+        "ios_url, android_url, fallback_url, health. import_links reads both back (health is "
+        "the checker's to find again). Short URLs are full: --base's, "
         "else SHORT_URL_BASE's."
     )
 
