@@ -656,6 +656,7 @@ def _export_pages(
                 "expired_url": link.expired_url,
                 "ios_url": link.ios_url,
                 "android_url": link.android_url,
+                "track_conversions": link.track_conversions,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

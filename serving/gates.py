@@ -1,5 +1,5 @@
 """The redirect of a gated link: one with a password, a visit cap, rules, variants, a social
-preview or an app deep link.
+preview, an app deep link or conversion tracking.
 
 Plain links never come here: their redirect is the fused read-and-count of serving/redirect.py.
 A gated link's cache entry carries everything needed (LinkEntry: the password's hash, the cap,
@@ -21,7 +21,8 @@ The order, for a GET (HEAD is answered the same way and never counted):
 3. the destination: the first rule whose every condition matches, else the link's app deep
    link for the visitor's OS (ios_url on iOS and iPadOS, android_url on Android), else a
    variant picked for this visitor, else the long URL;
-4. the visit, with the destination it got.
+4. the visit, with the destination it got; for a link that tracks conversions, the visit's
+   event id goes on to a web destination as the click id (with_click_id).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from analytics.capture import (
 from core.client_ip import client_ip
 from links import visit_caps
 from links.cache import LinkEntry
-from links.models import LinkStatus
+from links.models import CLICK_ID_PARAM, LinkStatus
 from links.services.targeting import DEVICES, accept_language, os_name
 from serving import fallback
 
@@ -349,4 +350,25 @@ def decide(
     chosen = destination(entry, meta)
     if counted:
         record_visit(meta, chosen, event_id=event_id)
+        if entry.track_conversions:
+            chosen = with_click_id(chosen, event_id)
     return chosen.redirect_type, chosen
+
+
+def with_click_id(entry: LinkEntry, event_id: str) -> LinkEntry:
+    """`entry` sent on with this click's id (CLICK_ID_PARAM=event_id) in its location's query,
+    for a link that tracks conversions: the landing page hands it back with a lead
+    (analytics.services.conversions). A web location only: an app's own scheme, mailto: or tel:
+    gets the link as the marketer wrote it. Only for a counted click (a GET): a HEAD stores no
+    visit, so its id would name no click. The visitor's query string comes after, and its own
+    CLICK_ID_PARAM, if any, is dropped there (the location's keys win): nobody can pick a
+    click's id."""
+    location = entry.location
+    if not location.startswith(("https:", "http:")):
+        return entry
+    rest, hash_mark, fragment = location.partition("#")
+    joiner = "&" if "?" in rest else "?"
+    if rest.endswith(("?", "&")):
+        joiner = ""
+    location = f"{rest}{joiner}{CLICK_ID_PARAM}={event_id}{hash_mark}{fragment}"
+    return replace(entry, location=location)

@@ -39,6 +39,7 @@ def link_data(link: UrlLink) -> dict:
         # App deep links (issue #28): where iOS / Android visitors go; None for none.
         "ios_url": link.ios_url or None,
         "android_url": link.android_url or None,
+        "track_conversions": link.track_conversions,  # issue #29
     }
 
 

@@ -72,6 +72,10 @@ class LinkEntry:
     # Set on the entry a visitor of a stopped link is sent to its fallback with (the state, a
     # LinkStatus value): the visit notes it. Never cached, as `destination`.
     link_state: str = ""
+    # UrlLink.track_conversions: the redirect appends the click id (CLICK_ID_PARAM, the visit's
+    # event_id) to a web destination (serving/gates.py), so the link is gated; plain links
+    # never pay for it.
+    track_conversions: bool = False
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -105,9 +109,11 @@ class LinkEntry:
             fallback=redirect_location(link.expired_url) if link.expired_url else "",
             ios_location=app_location(link.ios_url),
             android_location=app_location(link.android_url),
+            track_conversions=link.track_conversions,
         )
 
-    # A password, a visit cap, rules, variants, a preview or an app link: the click is decided in
+    # A password, a visit cap, rules, variants, a preview, an app link or conversion tracking:
+    # the click is decided in
     # serving/gates.py. Worked
     # out once per entry, not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
@@ -129,6 +135,7 @@ class LinkEntry:
             or preview
             or self.ios_location
             or self.android_location
+            or self.track_conversions
         )
         object.__setattr__(self, "gated", gated)
         object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
@@ -165,6 +172,8 @@ class LinkEntry:
             gates["fb"] = self.fallback
         if self.ios_location or self.android_location:
             gates["app"] = [self.ios_location, self.android_location]
+        if self.track_conversions:
+            gates["cv"] = 1
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -219,6 +228,7 @@ class LinkEntry:
             fallback=gates.get("fb", ""),
             ios_location=ios_location,
             android_location=android_location,
+            track_conversions=bool(gates.get("cv")),
         )
 
 

@@ -44,6 +44,7 @@ EXPORT_FIELDS = [
     "expired_url",  # the fallback (issue #28); "" for none
     "ios_url",  # app deep links (issue #28); "" for none
     "android_url",
+    "track_conversions",  # issue #29: "true" / "false"
 ]
 
 
@@ -88,6 +89,7 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
         row["og_description"] = spreadsheet_safe(record["og_description"])
         row["tags"] = spreadsheet_safe(", ".join(record["tags"]))
         row["archived"] = "true" if record["archived"] else "false"
+        row["track_conversions"] = "true" if record["track_conversions"] else "false"
         row["valid_since"] = row["valid_since"] or ""
         row["expires_at"] = row["expires_at"] or ""
         yield writer.writerow(row)

@@ -337,6 +337,7 @@ class _Importer:
             "expired_url": source.expired_url,
             "ios_url": source.ios_url,
             "android_url": source.android_url,
+            "track_conversions": source.track_conversions,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

@@ -28,6 +28,7 @@ LINK_FIELDS = {
     "title",
     "redirect_type",
     "pass_query",
+    "track_conversions",
     "rules",
     "variants",
     "created_at",

@@ -39,6 +39,8 @@ class SourceRow:
     # App deep links (this service's own export): where iOS / Android visitors go.
     ios_url: str = ""
     android_url: str = ""
+    # Conversion tracking (this service's own export, issue #29).
+    track_conversions: bool = False
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None
