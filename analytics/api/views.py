@@ -21,6 +21,31 @@ STATS_EXAMPLE = {
     "total_clicks": 3,
     "unique_visitors": 2,
     "bot_clicks": 1,
+    "leads": 1,
+    "sales": 1,
+    "revenue": 4990,
+    "currency": "EUR",
+    "revenue_by_currency": [{"currency": "EUR", "amount": 4990, "sales": 1}],
+    "lead_rate": 33.3,
+    "sale_rate": 100.0,
+    "conversions": {
+        "days": [
+            {
+                "day": "2026-03-01",
+                "clicks": 3,
+                "leads": 1,
+                "sales": 1,
+                "revenue": 4990,
+                "lead_rate": 33.3,
+                "sale_rate": 100.0,
+            }
+        ],
+        "countries": [
+            {"name": "Germany", "code": "DE", "clicks": 2, "leads": 1, "sales": 1, "revenue": 4990}
+        ],
+        "devices": [{"name": "Mobile", "clicks": 3, "leads": 1, "sales": 1, "revenue": 4990}],
+        "referrers": [{"name": "t.co", "clicks": 1, "leads": 1, "sales": 1, "revenue": 4990}],
+    },
     "series": [
         {"hour": "2026-03-01T00:00:00Z", "clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
         {"hour": "2026-03-01T01:00:00Z", "clicks": 3, "unique_visitors": 2, "bot_clicks": 1},
@@ -74,7 +99,10 @@ class LinkStatsView(LinkApiView):
             "referrer, short link or QR code) for `[start, end)`, the last 7 days by default. "
             "People and bots are counted apart: the totals, series and breakdowns are people's "
             "clicks. Each entry's `share` is of the whole range's clicks; `other` sums the "
-            "entries past `limit` (`?limit=all` lists every entry)."
+            "entries past `limit` (`?limit=all` lists every entry). `leads`, `sales` and "
+            "`revenue` (minor units) count the conversions reported in the range "
+            "(POST /api/v1/track/lead and /track/sale), with their rates and, under "
+            "`conversions`, by day, country, device and referrer."
         ),
         parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
         responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},

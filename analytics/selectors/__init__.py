@@ -22,10 +22,11 @@ One module per question a caller asks; callers import the names from here
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
   `pipeline_status`;
 - `orphan_visits`: requests that reached no link;
+- `conversions`: leads, sales and revenue (`conversion_totals`, `conversion_details`);
 - `hours`: the whole hours of a range and their rows, shared by the first three.
 
-A module may import a sibling, in that order of dependence (totals → series, breakdowns →
-hours), never this package.
+A module may import a sibling, in that order of dependence (totals → series, breakdowns,
+conversions; conversions → breakdowns → hours), never this package.
 """
 
 from analytics.selectors.breakdowns import (
@@ -43,6 +44,7 @@ from analytics.selectors.breakdowns import (
     share,
     variant_results,
 )
+from analytics.selectors.conversions import conversion_details, conversion_totals
 from analytics.selectors.orphan_visits import (
     orphan_visit_slice,
     orphan_visit_summary,
@@ -81,6 +83,8 @@ __all__ = [
     "SET_ONLY_DIMENSIONS",
     "UNKNOWN",
     "breakdowns",
+    "conversion_details",
+    "conversion_totals",
     "first_moment",
     "has_visits",
     "hourly_series",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
@@ -218,3 +219,65 @@ def test_a_bad_field_is_a_400_naming_it(user, path, body, field):
     assert answer.status_code == 400
     assert field in answer.json()
     assert not Conversion.objects.exists()
+
+
+def test_the_stats_answer_counts_one_click_lead_and_sale_with_its_revenue(client, user, tracked):
+    """The issue's "done when", in-process: a click, a lead and two sales (one a repeat of the
+    other's invoice id) are 1 click, 1 lead, 1 sale and its revenue, by day and by device too;
+    the link's tag answers the same."""
+    api = _api(user)
+    tagged = api.patch(f"/api/v1/links/{tracked.code}/", {"tags": ["spring"]}, format="json")
+    assert tagged.status_code == 200
+    click_id = _click(client, tracked, HTTP_USER_AGENT=PHONE)
+    lead = {"click_id": click_id, "event_name": "Sign up", "customer_id": "cus_1"}
+    assert api.post(LEAD, lead, format="json").status_code == 201
+    sale = {"click_id": click_id, "amount": 4990, "currency": "EUR", "event_name": "Purchase"}
+    assert api.post(SALE, {**sale, "invoice_id": "INV-7"}, format="json").status_code == 201
+    assert api.post(SALE, {**sale, "invoice_id": "INV-7"}, format="json").status_code == 200
+    call_command("drain_visits", verbosity=0)
+    for path in (f"/api/v1/links/{tracked.code}/stats/", "/api/v1/tags/spring/stats/"):
+        stats = api.get(path).json()
+        assert (stats["total_clicks"], stats["leads"], stats["sales"]) == (1, 1, 1)
+        assert (stats["revenue"], stats["currency"]) == (4990, "EUR")
+        assert (stats["lead_rate"], stats["sale_rate"]) == (100.0, 100.0)
+        [day] = stats["conversions"]["days"]
+        assert (day["clicks"], day["leads"], day["sales"], day["revenue"]) == (1, 1, 1, 4990)
+        assert stats["conversions"]["devices"] == [
+            {"name": "Mobile", "clicks": 1, "leads": 1, "sales": 1, "revenue": 4990}
+        ]
+
+
+def test_sales_in_two_currencies_are_never_added_up(client, user, tracked):
+    api = _api(user)
+    click_id = _click(client, tracked)
+    for amount, currency in ((1000, "EUR"), (500, "USD"), (250, "EUR")):
+        sale = {"click_id": click_id, "amount": amount, "currency": currency, "event_name": "P"}
+        assert api.post(SALE, sale, format="json").status_code == 201
+    stats = api.get(f"/api/v1/links/{tracked.code}/stats/").json()
+    assert (stats["sales"], stats["revenue"], stats["currency"]) == (3, None, None)
+    assert stats["revenue_by_currency"] == [
+        {"currency": "EUR", "amount": 1250, "sales": 2},
+        {"currency": "USD", "amount": 500, "sales": 1},
+    ]
+    assert stats["conversions"]["days"][0]["revenue"] is None
+
+
+def test_the_api_sets_and_shows_track_conversions(user):
+    api = _api(user)
+    created = api.post(
+        "/api/v1/links/",
+        {"long_url": "https://shop.example.com/a", "track_conversions": True},
+        format="json",
+    )
+    assert created.status_code == 201 and created.json()["track_conversions"] is True
+    code = created.json()["code"]
+    changed = api.patch(f"/api/v1/links/{code}/", {"track_conversions": False}, format="json")
+    assert changed.json()["track_conversions"] is False
+    refused = api.patch(f"/api/v1/links/{code}/", {"track_conversions": "yes"}, format="json")
+    assert refused.status_code == 400 and "track_conversions" in refused.json()
+    bulk = api.post(
+        "/api/v1/links/bulk/",
+        {"items": [{"long_url": "https://shop.example.com/b", "track_conversions": True}]},
+        format="json",
+    )
+    assert bulk.json()["results"][0]["link"]["track_conversions"] is True
