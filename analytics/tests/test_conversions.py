@@ -281,3 +281,38 @@ def test_the_api_sets_and_shows_track_conversions(user):
         format="json",
     )
     assert bulk.json()["results"][0]["link"]["track_conversions"] is True
+
+
+def test_the_stats_pages_show_the_funnel_and_the_overview_its_totals(
+    client, user, staff_user, tracked
+):
+    api = _api(user)
+    assert api.patch(f"/api/v1/links/{tracked.code}/", {"tags": ["spring"]}, format="json")
+    click_id = _click(client, tracked)
+    lead = {"click_id": click_id, "event_name": "Sign up", "customer_id": "cus_1"}
+    assert api.post(LEAD, lead, format="json").status_code == 201
+    sale = {"click_id": click_id, "amount": 4990, "currency": "EUR", "event_name": "Purchase"}
+    assert api.post(SALE, {**sale, "invoice_id": "INV-1"}, format="json").status_code == 201
+    call_command("drain_visits", verbosity=0)
+    client.force_login(user)
+    for path in (f"/dashboard/links/{tracked.code}/", "/dashboard/tags/spring/"):
+        page = client.get(path).content.decode()
+        assert 'data-testid="funnel-leads">1<' in page, path
+        assert 'data-testid="funnel-sales">1<' in page
+        assert 'data-testid="funnel-revenue">49.90 EUR<' in page
+        assert 'data-testid="lead-rate">100.0%<' in page
+    client.force_login(staff_user)
+    overview = client.get("/dashboard/overview/").content.decode()
+    assert 'data-testid="overview-sales">1<' in overview
+    assert 'data-testid="overview-revenue">49.90 EUR<' in overview
+
+
+def test_a_link_without_conversions_shows_no_funnel_unless_it_tracks_them(client, user):
+    plain = link_create(user=user, long_url="https://shop.example.com/p").link
+    client.force_login(user)
+    assert 'data-testid="conversions"' not in client.get(f"/dashboard/links/{plain.code}/").text
+    tracked = link_create(
+        user=user, long_url="https://shop.example.com/t", track_conversions=True
+    ).link
+    page = client.get(f"/dashboard/links/{tracked.code}/").text
+    assert 'data-testid="no-conversions"' in page
