@@ -17,7 +17,8 @@ from links.services.change import link_update
 from links.services.create import link_create
 from links.tests.helpers import call_wsgi
 
-pytestmark = pytest.mark.django_db
+# transaction=True: the fast path reads a cache miss on a connection of its own (MariaDB).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 IPHONE = (
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 "
