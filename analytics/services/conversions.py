@@ -30,9 +30,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from analytics.forward import forward_spooled_visits
 from analytics.models import Conversion, ConversionKind, VisitRecord
 from analytics.selectors.breakdowns import referrer_host
+from analytics.services.ingest import flush_pending
 from core.errors import NotFound
+from core.node_state import local_redirects
+from core.redis_conn import uses_redis
 from workspaces.models import WRITER_ROLES
 from workspaces.selectors import role_in, workspace_ids_of
 
@@ -135,14 +139,9 @@ def _stored_click(click_id: str) -> VisitRecord | None:
 
 def _flush_pending_visits() -> None:
     """Store the visits still on their way (the node's spool, the Redis buffer), briefly."""
-    from analytics import capture  # capture imports this package: imported on a miss only
-    from analytics.services.ingest import flush_pending
-    from core.node_state import local_redirects
-    from core.redis_conn import uses_redis
-
     try:
         if uses_redis() and local_redirects():
-            capture.forward_spooled_visits()
+            forward_spooled_visits()
         flush_pending(max_seconds=FLUSH_SECONDS)
     except Exception:
         # The report still gets its answer (404 if the click is not there after all); the flush
