@@ -116,6 +116,14 @@ class LinkFieldsMixin(forms.Form):
             "A visitor's ?utm_source=… is added to the long URL (the long URL's own values win)."
         ),
     )
+    track_conversions = forms.BooleanField(
+        label="Track conversions",
+        required=False,
+        help_text=(
+            f"A click id (?{CLICK_ID_PARAM}=…) is added to the long URL, so the leads and sales "
+            "your site reports with it count for this link."
+        ),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -574,15 +582,6 @@ class LinkCreateForm(
     PreviewFieldsMixin,
     AppLinkFieldsMixin,
 ):
-    track_conversions = forms.BooleanField(
-        label="Track conversions",
-        required=False,
-        help_text=(
-            f"A click id (?{CLICK_ID_PARAM}=…) is added to the long URL, so the leads and sales "
-            "your site reports with it count for this link."
-        ),
-    )
-
     alias = forms.CharField(
         label="Custom alias",
         required=False,
