@@ -286,3 +286,10 @@ class TagStatsSerializer(LinkStatsSerializer):
     code = None
     tag = serializers.CharField(help_text="The tag's name, as first typed.")
     links = serializers.IntegerField(help_text="How many of your links carry the tag.")
+
+
+class WorkspaceStatsSerializer(LinkStatsSerializer):
+    """A workspace's stats: a link's shape, summed over every link of the workspace."""
+
+    code = None
+    workspace = serializers.CharField(help_text="The workspace's slug.")

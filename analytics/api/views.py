@@ -5,8 +5,13 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from analytics.api.serializers import LinkStatsSerializer, StatsQuerySerializer, TagStatsSerializer
-from analytics.selectors import link_stats, links_stats
+from analytics.api.serializers import (
+    LinkStatsSerializer,
+    StatsQuerySerializer,
+    TagStatsSerializer,
+    WorkspaceStatsSerializer,
+)
+from analytics.selectors import link_stats, links_stats, workspace_stats
 from core.api.docs import RETRY_AFTER, error_responses
 from core.api.scopes import ApiScope
 from links.api.base import LinkApiView
@@ -163,3 +168,34 @@ class TagStatsView(LinkApiView):
         return Response(
             TagStatsSerializer({**stats, "tag": found.name, "links": len(link_ids)}).data
         )
+
+
+class WorkspaceStatsView(LinkApiView):
+    serializer_class = WorkspaceStatsSerializer
+    read_scope = ApiScope.STATS_READ
+
+    @extend_schema(
+        tags=["stats"],
+        operation_id="workspaces_stats",
+        summary="Click and conversion stats of a workspace",
+        description=(
+            "The stats of one link (see links_stats), summed over every link of the workspace "
+            "(archived and stopped ones included): clicks, leads, sales and revenue add up, and "
+            "a person who visited several links counts once in `unique_visitors`. A workspace "
+            "you do not belong to (or not an API key's own) is a 404."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "slug", str, OpenApiParameter.PATH, description="The workspace's slug."
+            ),
+            StatsQuerySerializer,
+            RETRY_AFTER,
+        ],
+        responses={200: WorkspaceStatsSerializer, **error_responses(400, 401, 404, 429)},
+    )
+    def get(self, request, slug: str):
+        workspace = self.workspace_param(slug)  # 404 for one the caller is not in
+        query = StatsQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        stats = workspace_stats(workspace_id=workspace.pk, **query.validated_data)
+        return Response(WorkspaceStatsSerializer({**stats, "workspace": workspace.slug}).data)

@@ -15,8 +15,8 @@ otherwise), as aware datetimes.
 One module per question a caller asks; callers import the names from here
 (`from analytics import selectors`):
 
-- `totals`: how many (`links_totals`, `link_stats` / `links_stats`, `tags_totals`, `top_links`,
-  `top_tags`);
+- `totals`: how many (`links_totals`, `link_stats` / `links_stats` / `workspace_stats`,
+  `tags_totals`, `top_links`, `top_tags`);
 - `series`: clicks over time (`series`, `hourly_series`, `series_bucket`);
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
@@ -60,6 +60,7 @@ from analytics.selectors.totals import (
     tags_totals,
     top_links,
     top_tags,
+    workspace_stats,
 )
 from analytics.selectors.visits import (
     EXPORT_FIELDS,
@@ -107,4 +108,5 @@ __all__ = [
     "variant_results",
     "visit_list",
     "visit_rows_for_export",
+    "workspace_stats",
 ]

@@ -10,7 +10,6 @@ is null when the range has sales in several; `revenue_by_currency` lists each).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from analytics.models import Conversion, ConversionKind
 from analytics.selectors.breakdowns import DIRECT, UNKNOWN, share
+from analytics.selectors.hours import LinkIds, _ids
 
 # The breakdowns of conversions, named as the clicks' (selectors.breakdowns) with their column.
 DIMENSIONS = {"countries": "country_code", "devices": "device_type", "referrers": "referrer_host"}
@@ -26,9 +26,9 @@ _LEADS = Count("id", filter=Q(kind=ConversionKind.LEAD))
 _SALES = Count("id", filter=Q(kind=ConversionKind.SALE))
 
 
-def _conversions(link_ids: Iterable[int] | None, start: datetime, end: datetime) -> QuerySet:
+def _conversions(link_ids: LinkIds, start: datetime, end: datetime) -> QuerySet:
     rows = Conversion.objects.filter(created_at__gte=start, created_at__lt=end)
-    return rows if link_ids is None else rows.filter(link_id__in=list(link_ids))
+    return rows if link_ids is None else rows.filter(link_id__in=_ids(link_ids))
 
 
 def _revenue(rows: QuerySet) -> tuple[int | None, str | None, list[dict]]:
@@ -52,9 +52,7 @@ def rates(*, clicks: int, leads: int, sales: int) -> dict[str, float]:
     return {"lead_rate": share(leads, clicks), "sale_rate": share(sales, leads)}
 
 
-def conversion_totals(
-    *, link_ids: Iterable[int] | None, start: datetime, end: datetime, clicks: int
-) -> dict:
+def conversion_totals(*, link_ids: LinkIds, start: datetime, end: datetime, clicks: int) -> dict:
     """{leads, sales, revenue, currency, revenue_by_currency, lead_rate, sale_rate} of the links
     (all links: None) over [start, end); `clicks` is the range's clicks, for the rate."""
     rows = _conversions(link_ids, start, end)
@@ -72,7 +70,7 @@ def conversion_totals(
 
 def conversion_details(
     *,
-    link_ids: Iterable[int] | None,
+    link_ids: LinkIds,
     start: datetime,
     end: datetime,
     series: list[dict],

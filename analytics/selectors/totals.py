@@ -91,7 +91,7 @@ def link_stats(
 
 def links_stats(
     *,
-    link_ids: list[int],
+    link_ids: LinkIds,
     start: datetime,
     end: datetime,
     limit: int | None = DEFAULT_LIMIT,
@@ -119,6 +119,20 @@ def links_stats(
             click_breakdowns=click_breakdowns,
         ),
     }
+
+
+def workspace_stats(
+    *,
+    workspace_id: int,
+    start: datetime,
+    end: datetime,
+    limit: int | None = DEFAULT_LIMIT,
+    bucket: str = "hour",
+) -> dict:
+    """links_stats over every link of a workspace (archived and stopped ones too), its links
+    read as a subquery, not a list: a workspace may hold many."""
+    link_ids = UrlLink.objects.filter(workspace_id=workspace_id).values("pk")
+    return links_stats(link_ids=link_ids, start=start, end=end, limit=limit, bucket=bucket)
 
 
 def links_totals(

@@ -316,3 +316,31 @@ def test_a_link_without_conversions_shows_no_funnel_unless_it_tracks_them(client
     ).link
     page = client.get(f"/dashboard/links/{tracked.code}/").text
     assert 'data-testid="no-conversions"' in page
+
+
+def test_a_workspace_answers_its_links_clicks_and_conversions_together(client, user, other_user):
+    team = workspace_create(user=user, name="Shop team")
+    api = _api(user, workspace=team)
+    links = [
+        link_create(
+            user=user,
+            workspace=team,
+            long_url=f"https://shop.example.com/{n}",
+            track_conversions=True,
+        ).link
+        for n in range(2)
+    ]
+    for n, link in enumerate(links):
+        click_id = _click(client, link)
+        sale = {
+            "click_id": click_id,
+            "amount": 1000 * (n + 1),
+            "currency": "EUR",
+            "event_name": "P",
+        }
+        assert api.post(SALE, sale, format="json").status_code == 201
+    call_command("drain_visits", verbosity=0)
+    stats = api.get(f"/api/v1/workspaces/{team.slug}/stats/").json()
+    assert stats["workspace"] == team.slug
+    assert (stats["total_clicks"], stats["sales"], stats["revenue"]) == (2, 2, 3000)
+    assert _api(other_user).get(f"/api/v1/workspaces/{team.slug}/stats/").status_code == 404
