@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 CLICK_ID_RE = re.compile(r"[0-9a-f]{32}")
 CURRENCY_RE = re.compile(r"[A-Z]{3}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 EVENT_NAME_MAX = Conversion._meta.get_field("event_name").max_length
 CUSTOMER_ID_MAX = Conversion._meta.get_field("customer_id").max_length
 INVOICE_ID_MAX = Conversion._meta.get_field("invoice_id").max_length
@@ -93,6 +94,8 @@ def _text(value, *, field: str, max_length: int, required: bool) -> str:
         value = ""
     if not isinstance(value, str):
         raise ValidationError({field: ["Send text."]})
+    if "\x00" in value or _SURROGATE.search(value):
+        raise ValidationError({field: ["Send text without NUL or unpaired surrogate characters."]})
     value = value.strip()
     if required and not value:
         raise ValidationError({field: ["This field is required."]})
@@ -106,7 +109,14 @@ def _metadata(value) -> dict:
         return {}
     if not isinstance(value, dict):
         raise ValidationError({"metadata": ["Send a JSON object."]})
-    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    try:
+        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    except UnicodeEncodeError:
+        raise ValidationError(
+            {"metadata": ["Send text without unpaired surrogate characters."]}
+        ) from None
+    if "\\u0000" in json.dumps(value):
+        raise ValidationError({"metadata": ["Send text without NUL characters."]})
     if size > METADATA_MAX_BYTES:
         raise ValidationError(
             {"metadata": [f"Keep it to {METADATA_MAX_BYTES} bytes of JSON (this is {size})."]}

@@ -344,3 +344,20 @@ def test_a_workspace_answers_its_links_clicks_and_conversions_together(client, u
     assert stats["workspace"] == team.slug
     assert (stats["total_clicks"], stats["sales"], stats["revenue"]) == (2, 2, 3000)
     assert _api(other_user).get(f"/api/v1/workspaces/{team.slug}/stats/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"click_id": "%s", "event_name": "a\\u0000b", "customer_id": "c"}' % ("a" * 32),
+        '{"click_id": "%s", "event_name": "\\ud800", "customer_id": "c"}' % ("a" * 32),
+        '{"click_id": "%s", "event_name": "a", "customer_id": "c", "metadata": {"x": "\\ud800"}}'
+        % ("a" * 32),
+        '{"click_id": "%s", "event_name": "a", "customer_id": "c", "metadata": {"x": "\\u0000"}}'
+        % ("a" * 32),
+        "[1, 2]",
+    ],
+)
+def test_text_a_database_cannot_store_is_a_400_not_a_500(user, body):
+    answer = _api(user).post(LEAD, body, content_type="application/json")
+    assert answer.status_code == 400, answer.content
