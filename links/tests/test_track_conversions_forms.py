@@ -23,7 +23,10 @@ def test_the_create_form_makes_a_link_that_tracks_conversions(client, user):
     page = client.get(reverse("home")).content.decode()
     assert 'name="track_conversions"' in page
     assert client.post(reverse("home"), {**FORM, "track_conversions": "on"}).status_code == 302
-    assert UrlLink.objects.get(long_url=TARGET).track_conversions is True
+    link = UrlLink.objects.get(long_url=TARGET)
+    assert link.track_conversions is True
+    stats_page = client.get(reverse("link_stats", args=[link.code])).content.decode()
+    assert 'data-testid="track-conversions"' in stats_page
     plain = {**FORM, "long_url": TARGET + "/plain"}
     assert client.post(reverse("home"), plain).status_code == 302
     assert UrlLink.objects.get(long_url=TARGET + "/plain").track_conversions is False
