@@ -25,6 +25,10 @@ from analytics.bots import detect_bot as detect_bot
 # A link with a social preview answers preview fetchers with its page (serving.gates).
 from analytics.bots import is_link_preview as is_link_preview
 from analytics.buffer import VISITS_KEY
+
+# Services mode, the node's runner: spooled visits onto the Redis buffer (analytics.forward: a
+# module of its own, so that a service may forward them too without importing this one).
+from analytics.forward import forward_spooled_visits as forward_spooled_visits
 from analytics.messages import MAX_USER_AGENT, encode_visit, encode_visit_without_link
 
 # Requests that reached no link, counted in memory (the 404 path does no I/O for them).
@@ -39,12 +43,6 @@ from core.node_state import local_redirects
 from core.redis_conn import live_redis_client, redis_failed, uses_redis
 
 logger = logging.getLogger(__name__)
-
-# Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.
-FORWARD_BATCH = 2000
-# Messages per forwarding run (every NODE_SYNC_SECONDS): a backlog drains in steps, so the
-# runner's other jobs keep their rhythm.
-FORWARD_LIMIT = 50_000
 
 
 # What serving/gates.py asks of a visitor for rules and variants, computed as the enrichment does
@@ -137,25 +135,3 @@ def record_visit(meta: Mapping[str, str], entry, *, event_id: str | None = None)
         client.rpush(VISITS_KEY, message)  # the only I/O of the hand-off: one round trip
     except RedisError as exc:
         push_failed(message, exc)
-
-
-def forward_spooled_visits() -> int:
-    """Services mode, the node's runner: move spooled visits onto the Redis buffer in batches
-    (one pipelined round trip per batch). Returns how many were forwarded.
-
-    A batch whose push fails stays in the spool (its offset is not saved) and is sent again
-    next time; a batch pushed twice (the runner died before saving its offset) is stored once,
-    by event id.
-    """
-    client = live_redis_client()
-    if client is None:
-        return 0
-
-    def push(lines: list[str]) -> None:
-        client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
-
-    try:
-        return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT)
-    except RedisError as exc:
-        redis_failed(exc, consequence="visits wait in the node's spool")
-        return 0

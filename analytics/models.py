@@ -237,3 +237,48 @@ class OrphanVisitCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H}:00 {self.kind} {self.host}{self.path} × {self.count}"
+
+
+class ConversionKind(models.TextChoices):
+    LEAD = "lead", "Lead"
+    SALE = "sale", "Sale"
+
+
+class Conversion(models.Model):
+    """A lead or a sale a site reported for a click (analytics.services.conversions): counted
+    for the click's link, with the click's country, device and referrer host copied at the time,
+    so the conversions' breakdowns read this table alone. Leads, sales and revenue are COUNT and
+    SUM over these rows, never a counter kept beside them."""
+
+    kind = models.CharField(max_length=4, choices=ConversionKind.choices)
+    link = models.ForeignKey(UrlLink, on_delete=models.CASCADE, related_name="conversions")
+    # The link's workspace when it was reported: a sale's invoice id is unique per workspace.
+    workspace = models.ForeignKey(
+        "workspaces.Workspace", on_delete=models.CASCADE, related_name="conversions"
+    )
+    click_id = models.CharField(max_length=32)  # the visit's event_id (links.CLICK_ID_PARAM)
+    event_name = models.CharField(max_length=100)
+    customer_id = models.CharField(max_length=100, blank=True, default="")
+    amount = models.BigIntegerField(default=0)  # a sale's, in the currency's minor units
+    currency = models.CharField(max_length=3, blank=True, default="")  # ISO 4217, upper case
+    invoice_id = models.CharField(max_length=100, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    # What makes a report a repeat, as SHA-1 hex (case and trailing spaces count, whatever the
+    # column collation): "lead", click id, event name for a lead; "sale", workspace, invoice id
+    # for a sale that has one; NULL (never equal) for a sale without. The database's unique
+    # index decides which of two racing reports is the first: exact under concurrency.
+    once_key = models.CharField(max_length=40, null=True, blank=True, unique=True)
+    country_code = models.CharField(max_length=2, blank=True, default="")
+    device_type = models.CharField(max_length=10, blank=True, default="")
+    referrer_host = models.CharField(max_length=253, blank=True, default="")
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["link", "created_at"], name="conversion_link_time"),
+            models.Index(fields=["workspace", "customer_id", "kind"], name="conversion_customer"),
+            models.Index(fields=["click_id"], name="conversion_click"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.event_name} on link {self.link_id} @ {self.created_at:%Y-%m-%d}"

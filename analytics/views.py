@@ -105,6 +105,15 @@ def _period_stats(
         "view_params": [(name, request.GET[name]) for name in kept if name in request.GET],
         "credit_dbip": geodata.is_dbip_city(city_db_path()),
         "live_start": _live_start(time_range),
+        # The conversions by the clicks' dimensions (stats_conversions.html), titled.
+        "conversion_tables": [
+            (key, title, stats["conversions"][key])
+            for key, title in (
+                ("countries", "country"),
+                ("devices", "device"),
+                ("referrers", "referrer"),
+            )
+        ],
     }
 
 
@@ -405,6 +414,13 @@ def overview(request: HttpRequest) -> HttpResponse:
             "chart": chart,
             "total_clicks": sum(chart["clicks"]),
             "total_bots": sum(chart["bot_clicks"]),
+            # Leads, sales and revenue of every link (issue #29), with their rates.
+            "conversions": selectors.conversion_totals(
+                link_ids=None,
+                start=time_range.start,
+                end=time_range.end,
+                clicks=sum(chart["clicks"]),
+            ),
             "top_links": top,
             "top_tags": tags,
             "newest_links": [

@@ -196,6 +196,7 @@ class UrlLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "clicks",
         "redirect_type",
         "pass_query",
+        "track_conversions",
         "tag_names",
         "archived",
         "password_protected",

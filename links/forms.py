@@ -11,7 +11,14 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from links.imports.formats import FORMATS
-from links.models import LinkStatus, QrErrorLevel, RedirectType, UrlLink, tag_key
+from links.models import (
+    CLICK_ID_PARAM,
+    LinkStatus,
+    QrErrorLevel,
+    RedirectType,
+    UrlLink,
+    tag_key,
+)
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS, STOPPED
 from links.services.targeting import DEVICES, MAX_CITY, MAX_VARIANTS, OS_NAMES, query_text
 from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
@@ -107,6 +114,14 @@ class LinkFieldsMixin(forms.Form):
         initial=True,
         help_text=(
             "A visitor's ?utm_source=… is added to the long URL (the long URL's own values win)."
+        ),
+    )
+    track_conversions = forms.BooleanField(
+        label="Track conversions",
+        required=False,
+        help_text=(
+            f"A click id (?{CLICK_ID_PARAM}=…) is added to the long URL, so the leads and sales "
+            "your site reports with it count for this link."
         ),
     )
 
@@ -602,6 +617,7 @@ class LinkCreateForm(
         "expires_at",
         "redirect_type",
         "pass_query",
+        "track_conversions",
         "password",
         "max_visits",
     ]
@@ -647,6 +663,7 @@ class LinkEditForm(
                 "expires_at": link.expires_at,
                 "redirect_type": link.redirect_type,
                 "pass_query": link.pass_query,
+                "track_conversions": link.track_conversions,
                 "tags": ", ".join(tag.name for tag in link.tags.order_by("key")),
                 "archived": link.archived,
                 "max_visits": link.max_visits,

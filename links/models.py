@@ -235,6 +235,11 @@ class Domain(models.Model):
 
 TAG_MAX_LENGTH = 50
 
+# The query parameter a link that tracks conversions adds to its destination: the click's id
+# (the visit's event_id, 32 hex digits), which the site hands back with a lead or a sale
+# (analytics.services.conversions). Named once: the redirect, the snippet and the docs use it.
+CLICK_ID_PARAM = "sc_cid"
+
 
 def tag_key(name: str) -> str:
     """What makes two spellings one tag (Tag.key): `Spring Sale` and ` spring sale` are the
@@ -368,6 +373,17 @@ class UrlLink(models.Model):
     ios_url = models.CharField("iOS URL", max_length=2048, blank=True, default="", db_default="")
     android_url = models.CharField(
         "Android URL", max_length=2048, blank=True, default="", db_default=""
+    )
+    # Conversions (analytics/services/conversions.py): the redirect appends the click's id (the
+    # visit's event_id, as CLICK_ID_PARAM) to a web destination, and leads and sales reported
+    # with it are counted against this link. Off: the Location is the marketer's URL as written.
+    track_conversions = models.BooleanField(
+        "track conversions",
+        default=False,
+        db_default=False,
+        help_text=f"Add a click id (?{CLICK_ID_PARAM}=…) to the destination, so leads and sales "
+        "your site "
+        "reports with it count for this link.",
     )
     tags = models.ManyToManyField(Tag, related_name="links", blank=True)
     # Social preview (issue #28): what a link-preview fetcher (Facebook, X, LinkedIn, Slack, …;

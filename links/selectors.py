@@ -664,6 +664,7 @@ def _export_pages(
                 "android_url": link.android_url,
                 "fallback_url": link.fallback_url,
                 "health": link.health_status,
+                "track_conversions": link.track_conversions,
             }
             if with_owner:
                 record["owner"] = link.owner.get_username()

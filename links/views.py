@@ -118,6 +118,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 expires_at=data["expires_at"],
                 redirect_type=data["redirect_type"],
                 pass_query=data["pass_query"],
+                track_conversions=data["track_conversions"],
                 tags=data["tags"],
                 utm=form.utm(),
                 password=data["password"] or None,

@@ -100,6 +100,8 @@ class ShortCodeDispatcher:
             return self.application(environ, start_response)
         if entry is not None:  # the redirect, inlined: the hot path
             location = entry.location
+            if entry.track_conversions and gates.CLICK_ID in environ:  # as gates decided
+                location = gates.with_click_id(location, environ[gates.CLICK_ID])
             query_string = environ.get("QUERY_STRING")
             if query_string and entry.pass_query:  # inlined redirect_location_for
                 location = with_visitor_query(location, query_string)

@@ -180,11 +180,16 @@ def with_visitor_query(location: str, query_string: str) -> str:
 
 
 def redirect_location_for(entry: link_cache.LinkEntry, meta: Mapping[str, str]) -> str:
-    """The Location of a redirect to `entry` for this request (see with_visitor_query)."""
+    """The Location of a redirect to `entry` for this request: its click id first, for a link
+    that tracks conversions (gates.with_click_id), then the visitor's query (see
+    with_visitor_query). The fast path inlines this."""
+    location = entry.location
+    if entry.track_conversions and gates.CLICK_ID in meta:
+        location = gates.with_click_id(location, meta[gates.CLICK_ID])
     query_string = meta.get("QUERY_STRING")
     if query_string and entry.pass_query:
-        return with_visitor_query(entry.location, query_string)
-    return entry.location
+        return with_visitor_query(location, query_string)
+    return location
 
 
 def _not_found(

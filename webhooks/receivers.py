@@ -48,6 +48,7 @@ def link_data(link: UrlLink) -> dict:
             "reason": link.health_reason,
             "checked_at": _time(link.health_checked_at),
         },
+        "track_conversions": link.track_conversions,  # issue #29
     }
 
 

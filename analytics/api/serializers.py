@@ -161,6 +161,46 @@ class FallbackEntrySerializer(BreakdownEntrySerializer):
     )
 
 
+class RevenueSerializer(serializers.Serializer):
+    currency = serializers.CharField(help_text="ISO 4217.")
+    amount = serializers.IntegerField(help_text="The sales' sum in the currency's minor units.")
+    sales = serializers.IntegerField()
+
+
+class _ConversionCountsSerializer(serializers.Serializer):
+    leads = serializers.IntegerField()
+    sales = serializers.IntegerField()
+    revenue = serializers.IntegerField(
+        allow_null=True, help_text="Minor units; null when the range has several currencies."
+    )
+
+
+class ConversionDaySerializer(_ConversionCountsSerializer):
+    day = serializers.DateField(help_text="A day in the answer's time zone.")
+    clicks = serializers.IntegerField(help_text="People's clicks that day.")
+    lead_rate = serializers.FloatField(help_text="Leads per 100 clicks.")
+    sale_rate = serializers.FloatField(help_text="Sales per 100 leads.")
+
+
+class ConversionEntrySerializer(_ConversionCountsSerializer):
+    name = serializers.CharField()
+    code = serializers.CharField(required=False, help_text="Countries: ISO 3166-1 alpha-2.")
+    clicks = serializers.IntegerField(
+        allow_null=True,
+        help_text="The value's clicks in the range; null when the clicks' breakdown, cut at "
+        "`limit`, does not list it.",
+    )
+
+
+class ConversionDetailsSerializer(serializers.Serializer):
+    days = ConversionDaySerializer(many=True, help_text="Days with a conversion, oldest first.")
+    countries = ConversionEntrySerializer(many=True, help_text="By the click's country.")
+    devices = ConversionEntrySerializer(many=True, help_text="By the click's device type.")
+    referrers = ConversionEntrySerializer(
+        many=True, help_text="By the click's referring site; Direct when none was sent."
+    )
+
+
 def _breakdown(help_text: str, entry=BreakdownEntrySerializer, **kwargs):
     return entry(many=True, help_text=help_text + " Sorted by clicks, most first.", **kwargs)
 
@@ -174,6 +214,23 @@ class LinkStatsSerializer(serializers.Serializer):
     unique_visitors = serializers.IntegerField(help_text="Distinct visitors in the range.")
     bot_clicks = serializers.IntegerField(
         required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
+    )
+    # Conversions (issue #29): POST /api/v1/track/lead and /track/sale of the range.
+    leads = serializers.IntegerField(help_text="Leads reported for the clicks, in the range.")
+    sales = serializers.IntegerField(help_text="Sales reported, each invoice id once.")
+    revenue = serializers.IntegerField(
+        allow_null=True,
+        help_text="The sales' sum in minor units of `currency`; null when they are in several "
+        "currencies (see `revenue_by_currency`), 0 with no sale.",
+    )
+    currency = serializers.CharField(
+        allow_null=True, help_text="The currency of `revenue`; null with none or several."
+    )
+    revenue_by_currency = RevenueSerializer(many=True, help_text="Each currency's sales.")
+    lead_rate = serializers.FloatField(help_text="Leads per 100 clicks (percent, 1 decimal).")
+    sale_rate = serializers.FloatField(help_text="Sales per 100 leads (percent, 1 decimal).")
+    conversions = ConversionDetailsSerializer(
+        help_text="Leads, sales and revenue by day and by the clicks' country, device, referrer."
     )
     bucket = serializers.ChoiceField(
         choices=selectors.BUCKETS, required=False, help_text="What each `series` entry covers."
@@ -266,3 +323,10 @@ class LiveStatsSerializer(serializers.Serializer):
     )
     bot_clicks = serializers.IntegerField(help_text="Bots and link previews (not in `clicks`).")
     as_of = serializers.DateTimeField(help_text="When these figures were read.")
+
+
+class WorkspaceStatsSerializer(LinkStatsSerializer):
+    """A workspace's stats: a link's shape, summed over every link of the workspace."""
+
+    code = None
+    workspace = serializers.CharField(help_text="The workspace's slug.")

@@ -12,9 +12,10 @@ from analytics.api.serializers import (
     LiveStatsSerializer,
     StatsQuerySerializer,
     TagStatsSerializer,
+    WorkspaceStatsSerializer,
 )
 from analytics.models import utc_hour
-from analytics.selectors import link_stats, links_stats, live_totals
+from analytics.selectors import link_stats, links_stats, live_totals, workspace_stats
 from core.api.docs import RETRY_AFTER, error_responses
 from core.api.scopes import ApiScope
 from links.api.base import LinkApiView
@@ -29,6 +30,31 @@ STATS_EXAMPLE = {
     "total_clicks": 3,
     "unique_visitors": 2,
     "bot_clicks": 1,
+    "leads": 1,
+    "sales": 1,
+    "revenue": 4990,
+    "currency": "EUR",
+    "revenue_by_currency": [{"currency": "EUR", "amount": 4990, "sales": 1}],
+    "lead_rate": 33.3,
+    "sale_rate": 100.0,
+    "conversions": {
+        "days": [
+            {
+                "day": "2026-03-01",
+                "clicks": 3,
+                "leads": 1,
+                "sales": 1,
+                "revenue": 4990,
+                "lead_rate": 33.3,
+                "sale_rate": 100.0,
+            }
+        ],
+        "countries": [
+            {"name": "Germany", "code": "DE", "clicks": 2, "leads": 1, "sales": 1, "revenue": 4990}
+        ],
+        "devices": [{"name": "Mobile", "clicks": 3, "leads": 1, "sales": 1, "revenue": 4990}],
+        "referrers": [{"name": "t.co", "clicks": 1, "leads": 1, "sales": 1, "revenue": 4990}],
+    },
     "series": [
         {"hour": "2026-03-01T00:00:00Z", "clicks": 0, "unique_visitors": 0, "bot_clicks": 0},
         {"hour": "2026-03-01T01:00:00Z", "clicks": 3, "unique_visitors": 2, "bot_clicks": 1},
@@ -82,7 +108,10 @@ class LinkStatsView(LinkApiView):
             "referrer, short link or QR code) for `[start, end)`, the last 7 days by default. "
             "People and bots are counted apart: the totals, series and breakdowns are people's "
             "clicks. Each entry's `share` is of the whole range's clicks; `other` sums the "
-            "entries past `limit` (`?limit=all` lists every entry)."
+            "entries past `limit` (`?limit=all` lists every entry). `leads`, `sales` and "
+            "`revenue` (minor units) count the conversions reported in the range "
+            "(POST /api/v1/track/lead and /track/sale), with their rates and, under "
+            "`conversions`, by day, country, device and referrer."
         ),
         parameters=[CODE_PARAMETER, DOMAIN_PARAMETER, StatsQuerySerializer, RETRY_AFTER],
         responses={200: LinkStatsSerializer, **error_responses(400, 401, 404, 429)},
@@ -186,3 +215,34 @@ class TagStatsView(LinkApiView):
         return Response(
             TagStatsSerializer({**stats, "tag": found.name, "links": len(link_ids)}).data
         )
+
+
+class WorkspaceStatsView(LinkApiView):
+    serializer_class = WorkspaceStatsSerializer
+    read_scope = ApiScope.STATS_READ
+
+    @extend_schema(
+        tags=["stats"],
+        operation_id="workspaces_stats",
+        summary="Click and conversion stats of a workspace",
+        description=(
+            "The stats of one link (see links_stats), summed over every link of the workspace "
+            "(archived and stopped ones included): clicks, leads, sales and revenue add up, and "
+            "a person who visited several links counts once in `unique_visitors`. A workspace "
+            "you do not belong to (or not an API key's own) is a 404."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "slug", str, OpenApiParameter.PATH, description="The workspace's slug."
+            ),
+            StatsQuerySerializer,
+            RETRY_AFTER,
+        ],
+        responses={200: WorkspaceStatsSerializer, **error_responses(400, 401, 404, 429)},
+    )
+    def get(self, request, slug: str):
+        workspace = self.workspace_param(slug)  # 404 for one the caller is not in
+        query = StatsQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        stats = workspace_stats(workspace_id=workspace.pk, **query.validated_data)
+        return Response(WorkspaceStatsSerializer({**stats, "workspace": workspace.slug}).data)

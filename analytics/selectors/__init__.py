@@ -15,18 +15,19 @@ otherwise), as aware datetimes.
 One module per question a caller asks; callers import the names from here
 (`from analytics import selectors`):
 
-- `totals`: how many (`links_totals`, `link_stats` / `links_stats`, `tags_totals`, `top_links`,
-  `top_tags`);
+- `totals`: how many (`links_totals`, `link_stats` / `links_stats` / `workspace_stats`,
+  `tags_totals`, `top_links`, `top_tags`);
 - `series`: clicks over time (`series`, `hourly_series`, `series_bucket`);
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
   `pipeline_status`;
 - `live`: a stats page's totals while they move (`live_totals`), read every second;
 - `orphan_visits`: requests that reached no link;
+- `conversions`: leads, sales and revenue (`conversion_totals`, `conversion_details`);
 - `hours`: the whole hours of a range and their rows, shared by the first three.
 
-A module may import a sibling, in that order of dependence (totals → series, breakdowns →
-hours; live → hours), never this package.
+A module may import a sibling, in that order of dependence (totals → series, breakdowns,
+conversions; conversions → breakdowns → hours; live → hours), never this package.
 """
 
 from analytics.selectors.breakdowns import (
@@ -44,6 +45,7 @@ from analytics.selectors.breakdowns import (
     share,
     variant_results,
 )
+from analytics.selectors.conversions import conversion_details, conversion_totals
 from analytics.selectors.live import live_totals
 from analytics.selectors.orphan_visits import (
     orphan_visit_slice,
@@ -60,6 +62,7 @@ from analytics.selectors.totals import (
     tags_totals,
     top_links,
     top_tags,
+    workspace_stats,
 )
 from analytics.selectors.visits import (
     EXPORT_FIELDS,
@@ -83,6 +86,8 @@ __all__ = [
     "SET_ONLY_DIMENSIONS",
     "UNKNOWN",
     "breakdowns",
+    "conversion_details",
+    "conversion_totals",
     "first_moment",
     "has_visits",
     "hourly_series",
@@ -106,4 +111,5 @@ __all__ = [
     "variant_results",
     "visit_list",
     "visit_rows_for_export",
+    "workspace_stats",
 ]

@@ -1,7 +1,7 @@
 """How many: clicks, people and bot clicks of a range, for one link, several links apart
 (`links_totals`: a tag's, a list page's) or together (a tag's, the dashboard's), the most
 clicked links and tags, and a stats page's whole answer (`link_stats`: totals, series,
-breakdowns).
+breakdowns, and the conversions of analytics.selectors.conversions).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from analytics.models import HourlyClick, LinkVisitor, utc_hour
 from analytics.selectors.breakdowns import DEFAULT_LIMIT, breakdowns
+from analytics.selectors.conversions import conversion_details, conversion_totals
 from analytics.selectors.hours import LinkIds, _hour_ceil, _hourly_rows, _visits
 from analytics.selectors.series import series
 from links.models import UrlLink
@@ -90,7 +91,7 @@ def link_stats(
 
 def links_stats(
     *,
-    link_ids: list[int],
+    link_ids: LinkIds,
     start: datetime,
     end: datetime,
     limit: int | None = DEFAULT_LIMIT,
@@ -98,15 +99,40 @@ def links_stats(
 ) -> dict:
     """link_stats's shape (without `code`) summed over several links (a tag's): clicks add
     up, and `unique_visitors` counts a person who visited several of them once."""
+    totals = _totals(link_ids, start, end)
+    clicks_series = series(link_ids=link_ids, start=start, end=end, bucket=bucket)
+    click_breakdowns = breakdowns(link_ids=link_ids, start=start, end=end, limit=limit)
     return {
         "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
-        **_totals(link_ids, start, end),
+        **totals,
+        **conversion_totals(link_ids=link_ids, start=start, end=end, clicks=totals["total_clicks"]),
         "bucket": bucket,
-        "series": series(link_ids=link_ids, start=start, end=end, bucket=bucket),
-        **breakdowns(link_ids=link_ids, start=start, end=end, limit=limit),
+        "series": clicks_series,
+        **click_breakdowns,
+        "conversions": conversion_details(
+            link_ids=link_ids,
+            start=start,
+            end=end,
+            series=clicks_series,
+            click_breakdowns=click_breakdowns,
+        ),
     }
+
+
+def workspace_stats(
+    *,
+    workspace_id: int,
+    start: datetime,
+    end: datetime,
+    limit: int | None = DEFAULT_LIMIT,
+    bucket: str = "hour",
+) -> dict:
+    """links_stats over every link of a workspace (archived and stopped ones too), its links
+    read as a subquery, not a list: a workspace may hold many."""
+    link_ids = UrlLink.objects.filter(workspace_id=workspace_id).values("pk")
+    return links_stats(link_ids=link_ids, start=start, end=end, limit=limit, bucket=bucket)
 
 
 def links_totals(

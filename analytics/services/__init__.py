@@ -16,12 +16,20 @@ One module per job; callers import the names from here (`from analytics import s
 - `replay`: `replay_dead_visits` (the dead list);
 - `reclassify`: `reclassify_visits` (newer detectors over stored visits);
 - `retention`: `purge_visits`;
-- `deletion`: `link_visits_delete`, `orphan_visits_delete` (visits deleted on request).
+- `deletion`: `link_visits_delete`, `orphan_visits_delete` (visits deleted on request);
+- `conversions`: `lead_track`, `sale_track` (leads and sales reported for a click).
 
 A module may import a sibling, in that order of dependence (ingest → inserts, rollups; replay →
-ingest; reclassify, retention and deletion → rollups), never this package.
+ingest; reclassify, retention and deletion → rollups; conversions → ingest), never this package.
 """
 
+from analytics.services.conversions import (
+    ClickNotFound,
+    ConversionResult,
+    CustomerNotFound,
+    lead_track,
+    sale_track,
+)
 from analytics.services.deletion import link_visits_delete, orphan_visits_delete
 from analytics.services.ingest import MAX_ATTEMPTS, FlushResult, flush_pending, store_visits
 from analytics.services.reclassify import ReclassifyResult, reclassify_visits
@@ -31,17 +39,22 @@ from analytics.services.rollups import aggregate_hourly, rebuild_hourly
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "ClickNotFound",
+    "ConversionResult",
+    "CustomerNotFound",
     "FlushResult",
     "NoVisitBuffer",
     "ReclassifyResult",
     "ReplayResult",
     "aggregate_hourly",
     "flush_pending",
+    "lead_track",
     "link_visits_delete",
     "orphan_visits_delete",
     "purge_visits",
     "rebuild_hourly",
     "reclassify_visits",
     "replay_dead_visits",
+    "sale_track",
     "store_visits",
 ]

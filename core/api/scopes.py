@@ -20,6 +20,8 @@ class ApiScope(models.TextChoices):
     LINKS_WRITE = "links:write", "Create, change and revoke links"
     STATS_READ = "stats:read", "Read click stats"
     WEBHOOKS_WRITE = "webhooks:write", "Manage webhooks"
+    # A site's server reports leads and sales with it: a key that can do nothing else.
+    CONVERSIONS_WRITE = "conversions:write", "Report leads and sales (conversions)"
 
 
 def scope_by_method(request, *, read: str = ApiScope.LINKS_READ) -> str:

@@ -40,6 +40,7 @@ LINK_EXAMPLE = {
     "valid_since": None,
     "expires_at": None,
     "pass_query": True,
+    "track_conversions": False,
     "is_active": True,
     "clicks": 42,
     "og_title": "Spring sale: 30% off everything",

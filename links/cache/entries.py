@@ -76,6 +76,10 @@ class LinkEntry:
     # the link's destination is broken (links.services.health): every visitor goes there
     # (serving/gates.py). "" otherwise, so a healthy link's entry is as it always was.
     failover: str = ""
+    # UrlLink.track_conversions: the redirect appends the click id (CLICK_ID_PARAM, the visit's
+    # event_id) to a web destination (serving/gates.py), so the link is gated; plain links
+    # never pay for it.
+    track_conversions: bool = False
 
     @classmethod
     def from_link(cls, link: UrlLink) -> LinkEntry:
@@ -114,12 +118,12 @@ class LinkEntry:
                 if link.fallback_url and link.health_status == HealthStatus.BROKEN
                 else ""
             ),
+            track_conversions=link.track_conversions,
         )
 
-    # A password, a visit cap, rules, variants, a preview, an app link or a failover under way:
-    # the click is decided in
-    # serving/gates.py. Worked
-    # out once per entry, not on each redirect that asks (every redirect does).
+    # A password, a visit cap, rules, variants, a preview, an app link, conversion tracking or a
+    # failover under way: the click is decided in serving/gates.py. Worked out once per entry,
+    # not on each redirect that asks (every redirect does).
     gated: bool = field(init=False, repr=False, compare=False)
     # Whether the fused read counts this link's clicks (serving.fused_read): a plain link, not
     # gated and with no start to wait for.
@@ -140,6 +144,7 @@ class LinkEntry:
             or self.ios_location
             or self.android_location
             or self.failover
+            or self.track_conversions
         )
         object.__setattr__(self, "gated", gated)
         object.__setattr__(self, "counted_by_read", not gated and self.valid_since is None)
@@ -178,6 +183,8 @@ class LinkEntry:
             gates["app"] = [self.ios_location, self.android_location]
         if self.failover:
             gates["fo"] = self.failover
+        if self.track_conversions:
+            gates["cv"] = 1
         return gates
 
     # "id<TAB>redirect type<TAB>expiry or empty<TAB>revoked 0/1/2<TAB>[flags<TAB>]location": the
@@ -233,6 +240,7 @@ class LinkEntry:
             ios_location=ios_location,
             android_location=android_location,
             failover=gates.get("fo", ""),
+            track_conversions=bool(gates.get("cv")),
         )
 
 

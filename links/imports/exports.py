@@ -46,6 +46,7 @@ EXPORT_FIELDS = [
     "android_url",
     "fallback_url",  # failover while the destination is broken (issue #29); "" for none
     "health",  # the destination health checker's status: ok, broken or unknown
+    "track_conversions",  # issue #29: "true" / "false"
 ]
 
 
@@ -90,6 +91,7 @@ def links_csv_chunks(records: Iterable[dict]) -> Iterator[str]:
         row["og_description"] = spreadsheet_safe(record["og_description"])
         row["tags"] = spreadsheet_safe(", ".join(record["tags"]))
         row["archived"] = "true" if record["archived"] else "false"
+        row["track_conversions"] = "true" if record["track_conversions"] else "false"
         row["valid_since"] = row["valid_since"] or ""
         row["expires_at"] = row["expires_at"] or ""
         yield writer.writerow(row)

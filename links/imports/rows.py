@@ -338,6 +338,7 @@ class _Importer:
             "ios_url": source.ios_url,
             "android_url": source.android_url,
             "fallback_url": source.fallback_url,
+            "track_conversions": source.track_conversions,
         }
 
     def _done(self, p: _Pending, item: dict, new_code_reason: str | None, link=None) -> None:

@@ -94,6 +94,7 @@ def _bulk_prepare(
         ios_url=item.get("ios_url"),
         android_url=item.get("android_url"),
         fallback_url=item.get("fallback_url"),
+        track_conversions=item.get("track_conversions"),
     )
     return _BulkItem(
         link=prepared.link,
@@ -341,12 +342,11 @@ def link_create_many(
 
     Items take `link_create`'s keyword arguments (long_url, alias, title, valid_since,
     expires_at, redirect_type, pass_query, tags, utm, archived, password, max_visits, rules,
-    variants, domain, og_title, og_description, og_image). Round trips are per call, not per
-    item:
-    one query finds the owner's existing links, one the taken aliases, codes are claimed in a
-    batch, the rows are written by one bulk insert (and tags by three more queries). Results
-    come back in the items' order. Every item goes to one workspace (`workspace` and
-    `pinned_workspace_id` as for link_create).
+    variants, domain, og_title, og_description, og_image, track_conversions). Round trips are
+    per call, not per item: one query finds the owner's existing links, one the taken aliases,
+    codes are claimed in a batch, the rows are written by one bulk insert (and tags by three
+    more queries). Results come back in the items' order. Every item goes to one workspace
+    (`workspace` and `pinned_workspace_id` as for link_create).
     """
     if len(items) > BULK_MAX_ITEMS:
         raise ValidationError(

@@ -113,6 +113,7 @@ def link_update(
     ios_url=_UNSET,
     android_url=_UNSET,
     fallback_url=_UNSET,
+    track_conversions=_UNSET,
 ) -> UrlLink:
     """Change what a link points to or how it behaves; the cached entry is refreshed.
     `valid_since`: its start (None: live at once), before its expiry as it will be.
@@ -131,6 +132,8 @@ def link_update(
     none), through links.services.app_links.
     `fallback_url`: where visitors go while its destination is broken (links.services.health;
     "" or None: none), through the long-URL policy; frozen once revoked, as the long URL.
+    `track_conversions`: the redirect appends the click id to the destination from the next
+    click on (analytics.services.conversions).
 
     Raises LinkRevoked for a revoked link, ValidationError for a value the rules refuse.
     """
@@ -145,6 +148,7 @@ def link_update(
     # What a click meets: frozen once the link is revoked, its gates and targeting too (a revoked
     # link's password, cap, rules or variants decide nothing; changing them would say otherwise).
     redirecting = (long_url, title, expires_at, valid_since, redirect_type, pass_query)
+    redirecting += (track_conversions,)
     redirecting += (password, max_visits, rules, variants)
     preview = {"og_title": og_title, "og_description": og_description, "og_image": og_image}
     preview_given = tuple(name for name, value in preview.items() if value is not _UNSET)
@@ -184,6 +188,9 @@ def link_update(
     if pass_query is not _UNSET:
         link.pass_query = bool(pass_query)
         changed.append("pass_query")
+    if track_conversions is not _UNSET:
+        link.track_conversions = bool(track_conversions)
+        changed.append("track_conversions")
     if max_visits is not _UNSET:
         # The visits already used stay used: raising a cap of 10 to 20 lets 10 more through.
         link.max_visits = validate_max_visits(max_visits)

@@ -163,6 +163,7 @@ def prepare_link(
     ios_url: str | None = None,
     android_url: str | None = None,
     fallback_url: str | None = None,
+    track_conversions: bool | None = None,
 ) -> PreparedLink:
     """Validate a create request, reporting every field's problem at once.
 
@@ -229,6 +230,7 @@ def prepare_link(
     password_hash = hash_password(password, hashed=password_hashes)
     pass_query = True if pass_query is None else bool(pass_query)
     archived = bool(archived)
+    track_conversions = bool(track_conversions)
     # UTM values are part of the URL: a plain request for the same final URL may reuse a link.
     plain = (
         not alias
@@ -247,6 +249,7 @@ def prepare_link(
         and not expired_url
         and not fallback_url
         and not any(app_urls.values())
+        and not track_conversions
     )
     link = _unsaved_link(
         owner=user,
@@ -268,6 +271,7 @@ def prepare_link(
         expired_url=expired_url or "",
         fallback_url=fallback_url or "",
         **app_urls,
+        track_conversions=track_conversions,
     )
     return PreparedLink(link=link, alias=alias, plain=plain, tags=tags)
 
@@ -300,6 +304,7 @@ def link_create(
     ios_url: str | None = None,
     android_url: str | None = None,
     fallback_url: str | None = None,
+    track_conversions: bool = False,
 ) -> LinkCreateResult:
     """Create a short link, or hand back the user's active one for the same plain request (on
     the same domain, in the same workspace).
@@ -335,6 +340,7 @@ def link_create(
         ios_url=ios_url,
         android_url=android_url,
         fallback_url=fallback_url,
+        track_conversions=track_conversions,
     )
     with transaction.atomic():
         hold_owner(user)

@@ -30,6 +30,7 @@ LINK_FIELDS = {
     "title",
     "redirect_type",
     "pass_query",
+    "track_conversions",
     "rules",
     "variants",
     "created_at",
@@ -732,10 +733,14 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/invitations/",
         "/api/v1/invitations/{invitation_id}/accept/",
         "/api/v1/invitations/{invitation_id}/decline/",
+        "/api/v1/track/lead",
+        "/api/v1/track/sale",
+        "/api/v1/workspaces/{slug}/stats/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
-    # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28)
-    assert len(operations) == 38
+    # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28), the two track
+    # POSTs and a workspace's stats (#29)
+    assert len(operations) == 41
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

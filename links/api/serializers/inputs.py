@@ -16,7 +16,7 @@ from core.api.fields import (
     StrictChoiceField,
     StrictIntegerField,
 )
-from links.models import RedirectType, UrlLink
+from links.models import CLICK_ID_PARAM, RedirectType, UrlLink
 from links.services.app_links import NAMED_SCHEMES, REFUSED_SCHEMES
 from links.services.gates import PASSWORD_MAX_LENGTH
 from links.services.targeting import DEVICES, OS_NAMES
@@ -68,6 +68,17 @@ def _pass_query_field(**kwargs) -> StrictBooleanField:
         help_text=(
             "Add the query string a visitor brings (`/<code>?utm_source=x`) to the long URL, "
             "whose own keys win; true by default."
+        ),
+        **kwargs,
+    )
+
+
+def _track_conversions_field(**kwargs) -> StrictBooleanField:
+    return StrictBooleanField(
+        help_text=(
+            f"Append the click's id (`{CLICK_ID_PARAM}=<32 hex>`) to a web destination, so the "
+            "leads and sales your site reports with it (POST /api/v1/track/lead, /track/sale) "
+            "count for this link; false by default."
         ),
         **kwargs,
     )
@@ -385,6 +396,7 @@ class LinkCreateSerializer(_LinkOptionsMixin, serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    track_conversions = _track_conversions_field(required=False)
     password = _password_field(required=False)
     max_visits = _max_visits_field(required=False)
     rules = RulesField(required=False)
@@ -474,6 +486,7 @@ class LinkUpdateSerializer(_LinkOptionsMixin, serializers.Serializer):
     expires_at = _expires_at_field(required=False)
     redirect_type = _redirect_type_field(required=False)
     pass_query = _pass_query_field(required=False)
+    track_conversions = _track_conversions_field(required=False)
     password = _password_field(required=False)
     max_visits = _max_visits_field(required=False)
     rules = RulesField(required=False)

@@ -111,6 +111,7 @@ class LinkSerializer(serializers.ModelSerializer):
             "valid_since",
             "expires_at",
             "pass_query",
+            "track_conversions",
             "rules",
             "variants",
             "is_active",
@@ -188,6 +189,7 @@ class LinkSerializer(serializers.ModelSerializer):
                 None if expires_at is None else fields["expires_at"].to_representation(expires_at)
             ),
             "pass_query": link.pass_query,
+            "track_conversions": link.track_conversions,
             "rules": link.rules,
             "variants": link.variants,
             "is_active": status == LinkStatus.ACTIVE,

@@ -6,8 +6,8 @@ Columns, any order, any case (only `long_url` is required): `long_url` (or `url`
 `a; b`, `"a, b"`), `created_at`, `valid_since` (its start), `expires_at`, `archived` (yes/no,
 true/false, 1/0), `domain` (a host; empty for the default domain), `status` (a `revoked` link is
 not imported), `og_title`, `og_description`, `og_image` (its social preview), `expired_url` (its
-fallback once stopped), `ios_url`, `android_url` (its app deep links). Other columns
-(`short_url`, `clicks`…) are ignored.
+fallback once stopped), `ios_url`, `android_url` (its app deep links), `track_conversions`.
+Other columns (`short_url`, `clicks`…) are ignored.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def _row(number: int, fields: dict, *, csv_cells: bool = False) -> SourceRow:
         ios_url=text_of(fields.get("iosurl")),
         android_url=text_of(fields.get("androidurl")),
         fallback_url=text_of(fields.get("fallbackurl")),
+        track_conversions=bool(parse_bool(fields.get("trackconversions"))),
     )
     if text_of(fields.get("status")).lower() == "revoked":
         row.skip_reason = "revoked in the source"

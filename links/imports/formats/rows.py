@@ -40,6 +40,8 @@ class SourceRow:
     ios_url: str = ""
     android_url: str = ""
     fallback_url: str = ""  # failover while broken (this service's own export)
+    # Conversion tracking (this service's own export, issue #29).
+    track_conversions: bool = False
     # Set by the importer when the file itself says the link must not come over (banned,
     # password-protected, revoked in the source): reported as skipped with this reason.
     skip_reason: str | None = None

@@ -287,6 +287,7 @@ def test_the_csv_export_has_every_link_with_its_totals(user, other_user, links, 
         "android_url": "",
         "fallback_url": "",
         "health": "unknown",
+        "track_conversions": "false",
     }
     assert rows["old-one"]["archived"] == "true"
     assert (rows["go-link"]["domain"], rows["go-link"]["short_url"]) == (

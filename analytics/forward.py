@@ -1,0 +1,40 @@
+"""Services mode with SHORTURL_LOCAL_REDIRECTS: visits a web process spooled (analytics.spool)
+moved onto the Redis buffer (analytics.buffer), in batches. The node's runner does it every
+NODE_SYNC_SECONDS; a conversion report whose click is not stored yet does it at once
+(analytics.services.conversions). Imports no service, so both may use it."""
+
+from __future__ import annotations
+
+from redis.exceptions import RedisError
+
+from analytics import spool
+from analytics.buffer import VISITS_KEY
+from core.redis_conn import live_redis_client, redis_failed
+
+# Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.
+FORWARD_BATCH = 2000
+# Messages per forwarding run (every NODE_SYNC_SECONDS): a backlog drains in steps, so the
+# runner's other jobs keep their rhythm.
+FORWARD_LIMIT = 50_000
+
+
+def forward_spooled_visits() -> int:
+    """Services mode, the node's runner: move spooled visits onto the Redis buffer in batches
+    (one pipelined round trip per batch). Returns how many were forwarded.
+
+    A batch whose push fails stays in the spool (its offset is not saved) and is sent again
+    next time; a batch pushed twice (the runner died before saving its offset) is stored once,
+    by event id.
+    """
+    client = live_redis_client()
+    if client is None:
+        return 0
+
+    def push(lines: list[str]) -> None:
+        client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
+
+    try:
+        return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT)
+    except RedisError as exc:
+        redis_failed(exc, consequence="visits wait in the node's spool")
+        return 0
