@@ -716,6 +716,7 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/{code}/qr/",
         "/api/v1/links/{code}/qr-design/",
         "/api/v1/links/{code}/stats/",
+        "/api/v1/links/{code}/stats/live",
         "/api/v1/tags/",
         "/api/v1/tags/{tag}/",
         "/api/v1/domains/",
@@ -739,8 +740,8 @@ def test_schema_is_served_and_documents_every_operation():
     }
     operations = [op for methods in paths.values() for op in methods.values()]
     # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28), the two track
-    # POSTs and a workspace's stats (#29)
-    assert len(operations) == 41
+    # POSTs, a workspace's stats and a link's live figures (#29)
+    assert len(operations) == 42
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
