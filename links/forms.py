@@ -190,6 +190,28 @@ class LinkOptionsMixin(forms.Form):
         return {name: self.cleaned_data.get(name) or "" for name in UTM_FIELDS}
 
 
+def _destination_field(
+    label: str, placeholder: str, *, initial: str = "", help_text: str = ""
+) -> forms.CharField:
+    """An optional URL input that another destination goes in (a fallback, a failover, a rule's
+    or a variant's URL): links.services.policy checks it as it checks long_url."""
+    return forms.CharField(
+        label=label,
+        required=False,
+        max_length=4096,
+        initial=initial,
+        help_text=help_text,
+        widget=forms.TextInput(
+            attrs={
+                "type": "url",
+                "inputmode": "url",
+                "autocomplete": "off",
+                "placeholder": placeholder,
+            }
+        ),
+    )
+
+
 class GateFieldsMixin(forms.Form):
     """Password and visit cap (#15 gates), shared by the create and edit forms. Lengths and
     bounds here only shape the input: links.services.gates has the rules."""
@@ -216,18 +238,9 @@ class GateFieldsMixin(forms.Form):
         },
     )
     # The fallback (issue #28): checked by links.services.policy.validate_expired_url.
-    expired_url = forms.CharField(
-        label="Once stopped, send visitors to",
-        required=False,
-        max_length=4096,
-        widget=forms.TextInput(
-            attrs={
-                "type": "url",
-                "inputmode": "url",
-                "autocomplete": "off",
-                "placeholder": "https://example.com/offer-ended",
-            }
-        ),
+    expired_url = _destination_field(
+        "Once stopped, send visitors to",
+        "https://example.com/offer-ended",
         help_text=(
             "Optional. Once the link has expired, been revoked or reached its visit limit, "
             "visitors go here instead of a “link has expired” page; they still count as the "
@@ -235,18 +248,9 @@ class GateFieldsMixin(forms.Form):
         ),
     )
     # Failover (issue #29): checked by links.services.policy.validate_fallback_url.
-    fallback_url = forms.CharField(
-        label="While the destination is broken, send visitors to",
-        required=False,
-        max_length=4096,
-        widget=forms.TextInput(
-            attrs={
-                "type": "url",
-                "inputmode": "url",
-                "autocomplete": "off",
-                "placeholder": "https://example.com/offers",
-            }
-        ),
+    fallback_url = _destination_field(
+        "While the destination is broken, send visitors to",
+        "https://example.com/offers",
         help_text=(
             "Optional. The link's destinations are checked regularly (every 15 minutes by "
             "default); once one fails twice in a row (an error page, no answer), visitors go "
@@ -371,24 +375,6 @@ def _short_text(label: str, initial: str, placeholder: str, **kwargs) -> forms.C
     )
 
 
-def _destination_field(label: str, initial: str, placeholder: str) -> forms.CharField:
-    """A rule's or a variant's URL input (the service checks it as it checks long_url)."""
-    return forms.CharField(
-        label=label,
-        required=False,
-        max_length=4096,
-        initial=initial,
-        widget=forms.TextInput(
-            attrs={
-                "type": "url",
-                "inputmode": "url",
-                "autocomplete": "off",
-                "placeholder": placeholder,
-            }
-        ),
-    )
-
-
 class TargetingFieldsMixin(forms.Form):
     """The rules and variants rows of the create and edit forms (templates/links/
     _targeting_fields.html). Call `setup_targeting()` from __init__; `targeting()` gives the
@@ -455,13 +441,13 @@ class TargetingFieldsMixin(forms.Form):
                 label="Before", required=False, initial=_stored_moment(initial.get("before"))
             )
             self.fields[f"rule_{row}_url"] = _destination_field(
-                "Send to", initial.get("url", ""), "https://example.com/cn"
+                "Send to", "https://example.com/cn", initial=initial.get("url", "")
             )
         for row in range(VARIANT_ROWS):
             initial = variants[row] if row < len(variants) else {}
             letter = chr(ord("A") + row)
             self.fields[f"variant_{row}_url"] = _destination_field(
-                "URL", initial.get("url", ""), f"https://example.com/{letter.lower()}"
+                "URL", f"https://example.com/{letter.lower()}", initial=initial.get("url", "")
             )
             self.fields[f"variant_{row}_weight"] = forms.IntegerField(
                 label="Weight (%)",
