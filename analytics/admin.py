@@ -1,4 +1,5 @@
-"""Admin for staff: raw visits and hourly counts, both read-only (the pipeline writes them)."""
+"""Admin for staff: raw visits, hourly counts and reported conversions, all read-only (the
+pipeline and the track API write them)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
 from analytics.charts import chart_data
-from analytics.models import HourlyClick, VisitRecord
+from analytics.models import Conversion, HourlyClick, VisitRecord
+from analytics.templatetags.conversions import money
 from core.admin_base import ReadOnlyAdminMixin, short_date
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
@@ -99,3 +101,42 @@ class HourlyClickAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         if not per_hour:
             return {}
         return chart_data(per_hour)
+
+
+@admin.register(Conversion)
+class ConversionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """The leads and sales sites reported (POST /api/v1/track/lead and /track/sale), to look a
+    report up by its click, customer or invoice when a figure is questioned."""
+
+    list_display = (
+        "time",
+        "kind",
+        "link_code",
+        "event_name",
+        "customer_id",
+        "amount_shown",
+        "country_code",
+        "device_type",
+    )
+    list_display_links = ("time",)
+    list_select_related = ("link",)
+    list_filter = ("kind", "currency", "device_type")
+    search_fields = ("=click_id", "=customer_id", "=invoice_id", "=link__code")
+    date_hierarchy = "created_at"
+    ordering = ("-created_at", "-id")
+    list_per_page = 100
+    show_full_result_count = False
+    raw_id_fields = ("link", "workspace")
+    exclude = ("once_key",)  # a hash of what makes a report a repeat: nothing to read
+
+    @admin.display(description="reported", ordering="created_at")
+    def time(self, row: Conversion) -> str:
+        return short_date(row.created_at)
+
+    @admin.display(description="link", ordering="link__code")
+    def link_code(self, row: Conversion) -> str:
+        return row.link.code
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_shown(self, row: Conversion) -> str:
+        return money(row.amount, row.currency) if row.currency else "—"

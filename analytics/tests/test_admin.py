@@ -1,4 +1,5 @@
-"""Admin for staff: raw visits and hourly counts, read-only, with filters and a chart."""
+"""Admin for staff: raw visits, hourly counts and conversions, read-only, with filters and a
+chart."""
 
 import datetime as dt
 
@@ -6,7 +7,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analytics.models import HourlyClick, VisitRecord
+from analytics.models import Conversion, ConversionKind, HourlyClick, VisitRecord
 from analytics.tests.factories import add_visits
 from links.services.create import link_create
 
@@ -120,3 +121,34 @@ def test_non_staff_cannot_open_visits(client, user):
     response = client.get(VISITS)
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_conversions_are_listed_read_only_and_found_by_customer_or_invoice(admin_client, link):
+    now = timezone.now()
+    common = {"link": link, "workspace_id": link.workspace_id, "click_id": "c1" * 16}
+    Conversion.objects.create(
+        kind=ConversionKind.LEAD,
+        event_name="Sign up",
+        customer_id="cus_1",
+        created_at=now,
+        **common,
+    )
+    sale = Conversion.objects.create(
+        kind=ConversionKind.SALE,
+        event_name="Purchase",
+        customer_id="cus_1",
+        amount=4990,
+        currency="EUR",
+        invoice_id="INV-7",
+        created_at=now,
+        **common,
+    )
+    conversions = reverse("admin:analytics_conversion_changelist")
+
+    html = admin_client.get(conversions).content.decode()
+    assert "49.90 EUR" in html and "visited-link" in html and "Sign up" in html
+    found = admin_client.get(conversions, {"q": "INV-7"}).content.decode()
+    assert "Purchase" in found and "Sign up" not in found
+    assert admin_client.get(reverse("admin:analytics_conversion_add")).status_code == 403
+    change = admin_client.get(reverse("admin:analytics_conversion_change", args=[sale.pk]))
+    assert change.status_code == 200 and 'name="_save"' not in change.content.decode()
