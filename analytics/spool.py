@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,10 +180,13 @@ def drain(
     *,
     batch_size: int | None = None,
     limit: int | None = None,
+    deadline: float | None = None,
 ) -> int:
     """Hand every complete spooled line to `store` in batches; returns how many lines were read.
 
     `limit`: stop after about that many lines (whole batches); the rest waits for the next call.
+    `deadline` (time.monotonic()): wait for the node's lock until then at most (NodeLockBusy),
+    and stop after the batch that passes it.
 
     `store` must be idempotent per record (it is: event ids), because a batch whose offset was
     not saved before a crash is read again. One drain at a time per node (the runner and the
@@ -190,7 +194,8 @@ def drain(
     """
     batch_size = batch_size or settings.ANALYTICS_BATCH_SIZE
     read = 0
-    with node_lock(SPOOL_LOCK):
+    wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+    with node_lock(SPOOL_LOCK, timeout=wait):
         for spool in spool_files():
             # Checked before reading: a writer that lets go after this check may still add
             # lines, which the next drain reads before it deletes the file.
@@ -203,6 +208,8 @@ def drain(
                 read += len(lines)
                 if limit is not None and read >= limit:
                     return read  # this file is not finished: it is not removed
+                if deadline is not None and time.monotonic() >= deadline:
+                    return read
             if abandoned:
                 if spool.path.stat().st_size > offset:
                     logger.warning("Dropping an incomplete last line of %s", spool.path.name)

@@ -161,12 +161,28 @@ def generations() -> GenerationTable:
     return table
 
 
+class NodeLockBusy(TimeoutError):
+    """Another process of the node held the lock for longer than the caller would wait."""
+
+
 @contextmanager
-def node_lock(name: str) -> Iterator[None]:
-    """An exclusive lock shared by every process of the node (waits for it)."""
+def node_lock(name: str, *, timeout: float | None = None) -> Iterator[None]:
+    """An exclusive lock shared by every process of the node: waits for it, or NodeLockBusy
+    after `timeout` seconds (0: only if it is free now)."""
     fd = os.open(state_dir() / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            give_up = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= give_up:
+                        raise NodeLockBusy(name) from None
+                    time.sleep(0.02)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -10,7 +10,8 @@ read one table.
 A visit reaches the database a second or two after its redirect (the runner or the worker
 flushes the buffer), and a landing page can report a lead sooner than that: a click id not
 found yet makes this process flush what is pending (forwarding the node's spool first, with
-Redis) and look again before it answers "no such click".
+Redis) and look again before it answers "no such click" — bounded, since any key holder can send
+made-up ids (see _flush_pending_visits).
 
 Repeats count once, decided by the database (Conversion.once_key, unique), never by a read
 before the write: a lead per (click, event name), a sale per (workspace, invoice id) when it has
@@ -23,9 +24,12 @@ import hashlib
 import json
 import logging
 import re
+import threading
+import time
 from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -52,8 +56,15 @@ INVOICE_ID_MAX = Conversion._meta.get_field("invoice_id").max_length
 # any one order, well inside a signed 64-bit column when summed.
 AMOUNT_MAX = 10**15
 METADATA_MAX_BYTES = 4096  # the metadata as compact JSON, UTF-8
-# How long a report waits for pending visits to be stored before it says the click is unknown.
+# How long a report's flush of pending visits may take before it says the click is unknown.
 FLUSH_SECONDS = 2.0
+# A process flushes for reports at most once per this many seconds (the runner and the worker
+# flush every second or so anyway), and answers an id still unknown after one at once for
+# UNKNOWN_SECONDS: a flood of made-up ids costs a flush a quarter second, not one each.
+FLUSH_INTERVAL = 0.25
+UNKNOWN_SECONDS = 10
+_flush_lock = threading.Lock()
+_last_flush = {"started": float("-inf")}
 
 
 class ClickNotFound(NotFound):
@@ -147,16 +158,39 @@ def _stored_click(click_id: str) -> VisitRecord | None:
     )
 
 
-def _flush_pending_visits() -> None:
-    """Store the visits still on their way (the node's spool, the Redis buffer), briefly."""
+def _flush_pending_visits(asked_at: float) -> bool:
+    """Store the visits still on their way (the node's spool, the Redis buffer), briefly, for a
+    report that came in at `asked_at` (time.monotonic()); False if that could not be done.
+
+    Any key holder can send click ids nobody has, so this is bounded: one flush at a time in the
+    process (a report that finds one under way waits for it, then looks again without flushing
+    when it began after the report came in), at most one per FLUSH_INTERVAL (the next waits out
+    the rest of it: visits spooled since the last one are still stored, a little later), each
+    FLUSH_SECONDS at most in both modes."""
+    if not _flush_lock.acquire(timeout=FLUSH_SECONDS + FLUSH_INTERVAL):
+        return False
     try:
+        if _last_flush["started"] >= asked_at:
+            return True  # a flush that began after this report came in has stored its click
+        rest = _last_flush["started"] + FLUSH_INTERVAL - time.monotonic()
+        if rest > 0:
+            time.sleep(rest)
+        _last_flush["started"] = time.monotonic()
         if uses_redis() and local_redirects():
             forward_spooled_visits()
         flush_pending(max_seconds=FLUSH_SECONDS)
+        return True
     except Exception:
         # The report still gets its answer (404 if the click is not there after all); the flush
         # is the runner's or the worker's job, which will retry.
         logger.exception("Pending visits could not be flushed for a conversion report")
+        return False
+    finally:
+        _flush_lock.release()
+
+
+def _unknown_key(click_id: str) -> str:
+    return f"conversions:unknown:{click_id}"
 
 
 def click_for(
@@ -165,10 +199,15 @@ def click_for(
     """The stored click `click_id` names, of a link in a workspace `user` writes in (and the
     API key's own, when it acts for one). ClickNotFound otherwise; PermissionDenied for a viewer
     of the link's workspace."""
+    asked_at = time.monotonic()
     visit = _stored_click(click_id)
-    if visit is None:
-        _flush_pending_visits()
+    # An id still unknown after a flush a moment ago is not looked for again: its visit, if it
+    # had one, was spooled before the site could know its id, so that flush stored it.
+    if visit is None and not cache.get(_unknown_key(click_id)):
+        flushed = _flush_pending_visits(asked_at)
         visit = _stored_click(click_id)
+        if visit is None and flushed:
+            cache.set(_unknown_key(click_id), True, UNKNOWN_SECONDS)
     if visit is None:
         raise ClickNotFound(click_id)
     workspace_id = visit.link.workspace_id

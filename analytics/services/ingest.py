@@ -11,6 +11,7 @@ analytics.services.rollups.aggregate_hourly; the INSERT itself is analytics.serv
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,6 +27,7 @@ from analytics.messages import decode_visits
 from analytics.models import utc_hour
 from analytics.services.inserts import _store
 from analytics.services.rollups import _recompute_pairs
+from core.node_state import NodeLockBusy
 from core.redis_conn import redis_client, uses_cluster
 
 logger = logging.getLogger(__name__)
@@ -182,9 +184,15 @@ def _store_spooled(messages: list[str], stored: list[int]) -> None:
     stored.append(new_rows)
 
 
-def _flush_spool(batch_size: int | None) -> int:
+def _flush_spool(batch_size: int | None, deadline: float | None) -> int:
     stored: list[int] = []
-    spool.drain(lambda messages: _store_spooled(messages, stored), batch_size=batch_size)
+    # NodeLockBusy: another process of the node is draining the spool, and stores what waits.
+    with contextlib.suppress(NodeLockBusy):
+        spool.drain(
+            lambda messages: _store_spooled(messages, stored),
+            batch_size=batch_size,
+            deadline=deadline,
+        )
     return sum(stored)
 
 
@@ -206,10 +214,13 @@ def flush_pending(
     earlier run (with more lanes, say) are flushed too. Without Redis, stores everything
     spooled. `wait`: when another flush holds a lane's lock, wait for it (up to its expiry)
     instead of leaving; for drain_visits, which promises an empty buffer when it ends.
+    `max_seconds` holds in both modes: without Redis, the spool's node lock is waited for that
+    long at most (the process holding it is draining) and batches stop once it has passed.
     """
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     client = redis_client()
     if client is None:
-        return _flush_spool(batch_size)
+        return _flush_spool(batch_size, deadline)
     if not _untagged_keys_adopted["done"]:
         if not uses_cluster():
             moved = buffer.adopt_untagged_keys(client)
@@ -217,7 +228,6 @@ def flush_pending(
                 logger.info("Took over %d buffered visits from the old key names", moved)
         _untagged_keys_adopted["done"] = True
     batch_size = batch_size or settings.ANALYTICS_BATCH_SIZE
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     # SQLite allows one writer at a time: a second lane would only wait for the first.
     lane_count = 1 if connection.vendor == "sqlite" else settings.ANALYTICS_FLUSH_LANES
     numbers = sorted(set(range(lane_count)) | set(buffer.lanes_with_batches(client)))
