@@ -304,8 +304,10 @@ def sale_track(
     pinned_workspace_id: int | None = None,
 ) -> ConversionResult:
     """Count a sale of `amount` minor units of `currency` for a click: `click_id`'s, else the
-    click of `customer_id`'s latest lead in the caller's workspaces. `invoice_id`: the order's
-    id, counted once per workspace (a repeat answers the sale stored first)."""
+    click of `customer_id`'s latest lead in the key's workspace (with no workspace pinned, in
+    the caller's workspaces, if that customer's leads are in one of them alone: a 400 naming
+    customer_id otherwise). `invoice_id`: the order's id, counted once per workspace (a repeat
+    answers the sale stored first)."""
     errors: dict[str, list[str]] = {}
     checked: dict = {}
     for name, check in (
@@ -343,15 +345,26 @@ def sale_track(
             click_id=checked["click_id"], user=user, pinned_workspace_id=pinned_workspace_id
         )
     else:
-        lead = (
-            Conversion.objects.filter(
-                kind=ConversionKind.LEAD,
-                customer_id=checked["customer_id"],
-                workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
-            )
-            .order_by("-created_at", "-id")
-            .first()
+        leads = Conversion.objects.filter(
+            kind=ConversionKind.LEAD,
+            customer_id=checked["customer_id"],
+            workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
         )
+        # A customer id is the site's own, so two workspaces (two shops) may both have a
+        # cus_1: unless the key names its workspace, which one the sale is for is not guessed.
+        if pinned_workspace_id is None:
+            several = leads.values("workspace_id").distinct().order_by()[:2]
+            if len(several) > 1:
+                raise ValidationError(
+                    {
+                        "customer_id": [
+                            f"The customer {checked['customer_id']!r} has leads in several of "
+                            "your workspaces: send the sale's click_id, or use an API key of "
+                            "the one workspace."
+                        ]
+                    }
+                )
+        lead = leads.order_by("-created_at", "-id").first()
         if lead is None:
             raise CustomerNotFound(checked["customer_id"])
         visit = click_for(

@@ -74,3 +74,46 @@ def test_a_flush_without_redis_keeps_to_its_time_limit(client, link):
     # One batch, then the limit has passed: the rest waits for the runner.
     assert services.flush_pending(batch_size=2, max_seconds=0) == 2
     assert services.flush_pending() == 3
+
+
+def _two_shops(client, user):
+    """Two workspaces of `user`, each with a lead of its own customer "cus_1"; their clicks."""
+    from links.services.create import link_create
+    from workspaces.services import workspace_create
+
+    clicks = {}
+    for name in ("Shop A", "Shop B"):
+        team = workspace_create(user=user, name=name)
+        link = link_create(
+            user=user, workspace=team, long_url="https://shop.example.com/", track_conversions=True
+        ).link
+        response = client.get(f"/{link.code}")
+        click_id = response["Location"].rsplit("sc_cid=", 1)[1]
+        lead = {"click_id": click_id, "event_name": "Sign up", "customer_id": "cus_1"}
+        assert _api(user, workspace=team).post(LEAD, lead, format="json").status_code == 201
+        clicks[team.slug] = (team, click_id)
+    return clicks
+
+
+SALE_BODY = {"customer_id": "cus_1", "amount": 500, "currency": "EUR", "event_name": "Purchase"}
+
+
+def test_a_sale_by_customer_id_with_a_workspace_key_stays_in_that_workspace(client, user):
+    clicks = _two_shops(client, user)
+    # Shop A's lead is the older one: a lookup across workspaces would take Shop B's.
+    team, click_id = next(iter(clicks.values()))
+    sale = _api(user, workspace=team).post("/api/v1/track/sale", SALE_BODY, format="json")
+    assert sale.status_code == 201, sale.json()
+    assert sale.json()["click_id"] == click_id
+
+
+def test_a_sale_by_customer_id_in_several_workspaces_without_one_named_is_a_400(client, user):
+    from rest_framework.test import APIClient
+
+    _two_shops(client, user)
+    session = APIClient()
+    session.force_login(user)
+    sale = session.post("/api/v1/track/sale", SALE_BODY, format="json")
+    assert sale.status_code == 400, sale.json()
+    assert "several of your workspaces" in sale.json()["customer_id"][0]
+    assert not conversions.Conversion.objects.filter(kind="sale").exists()
