@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from analytics.models import Conversion, ConversionKind
 from analytics.selectors.breakdowns import DIRECT, UNKNOWN, share
-from analytics.selectors.hours import LinkIds, _ids
+from analytics.selectors.hours import LinkIds, _hourly_rows, _ids
 
 # The breakdowns of conversions, named as the clicks' (selectors.breakdowns) with their column.
 DIMENSIONS = {"countries": "country_code", "devices": "device_type", "referrers": "referrer_host"}
@@ -73,32 +73,42 @@ def conversion_details(
     link_ids: LinkIds,
     start: datetime,
     end: datetime,
-    series: list[dict],
     click_breakdowns: dict,
 ) -> dict:
     """{"days": […], "countries"/"devices"/"referrers": […]}: leads, sales and revenue per local
-    day (with the day's clicks, from the daily `series` when it is by day, else summed from it)
-    and per value of the clicks' dimensions (with that value's clicks, from `click_breakdowns`,
-    as far as they list it; null past their limit). Days and values without a conversion are
-    left out; each revenue is null when the range has sales in several currencies."""
+    day (with the day's clicks, from HourlyClick whatever the chart's bucket) and per value of
+    the clicks' dimensions (with that value's clicks, from `click_breakdowns`, as far as they
+    list it; null past their limit). Days and values without a conversion are left out; each
+    revenue is null when the range has sales in several currencies."""
     rows = _conversions(link_ids, start, end)
     # Sums of two currencies mean nothing: then each row's revenue is null (see the totals').
     several = rows.filter(kind=ConversionKind.SALE).values("currency").distinct().count() > 1
     zone = timezone.get_current_timezone()
-    clicks_by_day: dict[str, int] = {}
-    for entry in series:
-        day = entry["hour"].astimezone(zone).date().isoformat()
-        clicks_by_day[day] = clicks_by_day.get(day, 0) + entry["clicks"]
     days = []
-    daily = (
+    daily = list(
         rows.annotate(day=TruncDate("created_at", tzinfo=zone))
         .values("day")
         .annotate(leads=_LEADS, sales=_SALES, revenue=Sum("amount"))
         .order_by("day")
     )
+    # Each day's clicks from the hours themselves, not the chart's series: with weekly buckets
+    # the series holds a whole week's clicks under its Monday.
+    clicks_by_day = (
+        {
+            row["day"]: row["clicks"] or 0
+            for row in _hourly_rows(link_ids, start, end)
+            .annotate(day=TruncDate("hour", tzinfo=zone))
+            .filter(day__in=[row["day"] for row in daily])
+            .values("day")
+            .annotate(clicks=Sum("clicks"))
+            .order_by()
+        }
+        if daily
+        else {}
+    )
     for row in daily:
         day = row["day"].isoformat()
-        clicks = clicks_by_day.get(day, 0)
+        clicks = clicks_by_day.get(row["day"], 0)
         days.append(
             {
                 "day": day,

@@ -115,7 +115,6 @@ def links_stats(
             link_ids=link_ids,
             start=start,
             end=end,
-            series=clicks_series,
             click_breakdowns=click_breakdowns,
         ),
     }

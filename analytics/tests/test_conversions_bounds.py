@@ -117,3 +117,37 @@ def test_a_sale_by_customer_id_in_several_workspaces_without_one_named_is_a_400(
     assert sale.status_code == 400, sale.json()
     assert "several of your workspaces" in sale.json()["customer_id"][0]
     assert not conversions.Conversion.objects.filter(kind="sale").exists()
+
+
+def test_the_days_clicks_are_that_days_with_weekly_buckets(link):
+    from datetime import datetime, time, timedelta
+
+    from django.utils import timezone
+
+    from analytics import selectors
+    from analytics.models import Conversion, HourlyClick
+
+    zone = timezone.get_current_timezone()
+    today = timezone.localdate()
+    monday = today - timedelta(days=today.weekday() + 14)
+    tuesday = monday + timedelta(days=1)
+    noon = {day: datetime.combine(day, time(12), tzinfo=zone) for day in (monday, tuesday)}
+    HourlyClick.objects.create(link=link, hour=noon[monday], clicks=10)
+    HourlyClick.objects.create(link=link, hour=noon[tuesday], clicks=4)
+    Conversion.objects.create(
+        link=link,
+        workspace_id=link.workspace_id,
+        kind="lead",
+        click_id="a" * 32,
+        event_name="Sign up",
+        customer_id="c",
+        created_at=noon[tuesday],
+    )
+    start = datetime.combine(monday, time.min, tzinfo=zone)
+    for bucket in ("week", "day"):
+        stats = selectors.link_stats(
+            link=link, start=start, end=start + timedelta(days=7), bucket=bucket
+        )
+        [day] = stats["conversions"]["days"]
+        assert (day["day"], day["clicks"], day["leads"]) == (tuesday.isoformat(), 4, 1), bucket
+        assert day["lead_rate"] == 25.0
