@@ -110,3 +110,24 @@ def test_the_snippet_keeps_the_click_id_and_the_page_shows_the_funnel(
     if width == 1280:
         keep_screenshot(artifacts_dir, shot)
     context.close()
+
+
+def test_a_malformed_click_id_in_the_address_leaves_the_snippet_working(browser, live_server):
+    """?sc_cid=%E0 is no UTF-8: decoding it throws, which must not stop the snippet defining
+    window.shorturl (the cookie's id, from an earlier click, is still given)."""
+    base = live_server.url
+    with served_on_loopback(_shop(f"{base}/static/js/conversions.js")) as port:
+        shop = f"http://{TARGET_HOST}:{port}"
+        context = browser.new_context(user_agent=PERSON)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto(f"{shop}/landing?sc_cid=%E0")
+        page.wait_for_function("() => window.shorturl !== undefined")
+        assert page.evaluate("window.shorturl.clickId()") is None
+        earlier = "ab" * 16
+        page.goto(f"{shop}/landing?sc_cid={earlier}")
+        page.wait_for_function(f"() => window.shorturl.clickId() === '{earlier}'")
+        page.goto(f"{shop}/checkout?sc_cid=%E0%A4")
+        page.wait_for_function("() => window.shorturl !== undefined")
+        assert page.evaluate("window.shorturl.clickId()") == earlier
+        context.close()

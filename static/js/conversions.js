@@ -17,7 +17,12 @@
   function fromAddress() {
     var match = /[?&]sc_cid=([^&#]*)/.exec(window.location.search);
     if (!match) return null;
-    var value = decodeURIComponent(match[1]).toLowerCase();
+    var value;
+    try {
+      value = decodeURIComponent(match[1]).toLowerCase();
+    } catch (error) {
+      return null; // a malformed escape (?sc_cid=%E0) is no click id: the cookie's may still be
+    }
     return SHAPE.test(value) ? value : null;
   }
 
