@@ -8,7 +8,10 @@ newest ones (from the hour that was current SETTLE ago) are counted from the vis
 one UNION ALL query of both sums, on indexed columns ((link, hour) and the covering
 (link, visit_time, id, is_bot, client_id)), which reads at most ~65 minutes of one link's
 visits. Once the roll-up has caught up, the figures are the stats' own totals of the same range,
-hour by hour; before that they run ahead of them, never behind.
+hour by hour; before that they run ahead of them. The one way they go down: visits of an hour
+older than SETTLE stored late (after an outage) count only once the roll-up has them, so an
+hour switching over to HourlyClick before that can lower the figure for a few seconds (the
+pages keep the largest they saw; docs/api.md tells API clients).
 """
 
 from __future__ import annotations
