@@ -8,9 +8,13 @@ from django.conf import settings
 
 from core.redis_conn import reset_redis_state, uses_redis
 
-# One Playwright per test process, for tests/ and compat/ alike (a second one in the same
-# process is refused while the first runs).
-from tests.browser_support import playwright_session  # noqa: F401 - pytest finds it here
+# One Playwright and one Chromium per test process, for tests/ and compat/ alike (a second
+# Playwright in the same process is refused while the first runs).
+from tests.browser_support import (  # noqa: F401 - pytest finds them here
+    _chromium,
+    browser,
+    playwright_session,
+)
 
 
 def uses_mysql() -> bool:

@@ -70,7 +70,14 @@ def _first_answer(browser, url: str, *, user_agent: str, width: int):
 
     with contextlib.suppress(PlaywrightError):  # an app's scheme is no page Chromium loads
         page.goto(url)
-    first = next(answer for answer in answers if answer.url == url)
+    # A failed navigation can raise before the redirect's own response event is handed over:
+    # let Playwright deliver its events for a while before looking.
+    for _ in range(100):
+        first = next((answer for answer in answers if answer.url == url), None)
+        if first is not None:
+            break
+        page.wait_for_timeout(100)
+    assert first is not None, f"no answer from {url} in Chromium"
     return (first.status, first.headers.get("location")), context, page
 
 
