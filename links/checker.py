@@ -105,7 +105,9 @@ def _follow(url: str, deadline: Deadline) -> dict:
     current = url
     for _hop in range(MAX_REDIRECTS + 1):
         try:
-            addresses = check_target(current, what="link checks")
+            addresses = check_target(
+                current, what="link checks", allow_private=settings.LINK_CHECK_ALLOW_PRIVATE
+            )
         except UnsafeTarget as exc:
             message = str(exc)
             if "cannot be resolved" in message:

@@ -10,8 +10,10 @@ addresses it checked; the caller connects to one of those (pinned_pool) instead 
 name again, so a name that resolves to a public address for the check and to 127.0.0.1 for the
 connection (DNS rebinding) never reaches 127.0.0.1.
 
-SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule for both (a receiver or a destination on
-the same machine or network, as the tests start); the scheme rule stays.
+Each caller says whether the address rule is lifted, from a setting of its own: webhooks from
+SHORTURL_WEBHOOK_ALLOW_PRIVATE (a receiver on the operator's own network), the checker from
+LINK_CHECK_ALLOW_PRIVATE (test-only: a destination is any link owner's to choose, so lifting it
+lets anyone make the server fetch internal addresses). The scheme rule stays.
 
 Every outbound request has one Deadline for all of it (connecting, TLS, sending, reading): a
 socket timeout alone is per read, so a server sending one byte every few seconds would hold the
@@ -30,7 +32,6 @@ from urllib.parse import urlsplit
 
 import certifi
 import urllib3
-from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from links.services.policy import embedded_ipv4, is_local_address
@@ -77,10 +78,11 @@ def resolve(host: str, port: int) -> list[str]:
     return sorted({info[4][0] for info in infos})
 
 
-def check_target(url: str, *, what: str) -> list[str]:
-    """The addresses `url` may be reached at now (scheme, then every resolved address checked);
-    UnsafeTarget otherwise, its message naming `what` is sent ("webhooks", "link checks"). The
-    caller connects to one of these, never resolving the name again."""
+def check_target(url: str, *, what: str, allow_private: bool) -> list[str]:
+    """The addresses `url` may be reached at now (scheme, then every resolved address checked,
+    unless `allow_private`); UnsafeTarget otherwise, its message naming `what` is sent
+    ("webhooks", "link checks"). The caller connects to one of these, never resolving the name
+    again."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnsafeTarget(f"Only http:// and https:// URLs with a host can receive {what}.")
@@ -89,7 +91,6 @@ def check_target(url: str, *, what: str) -> list[str]:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise UnsafeTarget("The URL's port is not a number.") from exc
-    allow_private = settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE
     if not allow_private and is_local_address(host):
         raise UnsafeTarget(f"{host} is this machine: {what} cannot be sent there.")
     addresses = resolve(host, port)

@@ -47,8 +47,8 @@ def _checker_settings(settings):
 
 @pytest.fixture
 def allow_private(settings):
-    """The test-only allowance webhooks use: our destination servers run on loopback."""
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = True
+    """The checker's test-only allowance: our destination servers run on loopback."""
+    settings.LINK_CHECK_ALLOW_PRIVATE = True
 
 
 @pytest.fixture
@@ -269,7 +269,7 @@ def test_a_redirect_to_a_private_address_is_never_followed(destination, settings
         "links.outbound._address_is_public",
         lambda address: str(address) == "127.0.0.1" or real(address),
     )
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = False
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
     result = checker.check_url(f"http://public.test:{port}/go", seconds=5)
     assert (result.ok, result.error, result.counts) == (False, CheckError.BLOCKED, False)
     assert "10.0.0.5" in result.detail
@@ -277,9 +277,19 @@ def test_a_redirect_to_a_private_address_is_never_followed(destination, settings
 
 
 def test_loopback_is_refused_without_the_test_allowance(settings):
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = False
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
     result = checker.check_url("http://127.0.0.1:9/", seconds=2)
     assert result.error == CheckError.BLOCKED and "this machine" in result.detail
+
+
+def test_the_webhooks_lan_allowance_does_not_open_internal_addresses_to_the_checker(settings):
+    """An operator may let webhooks reach a receiver on their network; link destinations are
+    any owner's to choose, so the checker keeps refusing private addresses then."""
+    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = True
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
+    for url in ("http://127.0.0.1:9/", "http://10.0.0.5/admin", "http://169.254.169.254/"):
+        result = checker.check_url(url, seconds=2)
+        assert (result.error, result.counts) == (CheckError.BLOCKED, False), url
 
 
 @pytest.fixture
