@@ -15,7 +15,8 @@ SHORTURL_WEBHOOK_ALLOW_PRIVATE (a receiver on the operator's own network), the c
 LINK_CHECK_ALLOW_PRIVATE (test-only: a destination is any link owner's to choose, so lifting it
 lets anyone make the server fetch internal addresses). The scheme rule stays.
 
-Every outbound request has one Deadline for all of it (connecting, TLS, sending, reading): a
+Every outbound request has one Deadline for all of it (the name's lookup, connecting, TLS,
+sending, reading): a
 socket timeout alone is per read, so a server sending one byte every few seconds would hold the
 caller for as long as it liked. At the deadline a watchdog shuts the request's sockets down,
 which ends any read or write blocked on them.
@@ -23,6 +24,7 @@ which ends any read or write blocked on them.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ipaddress
 import socket
@@ -40,8 +42,17 @@ from links.services.policy import embedded_ipv4, is_local_address
 STEP_TIMEOUT_SECONDS = 5.0
 
 
+# getaddrinfo cannot be interrupted: a lookup with a time limit runs here, and its caller stops
+# waiting at the limit. A few threads: a resolver that hangs holds one each until it gives up.
+_lookups = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbound-dns")
+
+
 class UnsafeTarget(Exception):
     """The target may not be called: the reason is the message."""
+
+
+class LookupTimeout(Exception):
+    """The name did not resolve within the time given."""
 
 
 def _address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -69,20 +80,31 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     )
 
 
-def resolve(host: str, port: int) -> list[str]:
-    """The addresses `host` resolves to (one for an IP literal)."""
+def resolve(host: str, port: int, *, seconds: float | None = None) -> list[str]:
+    """The addresses `host` resolves to (one for an IP literal); LookupTimeout when `seconds`
+    pass first."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if seconds is None:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        else:
+            lookup = _lookups.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+            try:
+                infos = lookup.result(timeout=seconds)
+            except concurrent.futures.TimeoutError as exc:
+                lookup.cancel()  # still queued behind hung lookups: never started
+                raise LookupTimeout(f"{host} did not resolve within {seconds:.1f} s.") from exc
     except (OSError, UnicodeError) as exc:
         raise UnsafeTarget(f"The host {host} cannot be resolved.") from exc
     return sorted({info[4][0] for info in infos})
 
 
-def check_target(url: str, *, what: str, allow_private: bool) -> list[str]:
+def check_target(
+    url: str, *, what: str, allow_private: bool, seconds: float | None = None
+) -> list[str]:
     """The addresses `url` may be reached at now (scheme, then every resolved address checked,
     unless `allow_private`); UnsafeTarget otherwise, its message naming `what` is sent
-    ("webhooks", "link checks"). The caller connects to one of these, never resolving the name
-    again."""
+    ("webhooks", "link checks"); LookupTimeout when the lookup takes more than `seconds`. The
+    caller connects to one of these, never resolving the name again."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnsafeTarget(f"Only http:// and https:// URLs with a host can receive {what}.")
@@ -93,7 +115,7 @@ def check_target(url: str, *, what: str, allow_private: bool) -> list[str]:
         raise UnsafeTarget("The URL's port is not a number.") from exc
     if not allow_private and is_local_address(host):
         raise UnsafeTarget(f"{host} is this machine: {what} cannot be sent there.")
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, seconds=seconds)
     if allow_private:
         return addresses
     for text in addresses:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import ssl
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -231,9 +233,21 @@ def test_a_slow_server_is_cut_off_at_the_deadline(destination):
     assert result.elapsed_ms < 2000
 
 
-def test_a_closed_port_is_refused(allow_private):
-    import socket
+def test_a_name_that_never_resolves_is_cut_off_at_the_deadline(monkeypatch):
+    """getaddrinfo cannot be interrupted: a resolver that hangs must not hold the checker past
+    the fetch's deadline."""
 
+    def hanging(*args, **kwargs):
+        time.sleep(3)
+        raise OSError("gave up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    result = checker.check_url("http://slow-dns.example.com/page", seconds=0.5)
+    assert (result.ok, result.error) == (False, CheckError.TIMEOUT)
+    assert result.elapsed_ms < 1500
+
+
+def test_a_closed_port_is_refused(allow_private):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -263,7 +277,7 @@ def test_a_redirect_to_a_private_address_is_never_followed(destination, settings
     destination.answer("/go", 302, "", Location="http://internal.test/admin")
     port = int(destination.base.rsplit(":", 1)[1])
     table = {"public.test": ["127.0.0.1"], "internal.test": ["10.0.0.5"]}
-    monkeypatch.setattr("links.outbound.resolve", lambda host, port: table[host])
+    monkeypatch.setattr("links.outbound.resolve", lambda host, port, **kw: table[host])
     real = __import__("links.outbound", fromlist=["_address_is_public"])._address_is_public
     monkeypatch.setattr(
         "links.outbound._address_is_public",
