@@ -609,3 +609,132 @@ def test_the_admin_shows_health_filters_by_it_and_lists_the_checks(admin_client,
     text = page.content.decode()
     assert page.status_code == 200 and "destination checks" in text.lower()
     assert text.count("answered 500.") >= 2
+
+
+# --- Edits, overlapping checkers, budgets (the #29 review) ------------------------------------
+
+
+def _health_events(announced: list[tuple[str, str]]) -> list[str]:
+    return [event for event, _code in announced if event in ("link.broken", "link.recovered")]
+
+
+def test_a_check_of_the_old_destination_never_breaks_a_link_just_fixed(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    health.record_checks(link=link, results=[_failed()])
+    stale = UrlLink.objects.get(pk=link.pk)  # a sweep read it, and fetches TARGET again
+    with django_capture_on_commit_callbacks(execute=True):
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed")
+        # Its second failure in a row, of a destination the link no longer has.
+        assert health.record_checks(link=stale, results=[_failed()]) == HealthStatus.UNKNOWN
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.UNKNOWN
+    assert not LinkCheck.objects.filter(link=link).exists()
+    assert _health_events(announced) == []
+
+
+def test_failures_from_before_an_edit_do_not_count_after_it(user):
+    link = link_create(user=user, long_url=TARGET).link
+    health.record_checks(link=link, results=[_failed()])
+    other = "https://example.com/b"
+    link = link_update(
+        code=link.code,
+        user=user,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    )
+    assert link.health_status == HealthStatus.UNKNOWN
+    # TARGET's failure before the edit is forgotten with the rest: this is its first.
+    assert health.record_checks(link=link, results=[_failed(), _fine(other)]) == HealthStatus.OK
+    assert "failed once" in link.health_reason
+
+
+def test_two_checkers_holding_one_failing_link_record_one_check_per_pass(user, destination):
+    """Two ticks, or check_links beside the job, that both read the link: one checks it."""
+    destination.answer("/down", 500, "down")
+    link = _pointing_at(user, destination.url("/down"))
+    first, second = UrlLink.objects.get(pk=link.pk), UrlLink.objects.get(pk=link.pk)
+    assert health.link_health_sweep(links=[first]) == 1
+    assert health.link_health_sweep(links=[second]) == 0  # taken: skipped
+    assert len(destination.requests) == 1
+    assert LinkCheck.objects.filter(link=link).count() == 1
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.OK  # one failure
+    assert health.link_health_sweep(links=[UrlLink.objects.get(pk=link.pk)]) == 1
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.BROKEN  # two passes
+
+
+def test_the_link_recovers_once_each_destination_works_even_if_another_failed_once(
+    user, announced, django_capture_on_commit_callbacks
+):
+    """The docs' rule: a destination is broken after its own K failures in a row; the link
+    while any destination is."""
+    other = "https://example.com/b"
+    link = link_create(
+        user=user,
+        long_url=TARGET,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    ).link
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(2):
+            health.record_checks(link=link, results=[_failed(), _fine(other)])
+        assert link.health_status == HealthStatus.BROKEN
+        # TARGET works again; the other fails for the first time: nothing is broken.
+        assert health.record_checks(link=link, results=[_fine(), _failed(other)]) == "ok"
+        assert "failed once" in link.health_reason
+        assert health.record_checks(link=link, results=[_fine(), _failed(other)]) == "broken"
+    assert _health_events(announced) == ["link.broken", "link.recovered", "link.broken"]
+
+
+def test_a_destination_not_reached_this_pass_keeps_what_its_last_checks_said(user):
+    other = "https://example.com/b"
+    link = link_create(
+        user=user,
+        long_url=TARGET,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    ).link
+    for _ in range(2):
+        health.record_checks(link=link, results=[_fine(), _failed(other)])
+    blocked = CheckResult(url=other, ok=False, error=CheckError.BLOCKED, detail="Not checked")
+    assert health.record_checks(link=link, results=[_fine(), blocked]) == HealthStatus.BROKEN
+    assert health.record_checks(link=link, results=[_fine()]) == HealthStatus.BROKEN
+
+
+def test_an_edit_that_replaces_a_broken_destination_announces_the_recovery_once(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    with django_capture_on_commit_callbacks(execute=True):
+        _break(link)
+        # The edit form sends the long URL again: the same destinations keep their health.
+        link_update(code=link.code, user=user, long_url=TARGET, title="Again")
+        assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.BROKEN
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed")
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed-2")
+    assert _health_events(announced) == ["link.broken", "link.recovered"]
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.UNKNOWN
+
+
+def test_a_broken_link_whose_checks_are_all_blocked_is_unknown_and_its_failover_stops(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    blocked = CheckResult(url=TARGET, ok=False, error=CheckError.BLOCKED, detail="Not checked")
+    with django_capture_on_commit_callbacks(execute=True):
+        _break(link)
+        assert health.record_checks(link=link, results=[blocked]) == HealthStatus.UNKNOWN
+        assert health.record_checks(link=link, results=[blocked]) == HealthStatus.UNKNOWN
+    assert _health_events(announced) == ["link.broken", "link.recovered"]
+    assert "Not checked" in link.health_reason
+    assert LinkEntry.from_link(UrlLink.objects.get(pk=link.pk)).failover == ""
+
+
+def test_the_tick_budget_is_kept_between_a_links_destinations(user, destination):
+    for path in ("/a", "/b", "/c"):
+        destination.answer(path, 200, "slow", delay=0.6)
+    link = _pointing_at(user, destination.url("/a"))
+    variants = [{"url": destination.url(p), "weight": 50} for p in ("/b", "/c")]
+    UrlLink.objects.filter(pk=link.pk).update(variants=variants)
+    assert health.link_health_sweep(max_seconds=0.3) == 1
+    assert [path for path, _ in destination.requests] == ["/a"]
+    # The next pass starts with the destinations the last one did not reach.
+    health.link_health_sweep(links=[UrlLink.objects.get(pk=link.pk)], max_seconds=0.3)
+    assert [path for path, _ in destination.requests] == ["/a", "/b"]
