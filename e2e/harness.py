@@ -557,6 +557,8 @@ def _base_env(port: int, pidfile: Path) -> dict[str, str]:
         ANALYTICS_FLUSH_SECONDS="0.5",
         # Webhook receivers the tests start run on loopback, which production refuses (SSRF).
         SHORTURL_WEBHOOK_ALLOW_PRIVATE="1",
+        # The destinations the link-health tests start run there too (test-only, SSRF).
+        LINK_CHECK_ALLOW_PRIVATE="1",
     )
 
 

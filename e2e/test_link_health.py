@@ -7,8 +7,8 @@ destination again, and a webhook receiver gets link.broken and link.recovered on
 Each mode runs on a deployment of its own, started with the checker's intervals cut from minutes
 to a second (LINK_CHECK_*): the session's deployment keeps the shipped ones. The destination
 listens on this machine's own non-loopback address: the long-URL policy refuses loopback, and
-the harness's SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 (the test-only allowance webhooks use) lets the
-checker reach a private one.
+the harness's LINK_CHECK_ALLOW_PRIVATE=1 (the checker's test-only allowance) lets it reach a
+private one.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from urllib3.exceptions import (
 )
 
 from links.models import CheckError
-from links.outbound import Deadline, UnsafeTarget, check_target, pinned_pool
+from links.outbound import Deadline, LookupTimeout, UnsafeTarget, check_target, pinned_pool
 
 MAX_REDIRECTS = 5
 BODY_CAP = 64 * 1024
@@ -104,8 +104,17 @@ def _failure(error: str, detail: str, **extra) -> dict:
 def _follow(url: str, deadline: Deadline) -> dict:
     current = url
     for _hop in range(MAX_REDIRECTS + 1):
+        if deadline.over():
+            return _timed_out(deadline, current)
         try:
-            addresses = check_target(current, what="link checks")
+            addresses = check_target(
+                current,
+                what="link checks",
+                allow_private=settings.LINK_CHECK_ALLOW_PRIVATE,
+                seconds=deadline.left(),  # the lookup is part of the fetch
+            )
+        except LookupTimeout:
+            return _timed_out(deadline, current)
         except UnsafeTarget as exc:
             message = str(exc)
             if "cannot be resolved" in message:
@@ -141,9 +150,7 @@ def _connection_failure(exc: Exception, deadline: Deadline, url: str) -> dict:
         # urllib3 files a refused connection under its timeouts: told apart first.
         return _failure(CheckError.REFUSED, f"Could not connect: {exc}", final_url=url)
     if deadline.over() or isinstance(exc, TimeoutError):
-        return _failure(
-            CheckError.TIMEOUT, f"No complete answer within {deadline.seconds:g} s.", final_url=url
-        )
+        return _timed_out(deadline, url)
     reason = getattr(exc, "reason", None) or exc
     if isinstance(exc, SSLError) or isinstance(reason, ssl.SSLError | SSLError):
         return _failure(CheckError.TLS, f"TLS error: {reason}", final_url=url)
@@ -151,6 +158,12 @@ def _connection_failure(exc: Exception, deadline: Deadline, url: str) -> dict:
         return _failure(CheckError.DNS, f"The name did not resolve: {reason}", final_url=url)
     # Refused, reset, or the server closed the connection without an answer.
     return _failure(CheckError.REFUSED, f"Could not connect: {reason}", final_url=url)
+
+
+def _timed_out(deadline: Deadline, url: str) -> dict:
+    return _failure(
+        CheckError.TIMEOUT, f"No complete answer within {deadline.seconds:g} s.", final_url=url
+    )
 
 
 def _get(url: str, addresses: list[str], deadline: Deadline) -> tuple[int, str, bytes]:

@@ -421,7 +421,9 @@ class UrlLink(models.Model):
     health_checked_at = models.DateTimeField(null=True, blank=True)
     # When its turn comes again: sooner while broken or after a failed check, so that a
     # destination that fails is confirmed broken (and a broken one seen recovered) within
-    # LINK_CHECK_BROKEN_SECONDS; null: never checked, first in the checker's line.
+    # LINK_CHECK_BROKEN_SECONDS; null: never checked, first in the checker's line. A checker
+    # moves it past its pass before fetching (its claim, links.services.health._claim), and
+    # records only while it stands: an edit of the destinations resets it.
     health_next_check_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = UrlLinkQuerySet.as_manager()

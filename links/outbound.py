@@ -10,10 +10,13 @@ addresses it checked; the caller connects to one of those (pinned_pool) instead 
 name again, so a name that resolves to a public address for the check and to 127.0.0.1 for the
 connection (DNS rebinding) never reaches 127.0.0.1.
 
-SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule for both (a receiver or a destination on
-the same machine or network, as the tests start); the scheme rule stays.
+Each caller says whether the address rule is lifted, from a setting of its own: webhooks from
+SHORTURL_WEBHOOK_ALLOW_PRIVATE (a receiver on the operator's own network), the checker from
+LINK_CHECK_ALLOW_PRIVATE (test-only: a destination is any link owner's to choose, so lifting it
+lets anyone make the server fetch internal addresses). The scheme rule stays.
 
-Every outbound request has one Deadline for all of it (connecting, TLS, sending, reading): a
+Every outbound request has one Deadline for all of it (the name's lookup, connecting, TLS,
+sending, reading): a
 socket timeout alone is per read, so a server sending one byte every few seconds would hold the
 caller for as long as it liked. At the deadline a watchdog shuts the request's sockets down,
 which ends any read or write blocked on them.
@@ -21,6 +24,7 @@ which ends any read or write blocked on them.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ipaddress
 import socket
@@ -30,7 +34,6 @@ from urllib.parse import urlsplit
 
 import certifi
 import urllib3
-from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from links.services.policy import embedded_ipv4, is_local_address
@@ -39,8 +42,17 @@ from links.services.policy import embedded_ipv4, is_local_address
 STEP_TIMEOUT_SECONDS = 5.0
 
 
+# getaddrinfo cannot be interrupted: a lookup with a time limit runs here, and its caller stops
+# waiting at the limit. A few threads: a resolver that hangs holds one each until it gives up.
+_lookups = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbound-dns")
+
+
 class UnsafeTarget(Exception):
     """The target may not be called: the reason is the message."""
+
+
+class LookupTimeout(Exception):
+    """The name did not resolve within the time given."""
 
 
 def _address_is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -68,18 +80,30 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     )
 
 
-def resolve(host: str, port: int) -> list[str]:
-    """The addresses `host` resolves to (one for an IP literal)."""
+def resolve(host: str, port: int, *, seconds: float | None = None) -> list[str]:
+    """The addresses `host` resolves to (one for an IP literal); LookupTimeout when `seconds`
+    pass first."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if seconds is None:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        else:
+            lookup = _lookups.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+            try:
+                infos = lookup.result(timeout=seconds)
+            except concurrent.futures.TimeoutError as exc:
+                lookup.cancel()  # still queued behind hung lookups: never started
+                raise LookupTimeout(f"{host} did not resolve within {seconds:.1f} s.") from exc
     except (OSError, UnicodeError) as exc:
         raise UnsafeTarget(f"The host {host} cannot be resolved.") from exc
     return sorted({info[4][0] for info in infos})
 
 
-def check_target(url: str, *, what: str) -> list[str]:
-    """The addresses `url` may be reached at now (scheme, then every resolved address checked);
-    UnsafeTarget otherwise, its message naming `what` is sent ("webhooks", "link checks"). The
+def check_target(
+    url: str, *, what: str, allow_private: bool, seconds: float | None = None
+) -> list[str]:
+    """The addresses `url` may be reached at now (scheme, then every resolved address checked,
+    unless `allow_private`); UnsafeTarget otherwise, its message naming `what` is sent
+    ("webhooks", "link checks"); LookupTimeout when the lookup takes more than `seconds`. The
     caller connects to one of these, never resolving the name again."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -89,10 +113,9 @@ def check_target(url: str, *, what: str) -> list[str]:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
         raise UnsafeTarget("The URL's port is not a number.") from exc
-    allow_private = settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE
     if not allow_private and is_local_address(host):
         raise UnsafeTarget(f"{host} is this machine: {what} cannot be sent there.")
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, seconds=seconds)
     if allow_private:
         return addresses
     for text in addresses:

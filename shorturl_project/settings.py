@@ -213,6 +213,10 @@ LINK_CHECK_BATCH = env.int("LINK_CHECK_BATCH", default=100)
 LINK_CHECK_TICK_SECONDS = env.float("LINK_CHECK_TICK_SECONDS", default=30.0)
 LINK_CHECK_FETCH_SECONDS = env.float("LINK_CHECK_FETCH_SECONDS", default=10.0)
 LINK_CHECK_HISTORY = env.int("LINK_CHECK_HISTORY", default=50)
+# Test-only: the checker may fetch loopback and private addresses (links/outbound.py). Any link
+# owner picks destinations, so on, anyone can make the server fetch internal services (SSRF).
+# Separate from SHORTURL_WEBHOOK_ALLOW_PRIVATE, which an operator may turn on for a LAN receiver.
+LINK_CHECK_ALLOW_PRIVATE = env.bool("LINK_CHECK_ALLOW_PRIVATE", default=False)
 # A page about the checker for the owners of the sites it fetches, named in its User-Agent.
 LINK_CHECK_ABOUT_URL = env.str("LINK_CHECK_ABOUT_URL", default="")
 
@@ -473,6 +477,7 @@ REQUEST_BODY_BUFFER_BYTES = env.int("REQUEST_BODY_BUFFER_BYTES", default=64 * 10
 # Webhooks may be sent to loopback and private addresses (webhooks/targets.py): off, a webhook
 # to 127.0.0.1, 10.x, 169.254.x or a name resolving to one is refused (SSRF). For a receiver on
 # this machine or network that you trust; the tests turn it on to reach their own receiver.
+# Webhooks only: the link health checker never follows it (LINK_CHECK_ALLOW_PRIVATE).
 SHORTURL_WEBHOOK_ALLOW_PRIVATE = env.bool("SHORTURL_WEBHOOK_ALLOW_PRIVATE", default=False)
 
 # Workspace invitations: how long one waits for its invitee, and how many may wait in one

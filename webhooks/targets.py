@@ -5,12 +5,14 @@ calls it too): every address a target's host resolves to must be public. It is c
 webhook is saved and again for each attempt, which then connects to an address just checked
 (webhooks.sending) instead of resolving the name once more: a name that resolves to a public
 address for the check and to 127.0.0.1 for the connection (DNS rebinding) never reaches
-127.0.0.1. SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule (a receiver on the same
-machine or network, as the tests start); the scheme rule stays.
+127.0.0.1. SHORTURL_WEBHOOK_ALLOW_PRIVATE=1 lifts the address rule for webhooks only (a
+receiver on the same machine or network, as the tests start; the link checker has its own,
+LINK_CHECK_ALLOW_PRIVATE); the scheme rule stays.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
@@ -26,7 +28,9 @@ MAX_URL_LENGTH = 2048
 def check_target(url: str) -> list[str]:
     """The addresses `url` may be reached at now (links.outbound.check_target); UnsafeTarget
     otherwise. Sending connects to one of these, never resolving the name again."""
-    return outbound.check_target(url, what="webhooks")
+    return outbound.check_target(
+        url, what="webhooks", allow_private=settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE
+    )
 
 
 def validate_webhook_url(url: str) -> str:

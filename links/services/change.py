@@ -236,8 +236,8 @@ def link_update(
         url_rules = LongUrlRules(request_host=request_host)
         link.fallback_url = validate_fallback_url(fallback_url, url_rules=url_rules)
         changed.append("fallback_url")
-    changed += health_forget(link, changed)
     with transaction.atomic():
+        changed += health_forget(link, changed)
         if changed:
             _save_and_drop_cache(link, changed)
         if archived is not _UNSET and bool(archived) != link.archived:

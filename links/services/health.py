@@ -10,18 +10,27 @@ The rule, in one place (record_checks):
   "not found" page (links.checker.soft_404_hint) is fine too, its hint kept in the reason: the
   signal is too weak to send a link's visitors elsewhere. A check the address rule stopped
   (CheckError.BLOCKED) counts neither way;
-- a destination is broken once its last LINK_CHECK_FAILURES checks (2) all failed; the link is
-  broken while any of its destinations is, and fine again as soon as a new check of each of
-  them succeeds (one success recovers);
-- ok (or unknown) → broken announces link.broken, broken → ok link.recovered: each change is
-  one conditional UPDATE (only from the state read), so two checkers racing over one link
-  announce it once;
+- a destination is broken once its last LINK_CHECK_FAILURES checks (2) all failed, judged on
+  its own checks alone; the link is broken while any of its destinations is, and fine again as
+  soon as none is (a new check of each broken one succeeded). A destination a pass did not reach
+  (blocked, or left for the next tick) keeps what its last checks said; a pass whose checks were
+  all blocked says nothing, and ends a broken spell (unknown: the failover stops);
+- ok (or unknown) → broken announces link.broken, broken → ok or unknown link.recovered; so does
+  an edit that replaces a broken link's destinations (health_forget). Each change is one
+  conditional UPDATE (only from the state read), so two checkers racing over one link, or a
+  checker and an edit, announce it once;
 - the change drops the link's cached entry like an edit (links.services.change), so the next
   redirect reads its health: while broken, a link with a fallback_url sends its visitors there
   (LinkEntry.failover, serving/gates.py), and back to its destinations on recovery.
 
+A checker claims a link before fetching (its health_next_check_at moved past the pass, one
+conditional UPDATE), so two checkers holding the same link check it once; a pass is recorded
+only if that claim still stands, which an edit of the destinations (health_forget) ends: a
+check of the old destinations never lands on the new ones.
+
 The sweep (link_health_sweep, the periodic job) checks the links whose turn has come, a bounded
-batch per tick, at most one request per host every LINK_CHECK_HOST_SECONDS.
+batch per tick (its time budget kept between destinations, not only between links), at most
+one request per host every LINK_CHECK_HOST_SECONDS.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from links import cache as link_cache
@@ -57,19 +66,23 @@ def link_destinations(link: UrlLink) -> list[str]:
     return list(dict.fromkeys(web))[:MAX_DESTINATIONS]
 
 
-def _failures_in_a_row(link: UrlLink, url: str, latest: checker.CheckResult) -> int:
-    """How many of the destination's checks in a row have failed, `latest` (not stored yet)
-    included; blocked checks skipped."""
-    if latest.ok:
-        return 0
+def _failures_in_a_row(link: UrlLink, url: str, latest: checker.CheckResult | None) -> int:
+    """How many of the destination's checks in a row have failed up to now: `latest` (this
+    pass's, not stored yet; none when it was not checked this pass) first, then its stored ones,
+    blocked checks skipped. The history holds only checks of the link's current destinations
+    (health_forget drops it with an edit)."""
     needed = settings.LINK_CHECK_FAILURES
+    count = 0
+    if latest is not None and latest.counts:
+        if latest.ok:
+            return 0
+        count = 1
     earlier = (
         LinkCheck.objects.filter(link=link, url=url)
         .exclude(error=CheckError.BLOCKED)
         .order_by("-checked_at", "-id")
-        .values_list("ok", flat=True)[: max(needed - 1, 0)]
+        .values_list("ok", flat=True)[: max(needed - count, 0)]
     )
-    count = 1
     for ok in earlier:
         if ok:
             break
@@ -78,28 +91,33 @@ def _failures_in_a_row(link: UrlLink, url: str, latest: checker.CheckResult) -> 
 
 
 def _verdict(link: UrlLink, results: list[checker.CheckResult]) -> tuple[str, str]:
-    """(the link's health after these checks, the reason in words)."""
+    """(the link's health after these checks, the reason in words). Each destination is judged
+    on its own checks: broken after its own K failures in a row, whatever the others did; one
+    this pass did not reach (blocked, or left for the next tick) keeps what its last checks
+    said."""
     needed = settings.LINK_CHECK_FAILURES
     counted = [result for result in results if result.counts]
+    if not counted:
+        # Nothing said about any destination: what was known is not known any more, and a
+        # broken link's failover stops (_set_health).
+        blocked = " ".join(result.detail for result in results)
+        return HealthStatus.UNKNOWN, blocked or "No destination to check."
+    latest = {result.url: result for result in counted}
     broken, failing, hints = [], [], []
-    for result in counted:
-        in_a_row = _failures_in_a_row(link, result.url, result)
+    for url in dict.fromkeys([*latest, *link_destinations(link)]):
+        result = latest.get(url)
+        in_a_row = _failures_in_a_row(link, url, result)
         if in_a_row >= needed:
-            broken.append(f"{result.detail.rstrip('.')} ({in_a_row} failed checks in a row).")
-        elif not result.ok:
+            detail = result.detail if result is not None else f"{url} failed its last checks."
+            broken.append(f"{detail.rstrip('.')} ({in_a_row} failed checks in a row).")
+        elif result is not None and not result.ok:
             failing.append(
                 f"{result.detail.rstrip('.')} (failed once; broken after {needed} in a row)."
             )
-        elif result.detail:
+        elif result is not None and result.detail:
             hints.append(result.detail)
     if broken:
         return HealthStatus.BROKEN, " ".join(broken)
-    if not counted:
-        blocked = " ".join(result.detail for result in results)
-        return HealthStatus.UNKNOWN, blocked or "No destination to check."
-    if link.health_status == HealthStatus.BROKEN and failing:
-        # Not recovered: a destination still fails, if not yet K times since the last success.
-        return HealthStatus.BROKEN, " ".join(failing)
     return HealthStatus.OK, " ".join(failing + hints)
 
 
@@ -107,7 +125,12 @@ def record_checks(
     *, link: UrlLink, results: list[checker.CheckResult], now: datetime | None = None
 ) -> str:
     """Store one pass's checks of the link's destinations and apply the rule (the module's
-    docstring); the link's health afterwards. The link object is updated to match."""
+    docstring); the link's health afterwards. The link object is updated to match.
+
+    Only if the link is as `link` read it (its health_next_check_at: the checker's claim, which
+    an edit of its destinations and every recorded pass change): a pass over destinations an
+    edit replaced meanwhile, or one another checker recorded first, is dropped, stored nowhere.
+    """
     now = now or timezone.now()
     status, reason = _verdict(link, results)
     reason = reason[:300]
@@ -116,6 +139,9 @@ def record_checks(
     wait = settings.LINK_CHECK_BROKEN_SECONDS if failing else settings.LINK_CHECK_OK_SECONDS
     next_check = now + timedelta(seconds=wait)
     with transaction.atomic():
+        changed = _set_health(link, status, reason, now, next_check)
+        if changed is None:
+            return link.health_status
         LinkCheck.objects.bulk_create(
             LinkCheck(
                 link=link,
@@ -131,7 +157,6 @@ def record_checks(
             for result in results
         )
         _trim_history(link, len(results))
-        changed = _set_health(link, status, reason, now, next_check)
     if changed:
         # A copy: the listeners hear of the link as it was at this change, not as a later one
         # in the same transaction left it.
@@ -149,42 +174,38 @@ def _trim_history(link: UrlLink, per_pass: int) -> None:
         history.exclude(id__in=kept).delete()
 
 
+_HEALTH_FIELDS = [
+    "health_status",
+    "health_since",
+    "health_reason",
+    "health_checked_at",
+    "health_next_check_at",
+]
+
+
 def _set_health(
     link: UrlLink, status: str, reason: str, now: datetime, next_check: datetime
-) -> str:
-    """Write the link's health; the event to announce ("" none). The change of state is a
-    conditional UPDATE from the states it may come from: of two checkers racing, one wins."""
-    if status == link.health_status or (
-        status == HealthStatus.UNKNOWN and link.health_status != HealthStatus.UNKNOWN
-    ):
-        # No change of state (a check that said nothing keeps what was known).
-        UrlLink.objects.filter(pk=link.pk).update(
-            health_reason=reason, health_checked_at=now, health_next_check_at=next_check
-        )
-        link.health_reason, link.health_checked_at = reason, now
-        link.health_next_check_at = next_check
-        return ""
-    came_from = (
-        [HealthStatus.OK, HealthStatus.UNKNOWN]
-        if status == HealthStatus.BROKEN
-        else [link.health_status]
-    )
-    won = UrlLink.objects.filter(pk=link.pk, health_status__in=came_from).update(
-        health_status=status,
-        health_since=now,
-        health_reason=reason,
-        health_checked_at=now,
-        health_next_check_at=next_check,
-    )
-    if not won:
-        link.refresh_from_db(
-            fields=["health_status", "health_since", "health_reason", "health_checked_at"]
-        )
-        return ""
+) -> str | None:
+    """Write the link's health; the event to announce ("" none), or None when the link is not
+    as `link` read it any more (nothing written). One conditional UPDATE from the state read:
+    of two checkers racing, or a checker and an edit, one wins."""
     was = link.health_status
-    link.health_status, link.health_since = status, now
-    link.health_reason, link.health_checked_at = reason, now
-    link.health_next_check_at = next_check
+    # A check that said nothing keeps what was known, except that it ends a broken spell: the
+    # failover stops when nothing says the destinations are broken any more.
+    keep = status == was or (status == HealthStatus.UNKNOWN and was == HealthStatus.OK)
+    fields = {"health_reason": reason, "health_checked_at": now, "health_next_check_at": next_check}
+    if not keep:
+        fields.update(health_status=status, health_since=now)
+    won = UrlLink.objects.filter(
+        pk=link.pk, health_status=was, health_next_check_at=link.health_next_check_at
+    ).update(**fields)
+    if not won:
+        link.refresh_from_db(fields=_HEALTH_FIELDS)
+        return None
+    for name, value in fields.items():
+        setattr(link, name, value)
+    if keep:
+        return ""
     if link.fallback_url and HealthStatus.BROKEN in (was, status):
         # Where its visitors go changes: the cached entry goes, as with an edit.
         key = link_cache.key_of_link(link)
@@ -202,31 +223,75 @@ DESTINATION_FIELDS = frozenset({"long_url", "rules", "variants"})
 
 
 def health_forget(link: UrlLink, changed: Iterable[str]) -> list[str]:
-    """For an edit (in memory; the caller saves): when `changed` gives the link other
-    destinations, its health goes back to unknown (no event: nothing recovered) and it is first
-    in the checker's line; a broken link's failover stops with the edit. The fields to save."""
-    if not DESTINATION_FIELDS.intersection(changed) or link.health_checked_at is None:
+    """For an edit, in the caller's transaction (the caller saves the fields returned): when
+    `changed` gives the link other destinations, its health goes back to unknown, its checks'
+    history (about the old ones) goes, and it is first in the checker's line; a check of the
+    old destinations under way is dropped when it ends (record_checks). A broken link's
+    failover stops with the edit, announced once as link.recovered."""
+    if not DESTINATION_FIELDS.intersection(changed):
         return []
+    stored = UrlLink.objects.filter(pk=link.pk).only(*DESTINATION_FIELDS).first()
+    if stored is not None and link_destinations(stored) == link_destinations(link):
+        return []  # a form sends every field again: the same destinations keep their health
+    if link.health_status == HealthStatus.BROKEN:
+        # Conditional: of two edits racing, one announces.
+        ended = UrlLink.objects.filter(pk=link.pk, health_status=HealthStatus.BROKEN).update(
+            health_status=HealthStatus.UNKNOWN
+        )
+        if ended:
+            was = copy.copy(link)
+            was.health_status, was.health_since = HealthStatus.UNKNOWN, timezone.now()
+            was.health_reason = "Its destinations were edited: not checked since."
+            events.announce_after_commit(events.LINK_RECOVERED, [was])
+    LinkCheck.objects.filter(link=link).delete()
     link.health_status, link.health_since = HealthStatus.UNKNOWN, None
     link.health_reason, link.health_checked_at = "", None
     link.health_next_check_at = None
-    return [
-        "health_status",
-        "health_since",
-        "health_reason",
-        "health_checked_at",
-        "health_next_check_at",
-    ]
+    return list(_HEALTH_FIELDS)
 
 
-def link_health_check(*, link: UrlLink) -> str:
-    """Check every destination of one link now (the limiter's pace per host), and apply the
-    rule; the link's health afterwards."""
+def _claim(link: UrlLink) -> bool:
+    """Take the link's turn before fetching: its next check moves past this pass's end, by one
+    conditional UPDATE from the value read, so a second checker holding the same link (two
+    ticks, check_links beside the job) finds it taken and skips it. The link is read again
+    (its destinations as they are now). False: taken."""
+    hold = settings.LINK_CHECK_FETCH_SECONDS * (MAX_DESTINATIONS + 1) + 60
+    token = timezone.now() + timedelta(seconds=hold)
+    taken = UrlLink.objects.filter(
+        pk=link.pk, health_next_check_at=link.health_next_check_at
+    ).update(health_next_check_at=token)
+    if not taken:
+        return False
+    link.refresh_from_db()
+    # An edit between the UPDATE and the read reset it (health_forget): its pass, not ours.
+    return link.health_next_check_at == token
+
+
+def link_health_check(*, link: UrlLink, ends: float | None = None) -> str | None:
+    """Claim the link, check its destinations now (the limiter's pace per host) and apply the
+    rule; the link's health afterwards, None when another checker has it. Past `ends`
+    (time.monotonic()) the pass stops between destinations: the ones not reached keep what
+    their last checks said, and go first next time."""
+    if not _claim(link):
+        return None
     results = []
-    for url in link_destinations(link):
+    for url in _least_recently_checked_first(link, link_destinations(link)):
+        if results and ends is not None and time.monotonic() >= ends:
+            break
         _limiter.wait(_host(url))
         results.append(checker.check_url(url, seconds=settings.LINK_CHECK_FETCH_SECONDS))
     return record_checks(link=link, results=results)
+
+
+def _least_recently_checked_first(link: UrlLink, urls: list[str]) -> list[str]:
+    last = dict(
+        LinkCheck.objects.filter(link=link)
+        .values("url")
+        .annotate(last=Max("checked_at"))
+        .values_list("url", "last")
+    )
+    # Never checked first; stable: otherwise the link's order.
+    return sorted(urls, key=lambda url: (url in last, last.get(url) or 0))
 
 
 def links_due(*, now: datetime | None = None) -> Iterable[UrlLink]:
@@ -262,7 +327,9 @@ def link_health_sweep(
         hosts = {_host(url) for url in link_destinations(link)}
         if not waiting and any(_limiter.busy(host) for host in hosts):
             continue
-        health = link_health_check(link=link)
+        health = link_health_check(link=link, ends=ends)
+        if health is None:
+            continue  # another checker has it
         checked += 1
         if progress is not None:
             progress(link, health)

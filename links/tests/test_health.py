@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import ssl
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,8 +49,8 @@ def _checker_settings(settings):
 
 @pytest.fixture
 def allow_private(settings):
-    """The test-only allowance webhooks use: our destination servers run on loopback."""
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = True
+    """The checker's test-only allowance: our destination servers run on loopback."""
+    settings.LINK_CHECK_ALLOW_PRIVATE = True
 
 
 @pytest.fixture
@@ -231,9 +233,21 @@ def test_a_slow_server_is_cut_off_at_the_deadline(destination):
     assert result.elapsed_ms < 2000
 
 
-def test_a_closed_port_is_refused(allow_private):
-    import socket
+def test_a_name_that_never_resolves_is_cut_off_at_the_deadline(monkeypatch):
+    """getaddrinfo cannot be interrupted: a resolver that hangs must not hold the checker past
+    the fetch's deadline."""
 
+    def hanging(*args, **kwargs):
+        time.sleep(3)
+        raise OSError("gave up")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    result = checker.check_url("http://slow-dns.example.com/page", seconds=0.5)
+    assert (result.ok, result.error) == (False, CheckError.TIMEOUT)
+    assert result.elapsed_ms < 1500
+
+
+def test_a_closed_port_is_refused(allow_private):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -263,13 +277,13 @@ def test_a_redirect_to_a_private_address_is_never_followed(destination, settings
     destination.answer("/go", 302, "", Location="http://internal.test/admin")
     port = int(destination.base.rsplit(":", 1)[1])
     table = {"public.test": ["127.0.0.1"], "internal.test": ["10.0.0.5"]}
-    monkeypatch.setattr("links.outbound.resolve", lambda host, port: table[host])
+    monkeypatch.setattr("links.outbound.resolve", lambda host, port, **kw: table[host])
     real = __import__("links.outbound", fromlist=["_address_is_public"])._address_is_public
     monkeypatch.setattr(
         "links.outbound._address_is_public",
         lambda address: str(address) == "127.0.0.1" or real(address),
     )
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = False
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
     result = checker.check_url(f"http://public.test:{port}/go", seconds=5)
     assert (result.ok, result.error, result.counts) == (False, CheckError.BLOCKED, False)
     assert "10.0.0.5" in result.detail
@@ -277,9 +291,19 @@ def test_a_redirect_to_a_private_address_is_never_followed(destination, settings
 
 
 def test_loopback_is_refused_without_the_test_allowance(settings):
-    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = False
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
     result = checker.check_url("http://127.0.0.1:9/", seconds=2)
     assert result.error == CheckError.BLOCKED and "this machine" in result.detail
+
+
+def test_the_webhooks_lan_allowance_does_not_open_internal_addresses_to_the_checker(settings):
+    """An operator may let webhooks reach a receiver on their network; link destinations are
+    any owner's to choose, so the checker keeps refusing private addresses then."""
+    settings.SHORTURL_WEBHOOK_ALLOW_PRIVATE = True
+    settings.LINK_CHECK_ALLOW_PRIVATE = False
+    for url in ("http://127.0.0.1:9/", "http://10.0.0.5/admin", "http://169.254.169.254/"):
+        result = checker.check_url(url, seconds=2)
+        assert (result.error, result.counts) == (CheckError.BLOCKED, False), url
 
 
 @pytest.fixture
@@ -585,3 +609,132 @@ def test_the_admin_shows_health_filters_by_it_and_lists_the_checks(admin_client,
     text = page.content.decode()
     assert page.status_code == 200 and "destination checks" in text.lower()
     assert text.count("answered 500.") >= 2
+
+
+# --- Edits, overlapping checkers, budgets (the #29 review) ------------------------------------
+
+
+def _health_events(announced: list[tuple[str, str]]) -> list[str]:
+    return [event for event, _code in announced if event in ("link.broken", "link.recovered")]
+
+
+def test_a_check_of_the_old_destination_never_breaks_a_link_just_fixed(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    health.record_checks(link=link, results=[_failed()])
+    stale = UrlLink.objects.get(pk=link.pk)  # a sweep read it, and fetches TARGET again
+    with django_capture_on_commit_callbacks(execute=True):
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed")
+        # Its second failure in a row, of a destination the link no longer has.
+        assert health.record_checks(link=stale, results=[_failed()]) == HealthStatus.UNKNOWN
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.UNKNOWN
+    assert not LinkCheck.objects.filter(link=link).exists()
+    assert _health_events(announced) == []
+
+
+def test_failures_from_before_an_edit_do_not_count_after_it(user):
+    link = link_create(user=user, long_url=TARGET).link
+    health.record_checks(link=link, results=[_failed()])
+    other = "https://example.com/b"
+    link = link_update(
+        code=link.code,
+        user=user,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    )
+    assert link.health_status == HealthStatus.UNKNOWN
+    # TARGET's failure before the edit is forgotten with the rest: this is its first.
+    assert health.record_checks(link=link, results=[_failed(), _fine(other)]) == HealthStatus.OK
+    assert "failed once" in link.health_reason
+
+
+def test_two_checkers_holding_one_failing_link_record_one_check_per_pass(user, destination):
+    """Two ticks, or check_links beside the job, that both read the link: one checks it."""
+    destination.answer("/down", 500, "down")
+    link = _pointing_at(user, destination.url("/down"))
+    first, second = UrlLink.objects.get(pk=link.pk), UrlLink.objects.get(pk=link.pk)
+    assert health.link_health_sweep(links=[first]) == 1
+    assert health.link_health_sweep(links=[second]) == 0  # taken: skipped
+    assert len(destination.requests) == 1
+    assert LinkCheck.objects.filter(link=link).count() == 1
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.OK  # one failure
+    assert health.link_health_sweep(links=[UrlLink.objects.get(pk=link.pk)]) == 1
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.BROKEN  # two passes
+
+
+def test_the_link_recovers_once_each_destination_works_even_if_another_failed_once(
+    user, announced, django_capture_on_commit_callbacks
+):
+    """The docs' rule: a destination is broken after its own K failures in a row; the link
+    while any destination is."""
+    other = "https://example.com/b"
+    link = link_create(
+        user=user,
+        long_url=TARGET,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    ).link
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(2):
+            health.record_checks(link=link, results=[_failed(), _fine(other)])
+        assert link.health_status == HealthStatus.BROKEN
+        # TARGET works again; the other fails for the first time: nothing is broken.
+        assert health.record_checks(link=link, results=[_fine(), _failed(other)]) == "ok"
+        assert "failed once" in link.health_reason
+        assert health.record_checks(link=link, results=[_fine(), _failed(other)]) == "broken"
+    assert _health_events(announced) == ["link.broken", "link.recovered", "link.broken"]
+
+
+def test_a_destination_not_reached_this_pass_keeps_what_its_last_checks_said(user):
+    other = "https://example.com/b"
+    link = link_create(
+        user=user,
+        long_url=TARGET,
+        variants=[{"url": TARGET, "weight": 50}, {"url": other, "weight": 50}],
+    ).link
+    for _ in range(2):
+        health.record_checks(link=link, results=[_fine(), _failed(other)])
+    blocked = CheckResult(url=other, ok=False, error=CheckError.BLOCKED, detail="Not checked")
+    assert health.record_checks(link=link, results=[_fine(), blocked]) == HealthStatus.BROKEN
+    assert health.record_checks(link=link, results=[_fine()]) == HealthStatus.BROKEN
+
+
+def test_an_edit_that_replaces_a_broken_destination_announces_the_recovery_once(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    with django_capture_on_commit_callbacks(execute=True):
+        _break(link)
+        # The edit form sends the long URL again: the same destinations keep their health.
+        link_update(code=link.code, user=user, long_url=TARGET, title="Again")
+        assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.BROKEN
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed")
+        link_update(code=link.code, user=user, long_url="https://example.com/fixed-2")
+    assert _health_events(announced) == ["link.broken", "link.recovered"]
+    assert UrlLink.objects.get(pk=link.pk).health_status == HealthStatus.UNKNOWN
+
+
+def test_a_broken_link_whose_checks_are_all_blocked_is_unknown_and_its_failover_stops(
+    user, announced, django_capture_on_commit_callbacks
+):
+    link = link_create(user=user, long_url=TARGET, fallback_url=FALLBACK).link
+    blocked = CheckResult(url=TARGET, ok=False, error=CheckError.BLOCKED, detail="Not checked")
+    with django_capture_on_commit_callbacks(execute=True):
+        _break(link)
+        assert health.record_checks(link=link, results=[blocked]) == HealthStatus.UNKNOWN
+        assert health.record_checks(link=link, results=[blocked]) == HealthStatus.UNKNOWN
+    assert _health_events(announced) == ["link.broken", "link.recovered"]
+    assert "Not checked" in link.health_reason
+    assert LinkEntry.from_link(UrlLink.objects.get(pk=link.pk)).failover == ""
+
+
+def test_the_tick_budget_is_kept_between_a_links_destinations(user, destination):
+    for path in ("/a", "/b", "/c"):
+        destination.answer(path, 200, "slow", delay=0.6)
+    link = _pointing_at(user, destination.url("/a"))
+    variants = [{"url": destination.url(p), "weight": 50} for p in ("/b", "/c")]
+    UrlLink.objects.filter(pk=link.pk).update(variants=variants)
+    assert health.link_health_sweep(max_seconds=0.3) == 1
+    assert [path for path, _ in destination.requests] == ["/a"]
+    # The next pass starts with the destinations the last one did not reach.
+    health.link_health_sweep(links=[UrlLink.objects.get(pk=link.pk)], max_seconds=0.3)
+    assert [path for path, _ in destination.requests] == ["/a", "/b"]

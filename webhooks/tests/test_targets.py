@@ -126,7 +126,7 @@ def test_the_post_connects_to_the_address_just_checked_not_a_fresh_lookup(user, 
         user=user, url="https://rebind.example.com:8443/in?x=1", events=["link.created"]
     )
     answers = iter([["93.184.215.14"]])
-    monkeypatch.setattr(outbound, "resolve", lambda host, port: next(answers, ["127.0.0.1"]))
+    monkeypatch.setattr(outbound, "resolve", lambda host, port, **kw: next(answers, ["127.0.0.1"]))
     opened = []
 
     class Pool:

@@ -56,7 +56,7 @@ def test_an_untrusted_certificate_is_refused(tls_receiver):
 def test_a_trusted_certificate_for_the_urls_host_is_delivered(
     tls_receiver, trusting_the_test_certificate, monkeypatch
 ):
-    monkeypatch.setattr("links.outbound.resolve", lambda host, port: ["127.0.0.1"])
+    monkeypatch.setattr("links.outbound.resolve", lambda host, port, **kw: ["127.0.0.1"])
     result = sending.post(url=f"https://localhost:{tls_receiver}/h", secret="s", payload=PING)
     assert result.delivered and result.status_code == 201
     assert result.excerpt == f"host=localhost:{tls_receiver}"
