@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from analytics import buffer, spool
@@ -126,7 +127,7 @@ def _visitor_filter(*, ip: str = "", visitor: str = "") -> Q:
     mode kept of it, so an address never stored matches nothing) or by client_id."""
     ip, visitor = (ip or "").strip(), (visitor or "").strip()
     if bool(ip) == bool(visitor):
-        raise ValueError("Give either an IP address or a visitor id, not both.")
+        raise ValidationError({"ip": ["Give either an IP address (ip) or a visitor id (visitor)."]})
     return Q(client_ip=ip) if ip else Q(client_id=visitor)
 
 

@@ -41,7 +41,6 @@ from analytics.services.retention import (
     apply_retention,
     link_raw_visits_erase,
     purge_visits,
-    retention_days_of,
     visitor_visits_erase,
 )
 from analytics.services.rollups import aggregate_hourly, rebuild_hourly
@@ -68,7 +67,6 @@ __all__ = [
     "rebuild_hourly",
     "reclassify_visits",
     "replay_dead_visits",
-    "retention_days_of",
     "sale_track",
     "store_visits",
     "visitor_visits_erase",

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -33,6 +33,7 @@ from analytics.models import HourlyBreakdown, HourlyClick, LinkVisitor, VisitRec
 from analytics.selectors.visits import visitor_visits
 from analytics.services.rollups import HOUR, aggregate_hourly, aggregation_paused, breakdown_sums
 from workspaces.models import Workspace
+from workspaces.selectors import manage_required, retention_days
 
 _BATCH = 2000
 # What an erased person's LinkVisitor row says instead of their client_id: still one person
@@ -138,28 +139,20 @@ def _cutoff(days: int, now: datetime) -> datetime:
     return now if days == 0 else utc_hour(now - timedelta(days=days))
 
 
-def retention_days_of(workspace) -> int | None:
-    """Days the workspace's raw visits are kept: its own setting, else the install's (None:
-    for good)."""
-    if workspace.raw_retention_days is not None:
-        return workspace.raw_retention_days
-    return settings.ANALYTICS_RAW_RETENTION_DAYS
-
-
 def apply_retention(
     *,
     days: int | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> RetentionResult:
-    """Delete every workspace's raw visits past its retention (retention_days_of; `days`: this
-    many for every workspace, for a one-off pass), their counts kept. `progress(workspace slug,
-    visits deleted so far in it)`."""
+    """Delete every workspace's raw visits past its retention (workspaces.selectors.
+    retention_days; `days`: this many for every workspace, for a one-off pass), their counts
+    kept. `progress(workspace slug, visits deleted so far in it)`."""
     if days is not None and days < 0:
         raise ValueError("days must be 0 or more")
     now = timezone.now()
     result = RetentionResult()
     for workspace in Workspace.objects.order_by("pk").iterator():
-        keep = days if days is not None else retention_days_of(workspace)
+        keep = days if days is not None else retention_days(workspace)
         if keep is None:
             continue
         visits = VisitRecord.objects.filter(
@@ -187,10 +180,15 @@ def purge_visits(*, older_than_days: int) -> int:
     return _delete_keeping_counts(VisitRecord.objects.filter(visit_time__lt=cutoff)).visits
 
 
-def visitor_visits_erase(*, workspace, ip: str = "", visitor: str = "") -> Deleted:
+def visitor_visits_erase(
+    *, workspace, ip: str = "", visitor: str = "", by: AbstractBaseUser | None = None
+) -> Deleted:
     """Erase one visitor's raw visits across the workspace, counts kept (their clicks and their
     place in unique visitor counts stay, with no identifier of theirs left: their LinkVisitor
-    rows get a random id). The caller checked the user may manage the workspace."""
+    rows get a random id). `by`: the user asking, who must manage the workspace (its owners,
+    staff with the workspaces permission); None for commands and the admin."""
+    if by is not None:
+        manage_required(user=by, workspace=workspace)
     visits = visitor_visits(workspace=workspace, ip=ip, visitor=visitor)
     client_ids = set(visits.values_list("client_id", flat=True).distinct())
     if visitor:
@@ -203,7 +201,9 @@ def visitor_visits_erase(*, workspace, ip: str = "", visitor: str = "") -> Delet
     return deleted
 
 
-def link_raw_visits_erase(*, link) -> Deleted:
+def link_raw_visits_erase(*, link, by: AbstractBaseUser | None = None) -> Deleted:
     """Erase every raw visit of one link, counts kept (analytics.services.deletion deletes the
-    counts too). The caller checked the user may change the link."""
+    counts too). `by` as for visitor_visits_erase: an owner of the link's workspace."""
+    if by is not None:
+        manage_required(user=by, workspace=link.workspace)
     return _delete_keeping_counts(VisitRecord.objects.filter(link=link))
