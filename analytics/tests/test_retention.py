@@ -170,3 +170,17 @@ def test_the_export_command_writes_one_visitors_rows(visited, user):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("visit_time,code,client_id,client_ip,user_agent")
     assert len(lines) == 2 and BOB in lines[1]
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("visited")
+def test_the_admin_action_erases_the_selected_visitors_in_their_workspace(admin_client):
+    bob = VisitRecord.objects.get(client_ip=BOB)
+    answer = admin_client.post(
+        "/admin/analytics/visitrecord/",
+        {"action": "erase_visitors", "_selected_action": [bob.pk]},
+        follow=True,
+    )
+    assert "Erased 1 raw visit(s) of 1 visitor(s) over 1 link(s)" in answer.content.decode()
+    assert not VisitRecord.objects.filter(client_ip=BOB).exists()
+    assert VisitRecord.objects.count() == 4
