@@ -118,3 +118,21 @@ def test_an_owner_erases_a_links_raw_visits_and_its_counts_stay(visited):
     assert answer.json() == {"visits": 3, "links": 1}
     assert not VisitRecord.objects.filter(link=team.link).exists()
     assert _totals(client, team.link.code) == before
+
+
+@pytest.mark.django_db
+def test_an_owner_sets_retention_on_the_workspace_page(team, client):
+    client.force_login(team.owner)
+    page = client.get("/workspaces/acme/").content.decode()
+    assert "Raw visit retention" in page
+    answer = client.post(
+        "/workspaces/acme/", {"action": "retention", "raw_retention_days": "14"}, follow=True
+    )
+    assert "Raw visit retention saved." in answer.content.decode()
+    assert "Now: 14 days" in answer.content.decode()
+    team.workspace.refresh_from_db()
+    assert team.workspace.raw_retention_days == 14
+    bad = client.post("/workspaces/acme/", {"action": "retention", "raw_retention_days": "-3"})
+    assert bad.status_code == 400
+    client.force_login(team.editor)
+    assert "Raw visit retention" not in client.get("/workspaces/acme/").content.decode()
