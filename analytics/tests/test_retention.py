@@ -184,3 +184,15 @@ def test_the_admin_action_erases_the_selected_visitors_in_their_workspace(admin_
     assert "Erased 1 raw visit(s) of 1 visitor(s) over 1 link(s)" in answer.content.decode()
     assert not VisitRecord.objects.filter(client_ip=BOB).exists()
     assert VisitRecord.objects.count() == 4
+
+
+def test_the_retention_job_runs_in_both_modes():
+    from django.utils.module_loading import import_string
+
+    from shorturl_project.jobs import PERIODIC_JOBS, beat_schedule
+
+    (job,) = [job for job in PERIODIC_JOBS if job.name == "apply-retention"]
+    assert import_string(job.function) is services.apply_retention  # the embedded runner's call
+    assert beat_schedule()["apply-retention"]["task"] == "analytics.tasks.apply_retention_task"
+    assert import_string(job.task).name == job.task  # beat's task exists under that name
+    assert job.seconds() == 3600.0
