@@ -1,18 +1,20 @@
 """Admin for staff: raw visits, hourly counts and reported conversions, all read-only (the
-pipeline and the track API write them)."""
+pipeline and the track API write them), but for erasing visitors' raw visits on request."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet, Sum
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.text import Truncator
 
+from analytics import services
 from analytics.charts import chart_data
 from analytics.models import Conversion, HourlyClick, VisitRecord
 from analytics.templatetags.conversions import money
 from core.admin_base import ReadOnlyAdminMixin, short_date
+from workspaces.models import Workspace
 
 # The chart above the hourly list shows at most this many of the newest hours of the selection.
 HOURLY_CHART_HOURS = 24 * 14
@@ -40,6 +42,33 @@ class VisitRecordAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     # Visits are the biggest table: no COUNT(*) of all of it on every page.
     show_full_result_count = False
     raw_id_fields = ("link",)
+    actions = ("erase_visitors",)
+
+    def has_erase_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("analytics.delete_visitrecord")
+
+    @admin.action(
+        description="Erase these visitors' raw visits in their workspaces (counts kept)",
+        permissions=["erase"],
+    )
+    def erase_visitors(self, request: HttpRequest, queryset: QuerySet) -> None:
+        """An erasure request from the admin: every raw visit of each selected visit's visitor
+        (its client_id) across its link's workspace, as the API and erase_visitor do."""
+        pairs = set(queryset.values_list("link__workspace", "client_id").order_by().distinct())
+        visits, link_ids = 0, set()
+        for workspace_id, client_id in sorted(pairs, key=lambda pair: (pair[0] or 0, pair[1])):
+            workspace = Workspace.objects.filter(pk=workspace_id).first()
+            if workspace is None:
+                continue
+            deleted = services.visitor_visits_erase(workspace=workspace, visitor=client_id)
+            visits += deleted.visits
+            link_ids |= deleted.link_ids
+        self.message_user(
+            request,
+            f"Erased {visits} raw visit(s) of {len(pairs)} visitor(s) over {len(link_ids)} "
+            "link(s); every count they made is kept.",
+            messages.SUCCESS,
+        )
 
     @admin.display(description="visit time", ordering="visit_time")
     def time(self, visit: VisitRecord) -> str:

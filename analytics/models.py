@@ -119,6 +119,12 @@ class HourlyClick(models.Model):
         help_text="Written by the roll-up, with the hour's breakdown rows and LinkVisitor; a row "
         "made otherwise has its breakdowns and people read from the visits.",
     )
+    # What the hour's deleted visits counted (retention and erasure, analytics.services.
+    # retention): the roll-up adds them to what it counts of the visits left, so deleting raw
+    # visits never lowers a total, and a visit arriving late into a purged hour adds to it.
+    kept_clicks = models.PositiveIntegerField(default=0, db_default=0)
+    kept_unique_visitors = models.PositiveIntegerField(default=0, db_default=0)
+    kept_bot_clicks = models.PositiveIntegerField(default=0, db_default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -177,6 +183,8 @@ class HourlyBreakdown(BreakdownRow):
     """Breakdown rows of one UTC hour, recomputed with the HourlyClick row of the same hour."""
 
     hour = models.DateTimeField()
+    # Of `clicks`, what deleted visits counted (see HourlyClick.kept_clicks).
+    kept = models.PositiveIntegerField(default=0, db_default=0)
 
     class Meta:
         # Covering: a range's rows are summed from the index alone.

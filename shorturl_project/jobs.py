@@ -58,6 +58,14 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         embedded_every="EMBEDDED_AGGREGATE_SECONDS",
         expires=60,
     ),
+    # Raw visits past their workspace's retention (analytics.services.retention).
+    PeriodicJob(
+        name="apply-retention",
+        task="analytics.tasks.apply_retention_task",
+        function="analytics.services.apply_retention",
+        every="ANALYTICS_RETENTION_SECONDS",
+        expires=600,
+    ),
     PeriodicJob(
         name="refill-code-pool",
         task="links.tasks.refill_code_pool_task",

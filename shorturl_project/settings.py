@@ -261,6 +261,12 @@ CELERY_TASK_ROUTES = {
 # CPU, ~1 % of a core at this rate (docs/performance.md, "Live stats").
 ANALYTICS_FLUSH_SECONDS = env.float("ANALYTICS_FLUSH_SECONDS", default=0.5)
 ANALYTICS_AGGREGATE_SECONDS = env.float("ANALYTICS_AGGREGATE_SECONDS", default=10.0)
+# Days raw visits (VisitRecord: IP, user agent, referrer, …) are kept; a workspace's owners may
+# set their own. Unset: kept for good. Totals, charts and breakdowns are kept whatever this says
+# (docs/privacy.md). The retention job runs this often (both modes, shorturl_project.jobs).
+_raw_days = env.str("ANALYTICS_RAW_RETENTION_DAYS", default="").strip()
+ANALYTICS_RAW_RETENTION_DAYS = int(_raw_days) if _raw_days else None
+ANALYTICS_RETENTION_SECONDS = env.float("ANALYTICS_RETENTION_SECONDS", default=3600.0)
 
 # --- Auth --------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,3 +18,14 @@ class WorkspaceCreateForm(forms.Form):
 class MemberAddForm(forms.Form):
     username = forms.CharField(label="Username or email", max_length=254)
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.EDITOR)
+
+
+class RetentionForm(forms.Form):
+    raw_retention_days = forms.IntegerField(
+        label="Keep raw visits for (days)",
+        required=False,
+        min_value=0,
+        help_text="Each click's IP address, browser and referrer are deleted after this many "
+        "days; totals, unique visitors and charts are kept for good. Empty: the install's "
+        "setting. 0: deleted at the next hourly pass.",
+    )

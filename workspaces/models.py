@@ -33,6 +33,9 @@ class Workspace(models.Model):
         related_name="personal_workspace",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Days its links' raw visits (VisitRecord) are kept; None: ANALYTICS_RAW_RETENTION_DAYS.
+    # Totals, charts and breakdowns outlive them (analytics.services.retention).
+    raw_retention_days = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["slug"]

@@ -2,6 +2,7 @@
 
 import re
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -197,3 +198,11 @@ def invitations_open_in(workspace: Workspace) -> QuerySet:
     return Invitation.objects.filter(
         workspace=workspace, accepted_at__isnull=True, expires_at__gt=timezone.now()
     ).select_related("invited_by")
+
+
+def retention_days(workspace: Workspace) -> int | None:
+    """Days the workspace's raw visits are kept: its own setting, else the install's
+    ANALYTICS_RAW_RETENTION_DAYS (None: for good)."""
+    if workspace.raw_retention_days is not None:
+        return workspace.raw_retention_days
+    return settings.ANALYTICS_RAW_RETENTION_DAYS

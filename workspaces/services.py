@@ -171,6 +171,25 @@ def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -
     return workspace
 
 
+MAX_RETENTION_DAYS = 36500
+
+
+def workspace_set_retention(
+    *, by: AbstractBaseUser, workspace: Workspace, days: int | None
+) -> Workspace:
+    """Keep the workspace's raw visits `days` days (None: the install's
+    ANALYTICS_RAW_RETENTION_DAYS); the next retention pass applies it (analytics.services.
+    retention). Its owners only."""
+    manage_required(user=by, workspace=workspace)
+    if days is not None and not 0 <= days <= MAX_RETENTION_DAYS:
+        raise ValidationError(
+            {"raw_retention_days": [f"Give a number of days from 0 to {MAX_RETENTION_DAYS}."]}
+        )
+    workspace.raw_retention_days = days
+    workspace.save(update_fields=["raw_retention_days"])
+    return workspace
+
+
 def _check_role(role: str) -> str:
     if role not in Role.values:
         raise ValidationError({"role": [f"One of {', '.join(Role.values)}."]}, code="invalid")

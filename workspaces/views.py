@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
-from workspaces.forms import MemberAddForm, WorkspaceCreateForm
+from workspaces.forms import MemberAddForm, RetentionForm, WorkspaceCreateForm
 from workspaces.models import Role, Workspace
 from workspaces.selectors import (
     InvitationNotFound,
@@ -29,6 +29,7 @@ from workspaces.selectors import (
     invitations_waiting_for,
     may_manage,
     members_of,
+    retention_days,
     workspace_get,
 )
 
@@ -116,6 +117,10 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
     workspace = _member_workspace_or_404(request, slug)
     manages = may_manage(user=request.user, role=workspace.role)
     add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
+    retention_form = RetentionForm(
+        request.POST if request.POST.get("action") == "retention" else None,
+        initial={"raw_retention_days": workspace.raw_retention_days},
+    )
     row_error = None  # (username, messages) for a refused change on one member's row
     if request.method == "POST":
         action = request.POST.get("action")
@@ -161,6 +166,15 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                     f"{username} is now {membership.get_role_display().lower()}.",
                 )
                 return redirect("workspace", slug=workspace.slug)
+            elif action == "retention":
+                if retention_form.is_valid():
+                    services.workspace_set_retention(
+                        by=request.user,
+                        workspace=workspace,
+                        days=retention_form.cleaned_data["raw_retention_days"],
+                    )
+                    messages.success(request, "Raw visit retention saved.")
+                    return redirect("workspace", slug=workspace.slug)
             elif action in ("remove", "leave"):
                 if action == "leave":
                     username = request.user.get_username()
@@ -175,6 +189,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as error:
             if action == "add":
                 add_service_errors(add_form, error, renamed={"user": "username"})
+            elif action == "retention":
+                add_service_errors(retention_form, error)
             else:
                 row_error = (username, error.messages)
     return render(
@@ -186,11 +202,13 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "invitations": list(invitations_open_in(workspace)) if manages else [],
             "manages": manages,
             "add_form": add_form,
+            "retention_form": retention_form,
+            "retention_days": retention_days(workspace),
             "row_error": row_error,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
-        status=400 if (add_form.errors or row_error) else 200,
+        status=400 if (add_form.errors or retention_form.errors or row_error) else 200,
     )
 
 

@@ -19,7 +19,8 @@ One module per question a caller asks; callers import the names from here
   `tags_totals`, `top_links`, `top_tags`);
 - `series`: clicks over time (`series`, `hourly_series`, `series_bucket`);
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
-- `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`) and
+- `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`,
+  `visitor_visits`, `visitor_visits_export`) and
   `pipeline_status`;
 - `live`: a stats page's totals while they move (`live_totals`), read every second;
 - `orphan_visits`: requests that reached no link;
@@ -66,11 +67,14 @@ from analytics.selectors.totals import (
 )
 from analytics.selectors.visits import (
     EXPORT_FIELDS,
+    VISITOR_EXPORT_COLUMNS,
     has_visits,
     latest_visits,
     pipeline_status,
     visit_list,
     visit_rows_for_export,
+    visitor_visits,
+    visitor_visits_export,
 )
 
 __all__ = [
@@ -85,6 +89,7 @@ __all__ = [
     "ROLLED_UP_DIMENSIONS",
     "SET_ONLY_DIMENSIONS",
     "UNKNOWN",
+    "VISITOR_EXPORT_COLUMNS",
     "breakdowns",
     "conversion_details",
     "conversion_totals",
@@ -111,5 +116,7 @@ __all__ = [
     "variant_results",
     "visit_list",
     "visit_rows_for_export",
+    "visitor_visits",
+    "visitor_visits_export",
     "workspace_stats",
 ]

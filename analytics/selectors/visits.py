@@ -1,5 +1,6 @@
 """Visits one by one: a link's latest visits, its paginated list (Shlink), its CSV export with
-pseudonymous visitors, and what still waits to be stored (`pipeline_status`).
+pseudonymous visitors, one visitor's visits across a workspace (erasure and access requests),
+and what still waits to be stored (`pipeline_status`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from analytics import buffer, spool
@@ -118,3 +120,51 @@ def pipeline_status() -> dict[str, int]:
     if client is None:
         return {"buffered": spool.pending_visits(), "processing": 0, "pending_hours": 0, "dead": 0}
     return buffer.status(client)
+
+
+def _visitor_filter(*, ip: str = "", visitor: str = "") -> Q:
+    """The visits of one visitor: by the address as stored (client_ip: whatever the privacy
+    mode kept of it, so an address never stored matches nothing) or by client_id."""
+    ip, visitor = (ip or "").strip(), (visitor or "").strip()
+    if bool(ip) == bool(visitor):
+        raise ValidationError({"ip": ["Give either an IP address (ip) or a visitor id (visitor)."]})
+    return Q(client_ip=ip) if ip else Q(client_id=visitor)
+
+
+def visitor_visits(*, workspace, ip: str = "", visitor: str = "") -> QuerySet:
+    """One visitor's raw visits in the workspace's links, oldest first."""
+    return VisitRecord.objects.filter(
+        _visitor_filter(ip=ip, visitor=visitor), link__workspace=workspace
+    ).order_by("visit_time", "pk")
+
+
+VISITOR_EXPORT_COLUMNS = (
+    "visit_time",
+    "code",
+    "client_id",
+    "client_ip",
+    "user_agent",
+    "referrer",
+    "country",
+    "country_code",
+    "province",
+    "city",
+    "isp",
+    "browser_type",
+    "browser_version",
+    "os_type",
+    "os_version",
+    "device_type",
+    "is_bot",
+    "channel",
+    "destination",
+)
+
+
+def visitor_visits_export(*, workspace, ip: str = "", visitor: str = "") -> Iterator[dict]:
+    """One visitor's raw visits in the workspace, every stored column (VISITOR_EXPORT_COLUMNS),
+    for an access request."""
+    rows = visitor_visits(workspace=workspace, ip=ip, visitor=visitor).values(
+        *VISITOR_EXPORT_COLUMNS
+    )
+    yield from rows.iterator(chunk_size=2000)

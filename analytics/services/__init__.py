@@ -15,7 +15,8 @@ One module per job; callers import the names from here (`from analytics import s
 - `rollups`: `aggregate_hourly`, `rebuild_hourly` (HourlyClick, breakdowns, people);
 - `replay`: `replay_dead_visits` (the dead list);
 - `reclassify`: `reclassify_visits` (newer detectors over stored visits);
-- `retention`: `purge_visits`;
+- `retention`: `apply_retention`, `purge_visits`, `visitor_visits_erase`, `link_raw_visits_erase`
+  (raw visits deleted, their counts kept);
 - `deletion`: `link_visits_delete`, `orphan_visits_delete` (visits deleted on request);
 - `conversions`: `lead_track`, `sale_track` (leads and sales reported for a click).
 
@@ -34,7 +35,14 @@ from analytics.services.deletion import link_visits_delete, orphan_visits_delete
 from analytics.services.ingest import MAX_ATTEMPTS, FlushResult, flush_pending, store_visits
 from analytics.services.reclassify import ReclassifyResult, reclassify_visits
 from analytics.services.replay import NoVisitBuffer, ReplayResult, replay_dead_visits
-from analytics.services.retention import purge_visits
+from analytics.services.retention import (
+    Deleted,
+    RetentionResult,
+    apply_retention,
+    link_raw_visits_erase,
+    purge_visits,
+    visitor_visits_erase,
+)
 from analytics.services.rollups import aggregate_hourly, rebuild_hourly
 
 __all__ = [
@@ -42,13 +50,17 @@ __all__ = [
     "ClickNotFound",
     "ConversionResult",
     "CustomerNotFound",
+    "Deleted",
     "FlushResult",
     "NoVisitBuffer",
     "ReclassifyResult",
     "ReplayResult",
+    "RetentionResult",
     "aggregate_hourly",
+    "apply_retention",
     "flush_pending",
     "lead_track",
+    "link_raw_visits_erase",
     "link_visits_delete",
     "orphan_visits_delete",
     "purge_visits",
@@ -57,4 +69,5 @@ __all__ = [
     "replay_dead_visits",
     "sale_track",
     "store_visits",
+    "visitor_visits_erase",
 ]

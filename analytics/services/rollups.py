@@ -58,34 +58,39 @@ def _upsert_hourly(rows: list[HourlyClick], fields: list[str]) -> None:
     )
 
 
-def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
-    """Rewrite the HourlyBreakdown rows of `pairs` from `visits` (which cover exactly those
-    hours), then their days' DailyBreakdown sums. The rows of a (link, hour) are replaced, never
-    incremented; hours outside `pairs` (e.g. purged ones) are left alone."""
+def breakdown_sums(visits) -> dict[tuple[int, datetime, str, str, str], int]:
+    """The HourlyBreakdown counts of `visits`: {(link id, UTC hour, dimension, value, code): n}."""
     slot = TruncHour("visit_time", tzinfo=UTC)
     people, bots = visits.filter(is_bot=False), visits.filter(is_bot=True)
-    rows = []
+    sums: dict[tuple, int] = defaultdict(int)
     for dimension, field, of_bots in ROLLED_UP_DIMENSIONS:
         source = bots if of_bots else people
         if dimension in SET_ONLY_DIMENSIONS:
             source = source.exclude(**{field: ""})
         group = breakdown_columns(dimension, field)
-        sums: dict[tuple, int] = defaultdict(int)
         grouped = source.annotate(slot=slot).values("link_id", "slot", *group)
         for row in grouped.annotate(n=Count("id")).order_by().iterator():
             value, code = breakdown_key(dimension, field, row)
-            sums[(row["link_id"], row["slot"].astimezone(UTC), value, code)] += row["n"]
-        rows += [
-            HourlyBreakdown(
-                link_id=link_id, hour=hour, dimension=dimension, value=value, code=code, clicks=n
-            )
-            for (link_id, hour, value, code), n in sums.items()
-        ]
+            sums[(row["link_id"], row["slot"].astimezone(UTC), dimension, value, code)] += row["n"]
+    return dict(sums)
+
+
+def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
+    """Rewrite the HourlyBreakdown rows of `pairs` from `visits` (which cover exactly those
+    hours), then their days' DailyBreakdown sums. The rows of a (link, hour) are replaced, never
+    incremented; hours outside `pairs` (e.g. purged ones) are left alone."""
+    rows = [
+        HourlyBreakdown(
+            link_id=link_id, hour=hour, dimension=dimension, value=value, code=code, clicks=n
+        )
+        for (link_id, hour, dimension, value, code), n in breakdown_sums(visits).items()
+    ]
     by_hour: dict[datetime, list[int]] = defaultdict(list)
     by_day: dict[datetime, set[int]] = defaultdict(set)
     for link_id, hour in pairs:
         by_hour[hour].append(link_id)
         by_day[hour.replace(hour=0)].add(link_id)
+    rows = _with_kept(rows, by_hour)
     for hour, link_ids in by_hour.items():
         HourlyBreakdown.objects.filter(hour=hour, link_id__in=link_ids).delete()
     HourlyBreakdown.objects.bulk_create(rows, batch_size=_CHUNK)
@@ -111,6 +116,38 @@ def _recompute_breakdowns(visits, pairs: set[tuple[int, datetime]]) -> None:
             ],
             batch_size=_CHUNK,
         )
+
+
+def _with_kept(
+    rows: list[HourlyBreakdown], by_hour: dict[datetime, list[int]]
+) -> list[HourlyBreakdown]:
+    """`rows` (counted from the visits left) plus what the hours' deleted visits counted (their
+    rows' `kept`, analytics.services.retention), so a recount never loses a purged visit."""
+    kept: dict[tuple, int] = {}
+    for hour, link_ids in by_hour.items():
+        old = HourlyBreakdown.objects.filter(hour=hour, link_id__in=link_ids, kept__gt=0)
+        for row in old.values("link_id", "hour", "dimension", "value", "code", "kept"):
+            key = (row["link_id"], utc_hour(row["hour"]), row["dimension"], row["value"])
+            kept[(*key, row["code"])] = row["kept"]
+    if not kept:
+        return rows
+    for row in rows:
+        key = (row.link_id, row.hour, row.dimension, row.value, row.code)
+        if key in kept:
+            row.kept = kept.pop(key)
+            row.clicks += row.kept
+    return rows + [
+        HourlyBreakdown(
+            link_id=link_id,
+            hour=hour,
+            dimension=dimension,
+            value=value,
+            code=code,
+            clicks=n,
+            kept=n,
+        )
+        for (link_id, hour, dimension, value, code), n in kept.items()
+    ]
 
 
 def _set_last_visitors(link_id: int, hours: Iterable[datetime] | None = None) -> None:
@@ -175,10 +212,12 @@ def _recompute_visitors(visits, pairs: set[tuple[int, datetime]]) -> None:
 
 def _rebuild_visitors(link_ids: Iterable[int]) -> None:
     """LinkVisitor and last_visitors of these links recomputed from all their visits (a repair:
-    a visit that stopped counting as a person may move someone's latest hour back)."""
+    a visit that stopped counting as a person may move someone's latest hour back). A person
+    none of whose visits is stored any more (retention, erasure) keeps their row: still counted."""
     for link_id in sorted(link_ids):
         with transaction.atomic():
-            LinkVisitor.objects.filter(link_id=link_id).delete()
+            stored = VisitRecord.objects.filter(link_id=link_id).values("client_id")
+            LinkVisitor.objects.filter(link_id=link_id, client_id__in=stored).delete()
             rows = (
                 VisitRecord.objects.filter(link_id=link_id, is_bot=False)
                 .values("client_id")
@@ -198,6 +237,30 @@ def _rebuild_visitors(link_ids: Iterable[int]) -> None:
                     batch = []
             LinkVisitor.objects.bulk_create(batch, batch_size=1000)
             _set_last_visitors(link_id)
+
+
+def _add_kept(rows: list[HourlyClick], *, start: datetime, end: datetime) -> None:
+    """Add to each row (counted from the visits left) what its hour's deleted visits counted."""
+    by_link = defaultdict(list)
+    for row in rows:
+        by_link[row.link_id].append(row)
+    kept = {}
+    ids = sorted(by_link)
+    for i in range(0, len(ids), _CHUNK):
+        old = HourlyClick.objects.filter(
+            link_id__in=ids[i : i + _CHUNK], hour__gte=start, hour__lt=end
+        ).exclude(kept_clicks=0, kept_unique_visitors=0, kept_bot_clicks=0)
+        for link_id, hour, clicks, people, bots in old.values_list(
+            "link_id", "hour", "kept_clicks", "kept_unique_visitors", "kept_bot_clicks"
+        ):
+            kept[(link_id, utc_hour(hour))] = (clicks, people, bots)
+    if not kept:
+        return
+    for row in rows:
+        clicks, people, bots = kept.get((row.link_id, row.hour), (0, 0, 0))
+        row.clicks += clicks
+        row.unique_visitors += people
+        row.bot_clicks += bots
 
 
 def _recompute(
@@ -233,6 +296,7 @@ def _recompute(
     ]
     if not rows:
         return 0
+    _add_kept(rows, start=start, end=end)
     pairs = {(row.link_id, row.hour) for row in rows}
     with transaction.atomic():
         fields = ["clicks", "unique_visitors", "bot_clicks", "rolled_up", "updated_at"]

@@ -21,6 +21,14 @@ class WorkspaceSerializer(serializers.Serializer):
     )
     members = serializers.IntegerField(help_text="How many members it has.")
     created_at = serializers.DateTimeField()
+    raw_retention_days = serializers.IntegerField(
+        allow_null=True,
+        help_text="Days its links' raw visits are kept; null: the install's setting "
+        "(ANALYTICS_RAW_RETENTION_DAYS). Totals and charts are kept for good.",
+    )
+    effective_retention_days = serializers.IntegerField(
+        allow_null=True, help_text="What applies: its own days, else the install's (null: kept)."
+    )
 
 
 class WorkspaceCreateSerializer(serializers.Serializer):
@@ -34,7 +42,12 @@ class WorkspaceCreateSerializer(serializers.Serializer):
 
 
 class WorkspaceUpdateSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=100)
+    name = StrictCharField(max_length=100, required=False)
+    raw_retention_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Days to keep raw visits (0 or more); null: the install's setting.",
+    )
 
 
 class MemberSerializer(serializers.Serializer):

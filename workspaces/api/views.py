@@ -29,6 +29,7 @@ from workspaces.api.serializers import (
     WorkspaceUpdateSerializer,
 )
 from workspaces.models import Invitation, Membership, Workspace
+from workspaces.selectors import retention_days
 
 TAGS = ["workspaces"]
 SLUG_PARAMETER = OpenApiParameter(
@@ -44,6 +45,8 @@ WORKSPACE_EXAMPLE = {
     "role": "owner",
     "members": 3,
     "created_at": "2026-03-01T09:30:00Z",
+    "raw_retention_days": 90,
+    "effective_retention_days": 90,
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
@@ -73,6 +76,8 @@ def _shown(workspaces: list[Workspace]) -> list[dict]:
             "role": getattr(w, "role", None),
             "members": counts.get(w.pk, 0),
             "created_at": w.created_at,
+            "raw_retention_days": w.raw_retention_days,
+            "effective_retention_days": retention_days(w),
         }
         for w in workspaces
     ]
@@ -189,8 +194,9 @@ class WorkspaceDetailView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_update",
-        summary="Rename a workspace (owners)",
-        description="Its slug stays: links, keys and tools name the workspace by it.",
+        summary="Rename a workspace or set its raw visit retention (owners)",
+        description="Its slug stays: links, keys and tools name the workspace by it. "
+        "`raw_retention_days`: how long its links' raw visits are kept (docs/privacy.md).",
         parameters=[SLUG_PARAMETER],
         request=WorkspaceUpdateSerializer,
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
@@ -198,7 +204,14 @@ class WorkspaceDetailView(_WorkspaceView):
     def patch(self, request, slug: str):
         workspace = self.get_workspace(slug)  # 404 before 400
         data = validated(WorkspaceUpdateSerializer, request.data)
-        workspace = services.workspace_rename(by=request.user, workspace=workspace, **data)
+        if "name" in data:
+            workspace = services.workspace_rename(
+                by=request.user, workspace=workspace, name=data["name"]
+            )
+        if "raw_retention_days" in data:
+            workspace = services.workspace_set_retention(
+                by=request.user, workspace=workspace, days=data["raw_retention_days"]
+            )
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
 
