@@ -30,6 +30,7 @@ LABELS = {
 }
 
 _current: ContextVar[str | None] = ContextVar("audit_channel", default=None)
+_request: ContextVar[HttpRequest | None] = ContextVar("audit_request", default=None)
 
 # Other shorteners' APIs (shorturl_project/urls.py): Shlink's /rest/, Bitly's /v4/, YOURLS.
 _COMPAT_PREFIXES = ("/rest/", "/v4/", "/yourls-api.php")
@@ -38,6 +39,15 @@ _COMPAT_PREFIXES = ("/rest/", "/v4/", "/yourls-api.php")
 def current() -> str:
     """The channel of the change being made now."""
     return _current.get() or COMMAND
+
+
+def current_user():
+    """Who is making the change now, for a service not told (a domain's, changed by staff):
+    the request's signed-in user (the API's too: DRF sets it on the request once it has
+    authenticated the call); None outside a request or for an anonymous one."""
+    request = _request.get()
+    user = getattr(request, "user", None) if request is not None else None
+    return user if user is not None and user.is_authenticated else None
 
 
 @contextmanager
@@ -71,5 +81,9 @@ class ChannelMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        with acting_through(channel_of(request)):
-            return self.get_response(request)
+        token = _request.set(request)
+        try:
+            with acting_through(channel_of(request)):
+                return self.get_response(request)
+        finally:
+            _request.reset(token)

@@ -57,10 +57,13 @@ def changes_between(before: dict, after: dict) -> dict[str, list]:
     return changed
 
 
+_REQUEST_USER = object()
+
+
 def audit_entry(
     *,
     action: str,
-    actor: AbstractBaseUser | None,
+    actor: AbstractBaseUser | None = _REQUEST_USER,
     object_type: str,
     object_id: object = "",
     object_repr: str = "",
@@ -71,7 +74,9 @@ def audit_entry(
 ) -> AuditEntry | None:
     """The entry for one change made now through the current channel (audit.channels), not yet
     saved; None when the change changed no field, unless `always` (a revoke, a delete, a
-    sign-in)."""
+    sign-in). `actor` left out: the request's user (audit.channels.current_user)."""
+    if actor is _REQUEST_USER:
+        actor = channels.current_user()
     changes = changes_between(before or {}, after or {})
     if not changes and not always:
         return None
@@ -105,3 +110,32 @@ def audit_record_many(entries: Iterable[AuditEntry | None]) -> int:
     entries = [entry for entry in entries if entry is not None]
     AuditEntry.objects.bulk_create(entries, batch_size=500)
     return len(entries)
+
+
+_NOW = object()
+
+
+def audit_change(
+    action: str,
+    obj: models.Model,
+    *,
+    actor: AbstractBaseUser | None = _REQUEST_USER,
+    before: dict | None = None,
+    after: dict | None = _NOW,  # type: ignore[assignment]
+    workspace_id: int | None = _NOW,  # type: ignore[assignment]
+) -> AuditEntry | None:
+    """audit_record for one object: `action` is "<object type>.<verb>" (webhook.update), the
+    object's fields now (`after`; {} for a delete) against `before` (snapshot taken before the
+    change; none for a create), in its own workspace. Only an update that changed nothing
+    records nothing."""
+    return audit_record(
+        action=action,
+        actor=actor,
+        object_type=action.split(".")[0],
+        object_id=obj.pk if obj.pk is not None else "",
+        object_repr=str(obj),
+        workspace_id=getattr(obj, "workspace_id", None) if workspace_id is _NOW else workspace_id,
+        before=before,
+        after=snapshot(obj) if after is _NOW else after,
+        always=not action.endswith(".update"),
+    )
