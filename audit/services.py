@@ -105,10 +105,10 @@ def audit_record(**change) -> AuditEntry | None:
 
 
 def audit_record_many(entries: Iterable[AuditEntry | None]) -> int:
-    """Record many changes' entries (audit_entry's) in one insert per batch: a bulk call's,
-    one entry per object changed. How many were recorded."""
+    """Record many changes' entries (audit_entry's) in one insert (SQLite: one per 99): a
+    bulk call's, one entry per object changed. How many were recorded."""
     entries = [entry for entry in entries if entry is not None]
-    AuditEntry.objects.bulk_create(entries, batch_size=500)
+    AuditEntry.objects.bulk_create(entries)
     return len(entries)
 
 

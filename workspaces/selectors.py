@@ -197,3 +197,16 @@ def invitations_open_in(workspace: Workspace) -> QuerySet:
     return Invitation.objects.filter(
         workspace=workspace, accepted_at__isnull=True, expires_at__gt=timezone.now()
     ).select_related("invited_by")
+
+
+AUDIT_OWNERS_ONLY_MESSAGE = "Only the workspace's owners read its audit log."
+
+
+def audit_workspace_ids(*, user: AbstractBaseUser, workspace: Workspace | None = None) -> list[int]:
+    """The workspaces whose audit log `user` reads: `workspace` (PermissionDenied unless they
+    may manage it: its owners), else every workspace they own."""
+    if workspace is not None:
+        if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace.pk)):
+            raise PermissionDenied(AUDIT_OWNERS_ONLY_MESSAGE)
+        return [workspace.pk]
+    return [w.pk for w in workspaces_of(user) if may_manage(user=user, role=w.role)]
