@@ -737,11 +737,12 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/track/lead",
         "/api/v1/track/sale",
         "/api/v1/workspaces/{slug}/stats/",
+        "/api/v1/audit/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
     # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28), the two track
-    # POSTs, a workspace's stats and a link's live figures (#29)
-    assert len(operations) == 42
+    # POSTs, a workspace's stats and a link's live figures (#29), the audit log (#30)
+    assert len(operations) == 43
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]
