@@ -104,16 +104,19 @@ def api_token_create(*, user: AbstractBaseUser, reset: bool = False) -> tuple[Ap
 
 def api_token_store(*, user: AbstractBaseUser | int, raw_key: str) -> ApiKey:
     """Keep a DRF-style token as a hashed key (the same token again: its existing row)."""
-    api_key, _ = ApiKey.objects.get_or_create(
-        key_hash=api_key_hash(raw_key),
-        defaults={
-            "user_id": getattr(user, "pk", user),
-            "name": DRF_TOKEN_NAME,
-            "prefix": raw_key[:6],
-            "scopes": all_scopes(),
-            "drf_token": True,
-        },
-    )
+    with transaction.atomic():
+        api_key, created = ApiKey.objects.get_or_create(
+            key_hash=api_key_hash(raw_key),
+            defaults={
+                "user_id": getattr(user, "pk", user),
+                "name": DRF_TOKEN_NAME,
+                "prefix": raw_key[:6],
+                "scopes": all_scopes(),
+                "drf_token": True,
+            },
+        )
+        if created:
+            audit_change("api_key.create", api_key, actor=api_key.user)
     return api_key
 
 

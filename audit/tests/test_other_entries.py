@@ -3,7 +3,10 @@ secrets masked, in the workspace it belongs to."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from accounts.services import api_key_create, api_key_revoke
 from audit.channels import acting_through
@@ -103,3 +106,13 @@ def test_workspaces_and_memberships(user, other_user):
     assert rows[3].changes["role"] == [None, "viewer"]
     assert rows[4].changes == {"role": ["viewer", "editor"]}
     assert rows[5].changes["role"] == ["editor", None]
+
+
+def test_a_token_made_by_the_command_is_recorded_without_its_value(user):
+    out = StringIO()
+    call_command("drf_create_token", user.username, stdout=out)
+
+    (entry,) = AuditEntry.objects.filter(action="api_key.create")
+    assert (entry.channel, entry.actor, entry.workspace_id) == ("command", "marketer", None)
+    assert entry.changes["key_hash"] == [None, MASK]
+    assert out.getvalue().split()[2] not in str(entry.changes)
