@@ -9,11 +9,16 @@ import json
 from collections.abc import Iterable, Iterator
 
 from django.db.models import Q
+from django.utils import timezone
 
 from audit.models import AuditEntry, AuditEntryQuerySet
 from core.csv_cells import LineEcho, spreadsheet_safe
 
 CSV_FIELDS = ["at", "action", "channel", "actor", "object_type", "object_id", "object", "changes"]
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
 
 
 def audit_entries(
@@ -37,10 +42,12 @@ def audit_entries(
         entries = entries.filter(actor=actor)
     if object := (object or "").strip():
         entries = entries.filter(Q(object_repr=object) | Q(object_id=object))
+    # Days as moments (midnight in the current time zone): MySQL's __date needs its time-zone
+    # tables, which a server may lack.
     if since is not None:
-        entries = entries.filter(at__date__gte=since)
+        entries = entries.filter(at__gte=_midnight(since))
     if until is not None:
-        entries = entries.filter(at__date__lte=until)
+        entries = entries.filter(at__lt=_midnight(until + dt.timedelta(days=1)))
     return entries.order_by("-at", "-pk")
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
@@ -62,7 +64,10 @@ def test_filters_narrow_the_entries(user, team):
     assert actions(action="link.create") == ["link.create"]
     assert actions(actor="rival") == ["link.update", "link.create"]
     assert actions(object=team.link.code) == ["link.update", "link.create"]
-    assert actions(since="2999-01-01") == []
+    today = timezone.localdate()
+    assert len(actions(since=today.isoformat(), until=today.isoformat())) == 5
+    assert actions(until=(today - timedelta(days=1)).isoformat()) == []
+    assert actions(since=(today + timedelta(days=1)).isoformat()) == []
     assert api.get("/api/v1/audit/", {"since": "yesterday"}).status_code == 400
 
 
