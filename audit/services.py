@@ -46,12 +46,19 @@ def _masked(name: str, value):
     return value
 
 
+_EMPTY = (None, "", [], {})
+
+
 def changes_between(before: dict, after: dict) -> dict[str, list]:
-    """{field: [before, after]} for the fields that differ (None for a side that lacks it).
-    Secrets are compared as they are and shown masked: a new password is a change, unseen."""
+    """{field: [before, after]} for the fields that differ (None for a side that lacks it: a
+    create's before, a delete's after, where empty fields are left out). Secrets are compared as
+    they are and shown masked: a new password is a change, unseen."""
     changed = {}
     for name in [*before, *(n for n in after if n not in before)]:
         old, new = before.get(name), after.get(name)
+        one_sided = name not in before or name not in after  # a create or a delete
+        if one_sided and (old if name in before else new) in _EMPTY:
+            continue  # a field a new object left empty (or a gone one had empty) says nothing
         if old != new:
             changed[name] = [_masked(name, old), _masked(name, new)]
     return changed

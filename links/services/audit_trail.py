@@ -10,7 +10,7 @@ from audit.services import audit_entry, audit_record, audit_record_many, snapsho
 from links.models import UrlLink
 
 # A link's own state kept by the product, not set by anyone: left out of its entries.
-_NOT_AUDITED = frozenset({"owner_id", "seq_id", "code_type", "visits_used"})
+_NOT_AUDITED = frozenset({"owner_id", "seq_id", "code_type", "visits_used", "created_at"})
 
 
 _ASK = object()
