@@ -20,6 +20,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
+from audit import channels
 from audit.services import audit_change, snapshot
 from core.login_attempts import attempted_username
 from workspaces.models import Workspace
@@ -140,7 +141,9 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
         api_key.revoked_at = timezone.now()
         with transaction.atomic():
             api_key.save(update_fields=["revoked_at"])
-            audit_change("api_key.revoke", api_key, actor=user, before=before)
+            # Staff revoke others' keys in the admin: the one acting is the request's user.
+            actor = channels.current_user() or user
+            audit_change("api_key.revoke", api_key, actor=actor, before=before)
     return api_key
 
 

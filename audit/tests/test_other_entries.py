@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from accounts.services import api_key_create, api_key_revoke
 from audit.channels import acting_through
@@ -16,6 +17,7 @@ from links.services.create import link_create
 from links.services.domains import domain_delete, domain_save
 from links.services.tags import tag_delete, tag_rename
 from webhooks.services import webhook_create, webhook_delete, webhook_update
+from workspaces.models import Membership
 from workspaces.services import (
     member_add,
     member_remove,
@@ -116,3 +118,55 @@ def test_a_token_made_by_the_command_is_recorded_without_its_value(user):
     assert (entry.channel, entry.actor, entry.workspace_id) == ("command", "marketer", None)
     assert entry.changes["key_hash"] == [None, MASK]
     assert out.getvalue().split()[2] not in str(entry.changes)
+
+
+def test_staff_changing_a_workspace_and_its_members_in_the_admin(admin_client, user, other_user):
+    team = workspace_create(user=user, name="Team")
+    member_add(by=user, workspace=team, username="rival", role="viewer")
+    owner, viewer = (
+        Membership.objects.get(workspace=team, user=user),
+        Membership.objects.get(workspace=team, user=other_user),
+    )
+    prefix = "memberships"
+    response = admin_client.post(
+        reverse("admin:workspaces_workspace_change", args=[team.pk]),
+        {
+            "slug": team.slug,
+            "name": "Team renamed",
+            f"{prefix}-TOTAL_FORMS": "2",
+            f"{prefix}-INITIAL_FORMS": "2",
+            f"{prefix}-MIN_NUM_FORMS": "0",
+            f"{prefix}-MAX_NUM_FORMS": "1000",
+            f"{prefix}-0-id": str(owner.pk),
+            f"{prefix}-0-workspace": str(team.pk),
+            f"{prefix}-0-user": str(user.pk),
+            f"{prefix}-0-role": "owner",
+            f"{prefix}-1-id": str(viewer.pk),
+            f"{prefix}-1-workspace": str(team.pk),
+            f"{prefix}-1-user": str(other_user.pk),
+            f"{prefix}-1-role": "viewer",
+            f"{prefix}-1-DELETE": "on",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+    rows = AuditEntry.objects.filter(workspace_id=team.pk, channel="admin").order_by("pk")
+    assert [(e.action, e.actor) for e in rows] == [
+        ("workspace.update", "staffer"),
+        ("membership.delete", "staffer"),
+    ]
+    assert rows[0].changes == {"name": ["Team", "Team renamed"]}
+    assert rows[1].changes["role"] == ["viewer", None]
+    assert rows[1].object_id == str(viewer.pk)
+
+
+def test_staff_revoking_a_key_in_the_admin_are_its_actor(admin_client, user):
+    api_key, _ = api_key_create(user=user, name="CI")
+    response = admin_client.post(
+        reverse("admin:accounts_apikey_changelist"),
+        {"action": "revoke", "_selected_action": [str(api_key.pk)]},
+    )
+    assert response.status_code == 302
+
+    entry = AuditEntry.objects.get(action="api_key.revoke")
+    assert (entry.actor, entry.channel) == ("staffer", "admin")
