@@ -20,6 +20,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
+from audit import channels
+from audit.services import audit_change, snapshot
 from core.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
@@ -75,15 +77,17 @@ def api_key_create(
     if errors:
         raise ValidationError(errors)
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(30)
-    api_key = ApiKey.objects.create(
-        user=user,
-        name=name[: ApiKey._meta.get_field("name").max_length],
-        prefix=raw_key[: len(API_KEY_PREFIX) + 6],
-        key_hash=api_key_hash(raw_key),
-        scopes=scopes,
-        expires_at=expires_at,
-        workspace=workspace,
-    )
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            user=user,
+            name=name[: ApiKey._meta.get_field("name").max_length],
+            prefix=raw_key[: len(API_KEY_PREFIX) + 6],
+            key_hash=api_key_hash(raw_key),
+            scopes=scopes,
+            expires_at=expires_at,
+            workspace=workspace,
+        )
+        audit_change("api_key.create", api_key, actor=user)
     return api_key, raw_key
 
 
@@ -101,16 +105,19 @@ def api_token_create(*, user: AbstractBaseUser, reset: bool = False) -> tuple[Ap
 
 def api_token_store(*, user: AbstractBaseUser | int, raw_key: str) -> ApiKey:
     """Keep a DRF-style token as a hashed key (the same token again: its existing row)."""
-    api_key, _ = ApiKey.objects.get_or_create(
-        key_hash=api_key_hash(raw_key),
-        defaults={
-            "user_id": getattr(user, "pk", user),
-            "name": DRF_TOKEN_NAME,
-            "prefix": raw_key[:6],
-            "scopes": all_scopes(),
-            "drf_token": True,
-        },
-    )
+    with transaction.atomic():
+        api_key, created = ApiKey.objects.get_or_create(
+            key_hash=api_key_hash(raw_key),
+            defaults={
+                "user_id": getattr(user, "pk", user),
+                "name": DRF_TOKEN_NAME,
+                "prefix": raw_key[:6],
+                "scopes": all_scopes(),
+                "drf_token": True,
+            },
+        )
+        if created:
+            audit_change("api_key.create", api_key, actor=api_key.user)
     return api_key
 
 
@@ -130,8 +137,13 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
     ApiKey.DoesNotExist for a key that is not theirs."""
     api_key = ApiKey.objects.get(pk=key_id, user=user)
     if api_key.revoked_at is None:
+        before = snapshot(api_key)
         api_key.revoked_at = timezone.now()
-        api_key.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            api_key.save(update_fields=["revoked_at"])
+            # Staff revoke others' keys in the admin: the one acting is the request's user.
+            actor = channels.current_user() or user
+            audit_change("api_key.revoke", api_key, actor=actor, before=before)
     return api_key
 
 

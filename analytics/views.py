@@ -26,11 +26,11 @@ from analytics.charts import breakdown_cards, breakdown_tables, chart_data
 from analytics.enrich import asn_reader, city_db_path
 from analytics.forms import StatsRangeForm, TagRenameForm, TimeRange
 from core import geodata
+from core.csv_cells import LineEcho, spreadsheet_safe
 from core.forms import add_service_errors
 from core.redis_conn import uses_redis
 from links.cache import redirect_location
 from links.codes import pool
-from links.imports.exports import LineEcho, spreadsheet_safe
 from links.selectors import (
     TagNotFound,
     link_list,

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "analytics",
     "webhooks",
     "workspaces",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -71,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Which way a change came in (site, API, compat API, admin), for its audit entry.
+    "audit.channels.ChannelMiddleware",
     # After the user is known: their time zone for every time a page shows or a form reads.
     "accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -34,6 +34,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.services import audit_change, snapshot
 from core.redis_conn import uses_redis
 from webhooks import sending
 from webhooks.models import (
@@ -110,9 +111,12 @@ def webhook_create(
         )
     if errors:
         raise ValidationError(errors)
-    return Webhook.objects.create(
-        owner=user, workspace=workspace, url=url, events=events, is_active=bool(is_active)
-    )
+    with transaction.atomic():
+        webhook = Webhook.objects.create(
+            owner=user, workspace=workspace, url=url, events=events, is_active=bool(is_active)
+        )
+        audit_change("webhook.create", webhook, actor=user)
+    return webhook
 
 
 def webhook_update(
@@ -121,6 +125,7 @@ def webhook_update(
     """Change a webhook of a workspace the user is an owner or editor of (webhook_get:
     Webhook.DoesNotExist for anyone else's, a viewer's included)."""
     webhook = webhook_get(user=user, webhook_id=webhook_id)
+    before = snapshot(webhook)
     errors: dict[str, list[str]] = {}
     if url is not _UNSET:
         try:
@@ -138,7 +143,9 @@ def webhook_update(
         if is_active and not webhook.is_active:
             _turn_on(webhook, by=user)
         webhook.is_active = bool(is_active)
-    webhook.save()
+    with transaction.atomic():
+        webhook.save()
+        audit_change("webhook.update", webhook, actor=user, before=before)
     return webhook
 
 
@@ -201,7 +208,10 @@ def webhook_disable_for_departed_member(
 
 def webhook_delete(*, user: AbstractBaseUser, webhook_id: int) -> None:
     """Delete a webhook and its deliveries, as webhook_update may change it."""
-    webhook_get(user=user, webhook_id=webhook_id).delete()
+    webhook = webhook_get(user=user, webhook_id=webhook_id)
+    with transaction.atomic():
+        audit_change("webhook.delete", webhook, actor=user, before=snapshot(webhook), after={})
+        webhook.delete()
 
 
 # --- Deliveries --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.forms.models import BaseInlineFormSet
 
+from audit.services import audit_change, snapshot
 from workspaces.models import Membership, Role, Workspace
 
 
@@ -64,6 +65,31 @@ class WorkspaceAdmin(admin.ModelAdmin):
                 link_total=Count("links", distinct=True),
             )
         )
+
+    # The admin saves the workspace and its members itself (not through workspaces.services),
+    # inside its own transaction: their audit entries are written here, in it.
+    def save_model(self, request, obj, form, change):
+        before = snapshot(Workspace.objects.get(pk=obj.pk)) if change else None
+        super().save_model(request, obj, form, change)
+        action = "workspace.update" if change else "workspace.create"
+        audit_change(action, obj, before=before, workspace_id=obj.pk)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not Membership:
+            return super().save_formset(request, form, formset, change)
+        members = Membership.objects.filter(workspace_id=form.instance.pk)
+        before = {membership.pk: snapshot(membership) for membership in members}
+        for deleted in formset.deleted_forms:  # before the save, while they have their ids
+            membership = deleted.instance
+            if membership.pk in before:
+                audit_change(
+                    "membership.delete", membership, before=before[membership.pk], after={}
+                )
+        super().save_formset(request, form, formset, change)
+        for membership in formset.new_objects:
+            audit_change("membership.create", membership)
+        for membership, _ in formset.changed_objects:
+            audit_change("membership.update", membership, before=before[membership.pk])
 
     @admin.display(description="members", ordering="member_total")
     def member_count(self, workspace) -> int:

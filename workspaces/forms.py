@@ -29,3 +29,23 @@ class RetentionForm(forms.Form):
         "days; totals, unique visitors and charts are kept for good. Empty: the install's "
         "setting. 0: deleted at the next hourly pass.",
     )
+
+
+class AuditFilterForm(forms.Form):
+    """The audit log page's filters (GET): what audit.selectors.audit_entries takes."""
+
+    action = forms.ChoiceField(label="Action", required=False)
+    actor = forms.CharField(label="Who", max_length=150, required=False)
+    object = forms.CharField(
+        label="Object", max_length=200, required=False, help_text="A link's code, a tag's name…"
+    )
+    since = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args, actions: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["action"].choices = [("", "Any action")] + [(a, a) for a in actions]

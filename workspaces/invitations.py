@@ -21,6 +21,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit.services import audit_change
 from workspaces.models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
 from workspaces.selectors import (
     MANAGERS_ONLY_MESSAGE,
@@ -166,9 +167,11 @@ def invitation_accept(*, user: AbstractBaseUser, invitation_id: int) -> Membersh
             by=inviter, workspace=invitation.workspace
         ):
             raise InvitationNotFound(invitation_id)
-        membership, _ = Membership.objects.get_or_create(
+        membership, created = Membership.objects.get_or_create(
             workspace=invitation.workspace, user_id=user.pk, defaults={"role": invitation.role}
         )
+        if created:
+            audit_change("membership.create", membership, actor=user)
         invitation.accepted_at = timezone.now()
         invitation.save(update_fields=["accepted_at"])
     membership.workspace = invitation.workspace

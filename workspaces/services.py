@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
+from audit.services import audit_change, snapshot
 from workspaces import events
 from workspaces.models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
 from workspaces.selectors import (
@@ -156,7 +157,11 @@ def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Wo
             workspace = Workspace.objects.create(slug=slug or _free_team_slug(name), name=name)
         except IntegrityError:
             raise ValidationError({"slug": [f"The slug {slug!r} is taken."]}) from None
-        Membership.objects.create(workspace=workspace, user_id=user.pk, role=Role.OWNER)
+        membership = Membership.objects.create(
+            workspace=workspace, user_id=user.pk, role=Role.OWNER
+        )
+        audit_change("workspace.create", workspace, actor=user, workspace_id=workspace.pk)
+        audit_change("membership.create", membership, actor=user)
     workspace.role = Role.OWNER
     return workspace
 
@@ -166,8 +171,13 @@ def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
+    before = snapshot(workspace)
     workspace.name = name
-    workspace.save(update_fields=["name"])
+    with transaction.atomic():
+        workspace.save(update_fields=["name"])
+        audit_change(
+            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
+        )
     return workspace
 
 
@@ -222,6 +232,8 @@ def member_add(
         )
         if not created and membership.role != role:
             return member_set_role(by=by, workspace=workspace, username=username, role=role)
+        if created:
+            audit_change("membership.create", membership, actor=by)
     return membership
 
 
@@ -253,8 +265,10 @@ def member_set_role(
         if role != Role.OWNER:
             _keep_an_owner(workspace, membership)
         was_writer = membership.role in WRITER_ROLES
+        before = snapshot(membership)
         membership.role = role
         membership.save(update_fields=["role"])
+        audit_change("membership.update", membership, actor=by, before=before)
         if was_writer and role not in WRITER_ROLES:
             events.member_departed_send(user=user, workspace_id=workspace.pk, why=events.DEMOTED)
     return membership
@@ -269,6 +283,9 @@ def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) 
     with transaction.atomic():
         membership = _membership_locked(workspace, user)
         _keep_an_owner(workspace, membership)
+        audit_change(
+            "membership.delete", membership, actor=by, before=snapshot(membership), after={}
+        )
         membership.delete()
         events.member_departed_send(user=user, workspace_id=workspace.pk, why=events.REMOVED)
 

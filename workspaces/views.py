@@ -11,20 +11,23 @@ from urllib.parse import urlsplit
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
+from audit.selectors import audit_actions, audit_csv_chunks, audit_entries
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
-from workspaces.forms import MemberAddForm, RetentionForm, WorkspaceCreateForm
+from workspaces.forms import AuditFilterForm, MemberAddForm, RetentionForm, WorkspaceCreateForm
 from workspaces.models import Role, Workspace
 from workspaces.selectors import (
     InvitationNotFound,
     WorkspaceNotFound,
+    audit_workspace_ids,
     invitations_open_in,
     invitations_waiting_for,
     may_manage,
@@ -234,3 +237,46 @@ def workspace_switch(request: HttpRequest) -> HttpResponse:
     if path.startswith(reverse("dashboard")):
         path = reverse("dashboard")
     return redirect(path)
+
+
+AUDIT_ENTRIES_PER_PAGE = 50
+AUDIT_CSV_ROWS_MAX = 100_000
+
+
+def _shown_value(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) or "(none)"
+    return str(value) if value != "" else "(empty)"
+
+
+@login_required
+@require_http_methods(["GET"])
+def workspace_audit_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """A workspace's audit log, for its owners (members: the 403 page; others: 404): every
+    change, newest first, filtered by action, who, object and days; a CSV of the same."""
+    workspace = _member_workspace_or_404(request, slug)
+    ids = audit_workspace_ids(user=request.user, workspace=workspace)
+    filters = AuditFilterForm(request.GET or None, actions=audit_actions(workspace_ids=ids))
+    query = filters.cleaned_data if filters.is_valid() else {}
+    entries = audit_entries(workspace_ids=ids, **{k: v for k, v in query.items() if v})
+    if request.GET.get("download") == "csv":
+        response = StreamingHttpResponse(
+            audit_csv_chunks(entries[:AUDIT_CSV_ROWS_MAX].iterator()),
+            content_type="text/csv; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="audit-{workspace.slug}.csv"'
+        return response
+    page = Paginator(entries, AUDIT_ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+    for entry in page:
+        entry.rows = [
+            (field, _shown_value(before), _shown_value(after))
+            for field, (before, after) in entry.changes.items()
+        ]
+    return render(
+        request,
+        "workspaces/audit.html",
+        {"workspace": workspace, "filters": filters, "page": page},
+        status=200 if filters.is_valid() or not request.GET else 400,
+    )

@@ -22,6 +22,7 @@ class ApiScope(models.TextChoices):
     WEBHOOKS_WRITE = "webhooks:write", "Manage webhooks"
     # A site's server reports leads and sales with it: a key that can do nothing else.
     CONVERSIONS_WRITE = "conversions:write", "Report leads and sales (conversions)"
+    AUDIT_READ = "audit:read", "Read the audit log of workspaces you own"
 
 
 def scope_by_method(request, *, read: str = ApiScope.LINKS_READ) -> str:

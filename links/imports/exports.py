@@ -20,7 +20,7 @@ from typing import TextIO
 from django.http import HttpRequest
 from django.utils import timezone
 
-from links.imports.formats.rows import FORMULA_PREFIXES
+from core.csv_cells import LineEcho, spreadsheet_safe
 from links.shortlinks import short_url_for
 
 EXPORT_FORMATS = ("csv", "json")
@@ -48,20 +48,6 @@ EXPORT_FIELDS = [
     "health",  # the destination health checker's status: ok, broken or unknown
     "track_conversions",  # issue #29: "true" / "false"
 ]
-
-
-class LineEcho:
-    """A file-like object whose write() returns the line, so csv.writer can feed a stream."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def spreadsheet_safe(value: object) -> str:
-    """A CSV cell a spreadsheet shows as text ("" for None): one starting like a formula (`=`,
-    `+`, `-`, `@`…) gets an apostrophe in front."""
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
 def _moment(value: dt.datetime | None) -> str | None:

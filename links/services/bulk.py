@@ -16,6 +16,7 @@ from links.codes.base import CodeGenerationError
 from links.codes.pool import pool_claim
 from links.codes.strategies import get_strategy
 from links.models import CodeType, UrlLink
+from links.services.audit_trail import link_audit_many, link_snapshot
 from links.services.create import (
     PreparedLink,
     create_with_alias,
@@ -399,6 +400,15 @@ def link_create_many(
         warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
         link_tags_set_many(
             tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
+        )
+        link_audit_many(
+            action="link.create",
+            user=user,
+            changed=[
+                (item.link, None, link_snapshot(item.link, tags=item.tags or []))
+                for item in to_create
+                if item.index not in errors
+            ],
         )
     created = {item.index: item.link for item in to_create if item.index not in errors}
     link_cache.forget_missing_after_commit(

@@ -25,6 +25,7 @@ from links import events
 from links.domains import current_table
 from links.models import UrlLink, tag_key
 from links.selectors import link_tag_names, links_get_changeable_many
+from links.services.audit_trail import link_audit_many, link_snapshot
 from links.services.bulk import BULK_MAX_ITEMS
 from links.services.change import mark_revoked
 from links.services.policy import LinkRevoked, ensure_changeable, validate_expiry, validate_schedule
@@ -173,13 +174,19 @@ def link_change_many(
     if {"tags", "add_tags"} & set(changes) or target is not None:
         current_tags = link_tag_names(link_ids=[link.pk for link in links.values()])
     domains = current_table().by_id
+    # Each link as it was, for its audit entry: its tags only when the change may touch them.
+    tags_known = bool(current_tags) or {"tags", "add_tags"} & set(changes) or target is not None
+    befores = {
+        link.pk: link_snapshot(link, tags=current_tags.get(link.pk, []) if tags_known else None)
+        for link in links.values()
+    }
     plans: dict = {}  # key → (fields to save, new tags or None, revoked now)
     for key, link in links.items():
         try:
             plans[key] = _plan(link, changes, target, now, current_tags, domains)
         except (ValidationError, LinkRevoked) as exc:
             refused[key] = _refusal(exc)
-    _apply(links, plans, changes, target, now)
+    _apply(links, plans, changes, target, now, user=user, befores=befores)
     results = []
     for key in keys:
         code = key if codes is not None else (links[key].code if key in links else str(key))
@@ -237,9 +244,10 @@ def _plan(link: UrlLink, changes: dict, target, now, current_tags, domains):
     return fields, tags, revoking
 
 
-def _apply(links: dict, plans: dict, changes: dict, target, now) -> None:
+def _apply(links: dict, plans: dict, changes: dict, target, now, *, user, befores) -> None:
     """Write the planned changes: one UPDATE per kind of change, the tags in a few queries per
-    workspace, the cached entries of links whose redirect changed dropped with them."""
+    workspace, the cached entries of links whose redirect changed dropped with them, and one
+    audit entry per link changed (`befores`: each link's snapshot before the plan)."""
     planned = [
         (links[key], fields, tags, revoking) for key, (fields, tags, revoking) in plans.items()
     ]
@@ -281,6 +289,16 @@ def _apply(links: dict, plans: dict, changes: dict, target, now) -> None:
         rows.filter(pk__in=[link.pk for link in saved]).update(updated_at=now)
         for link in saved:
             link.updated_at = now
+        for action in ("link.update", "link.revoke"):
+            changed = []
+            for link, fields, tags, revoking in planned:
+                if (fields or tags is not None) and revoking == (action == "link.revoke"):
+                    before = befores[link.pk]
+                    after_tags = None
+                    if "tags" in before:
+                        after_tags = tags if tags is not None else before["tags"]
+                    changed.append((link, before, link_snapshot(link, tags=after_tags)))
+            link_audit_many(action=action, user=user, changed=changed)
         link_cache.drop_many([link_cache.key_of_link(link) for link in redirect_changed])
     revoked_ids = {link.pk for link in revoked}
     events.announce_after_commit(events.LINK_REVOKED, revoked)

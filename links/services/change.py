@@ -16,6 +16,7 @@ from links import events
 from links.models import UrlLink
 from links.selectors import link_get_changeable
 from links.services.app_links import validate_app_urls
+from links.services.audit_trail import link_audit, link_snapshot
 from links.services.gates import validate_max_visits, validate_password
 from links.services.health import health_forget
 from links.services.policy import (
@@ -78,8 +79,11 @@ def link_revoke(
         workspace_id=workspace_id,
     )
     if link.revoked_at is None:
+        before = link_snapshot(link)
         mark_revoked(link, timezone.now())
-        _save_and_drop_cache(link, ["revoked_at", "expires_at"])
+        with transaction.atomic():
+            _save_and_drop_cache(link, ["revoked_at", "expires_at"])
+            link_audit(action="link.revoke", link=link, user=user, before=before, always=True)
         events.announce_after_commit(events.LINK_REVOKED, [link])
     else:
         link_cache.drop(link_cache.key_of_link(link))
@@ -144,6 +148,7 @@ def link_update(
         request_host=request_host or "",
         workspace_id=workspace_id,
     )
+    before = link_snapshot(link)
     utm = clean_utm(utm)
     # What a click meets: frozen once the link is revoked, its gates and targeting too (a revoked
     # link's password, cap, rules or variants decide nothing; changing them would say otherwise).
@@ -248,6 +253,7 @@ def link_update(
             link_tags_set(link=link, tags=tags)
             changed.append("tags")
         if changed:  # a call that changed nothing tells nothing
+            link_audit(action="link.update", link=link, user=user, before=before)
             events.announce_after_commit(events.LINK_UPDATED, [link])
     return link
 

@@ -17,6 +17,7 @@ from links.codes.base import CodeGenerationError
 from links.codes.strategies import get_strategy
 from links.models import CodeType, RedirectType, UrlLink
 from links.services.app_links import validate_app_urls
+from links.services.audit_trail import link_audit
 from links.services.domains import domain_for_create
 from links.services.gates import check_password_rules, hash_password, validate_max_visits
 from links.services.policy import (
@@ -364,6 +365,7 @@ def link_create(
             link = create_with_strategy(prepared.link)
         if prepared.tags:
             link_tags_set(link=link, tags=prepared.tags)
+        link_audit(action="link.create", link=link, user=user, before=None)
     link_cache.forget_missing_after_commit([link_cache.key_of_link(link)])
     events.announce_after_commit(events.LINK_CREATED, [link])
     return LinkCreateResult(link=link, created=True, warnings=warnings)

@@ -9,6 +9,7 @@ import idna
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from audit.services import audit_change, snapshot
 from links import domains as domain_table
 from links.cache import host_to_ascii
 from links.models import DEFAULT_DOMAIN_ID, HOST_MAX_LENGTH, Domain
@@ -203,11 +204,13 @@ def domain_save(
     domain_workspace_check(domain=domain, workspace=workspace)
     if workspace is not KEEP_WORKSPACE:
         values["workspace"] = workspace
+    before = snapshot(domain) if domain is not None else None
     domain = domain or Domain()
     for field, value in values.items():
         setattr(domain, field, value)
     with transaction.atomic():
         domain.save()
+        audit_change("domain.update" if before else "domain.create", domain, before=before)
         domain_table.domains_changed()
     return domain
 
@@ -222,6 +225,7 @@ def domain_delete(*, domain: Domain) -> None:
             {"host": [f"{domain.host} still has {count} link{'s' if count != 1 else ''}."]}
         )
     with transaction.atomic():
+        audit_change("domain.delete", domain, before=snapshot(domain), after={})
         domain.delete()
         domain_table.domains_changed()
 

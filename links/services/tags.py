@@ -7,6 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
+from audit.services import audit_change, snapshot
 from links.models import TAG_MAX_LENGTH, Tag, UrlLink, tag_key
 from links.selectors import TagNotFound, may_change_every_link
 from links.services.policy import is_storable_text
@@ -217,6 +218,7 @@ def tag_rename(
     with transaction.atomic():
         # Not found and forbidden before invalid: others' tags cannot be probed by name.
         found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
+        before = snapshot(found, fields=["name"])
         name = clean_tag_name(new_name)
         key = tag_key(name)
         merged = False
@@ -245,6 +247,8 @@ def tag_rename(
                 result, merged = other, True
             else:
                 result = found
+        after = {"name": result.name, **({"merged_into": result.name} if merged else {})}
+        audit_change("tag.update", found, actor=user, before=before, after=after)
     result.merged = merged
     result.link_count = result.links.count()
     return result
@@ -258,6 +262,7 @@ def tag_delete(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) ->
     with transaction.atomic():
         found = _tag_to_change(user=user, workspace_id=workspace_id, tag=tag)
         untagged = found.links.count()
+        audit_change("tag.delete", found, actor=user, before={"name": found.name}, after={})
         found.delete()
     return untagged
 
@@ -271,10 +276,11 @@ def tag_delete_many(*, user: AbstractBaseUser, workspace_id: int | None, tags: l
         if role not in WRITER_ROLES:
             _refuse_viewers(role, Workspace.objects.get(pk=workspace_id))
         keys = {tag_key(name) for name in tags if isinstance(name, str)}
-        ids = list(
-            Tag.objects.select_for_update()
-            .filter(workspace_id=workspace_id, key__in=keys)
-            .values_list("pk", flat=True)
+        going = list(
+            Tag.objects.select_for_update().filter(workspace_id=workspace_id, key__in=keys)
         )
+        for found in going:
+            audit_change("tag.delete", found, actor=user, before={"name": found.name}, after={})
+        ids = [found.pk for found in going]
         Tag.objects.filter(pk__in=ids).delete()  # their link rows go with them
     return len(ids)

@@ -740,12 +740,13 @@ def test_schema_is_served_and_documents_every_operation():
         "/api/v1/links/{code}/visits/",
         "/api/v1/workspaces/{slug}/erasure/",
         "/api/v1/workspaces/{slug}/visitor-data/",
+        "/api/v1/audit/",
     }
     operations = [op for methods in paths.values() for op in methods.values()]
     # 34, the QR design's GET, PUT and DELETE, and PATCH /links/bulk/ (#28), the two track
-    # POSTs, a workspace's stats and a link's live figures (#29), erasure, a visitor's data and
-    # a link's raw visits erased (#30)
-    assert len(operations) == 45
+    # POSTs, a workspace's stats and a link's live figures (#29), erasure, a visitor's data, a
+    # link's raw visits erased and the audit log (#30)
+    assert len(operations) == 46
     for operation in operations:
         assert "401" in operation["responses"]
         assert "429" in operation["responses"]

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from workspaces.api.audit import AuditListView
 from workspaces.api.views import (
     InvitationDetailView,
     InvitationListCreateView,
@@ -14,6 +15,7 @@ from workspaces.api.views import (
 
 # Included under /api/v1/ before links.api.urls, whose last pattern answers every other path.
 urlpatterns = [
+    path("audit/", AuditListView.as_view(), name="api-audit"),
     path("workspaces/", WorkspaceListCreateView.as_view(), name="api-workspace-list"),
     path("workspaces/<str:slug>/", WorkspaceDetailView.as_view(), name="api-workspace-detail"),
     path(

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from core.csv_cells import FORMULA_PREFIXES
+
 
 class ImportFileError(Exception):
     """The file cannot be read at all (not text, not the format, no links in it): nothing was
@@ -167,11 +169,6 @@ def split_short_link(value: str) -> tuple[str | None, str | None]:
         return None, None
     segments = [segment for segment in parts.path.split("/") if segment]
     return host, (segments[-1] if segments else None)
-
-
-# What a spreadsheet runs as a formula when a cell starts with it; CSV exports put an apostrophe
-# in front of such text (links.imports.exports.spreadsheet_safe).
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def without_formula_guard(text: str) -> str:
