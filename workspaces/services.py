@@ -195,8 +195,13 @@ def workspace_set_retention(
         raise ValidationError(
             {"raw_retention_days": [f"Give a number of days from 0 to {MAX_RETENTION_DAYS}."]}
         )
+    before = snapshot(workspace)
     workspace.raw_retention_days = days
-    workspace.save(update_fields=["raw_retention_days"])
+    with transaction.atomic():
+        workspace.save(update_fields=["raw_retention_days"])
+        audit_change(
+            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
+        )
     return workspace
 
 

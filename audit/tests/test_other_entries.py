@@ -24,6 +24,7 @@ from workspaces.services import (
     member_set_role,
     workspace_create,
     workspace_rename,
+    workspace_set_retention,
 )
 
 pytestmark = pytest.mark.django_db
@@ -91,6 +92,7 @@ def test_webhooks_made_changed_and_deleted_never_show_the_secret(user, settings)
 def test_workspaces_and_memberships(user, other_user):
     team = workspace_create(user=user, name="Team")
     workspace_rename(by=user, workspace=team, name="The team")
+    workspace_set_retention(by=user, workspace=team, days=30)
     member_add(by=user, workspace=team, username="rival", role="viewer")
     member_set_role(by=user, workspace=team, username="rival", role="editor")
     member_remove(by=user, workspace=team, username="rival")
@@ -100,14 +102,16 @@ def test_workspaces_and_memberships(user, other_user):
         ("workspace.create", "marketer"),
         ("membership.create", "marketer"),
         ("workspace.update", "marketer"),
+        ("workspace.update", "marketer"),
         ("membership.create", "marketer"),
         ("membership.update", "marketer"),
         ("membership.delete", "marketer"),
     ]
     assert rows[2].changes == {"name": ["Team", "The team"]}
-    assert rows[3].changes["role"] == [None, "viewer"]
-    assert rows[4].changes == {"role": ["viewer", "editor"]}
-    assert rows[5].changes["role"] == ["editor", None]
+    assert rows[3].changes == {"raw_retention_days": [None, 30]}
+    assert rows[4].changes["role"] == [None, "viewer"]
+    assert rows[5].changes == {"role": ["viewer", "editor"]}
+    assert rows[6].changes["role"] == ["editor", None]
 
 
 def test_a_token_made_by_the_command_is_recorded_without_its_value(user):
