@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
+from core.api.throttles import key_rate_problem
 from workspaces import events
 from workspaces.models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
 from workspaces.selectors import (
@@ -168,6 +169,21 @@ def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
     workspace.name = name
     workspace.save(update_fields=["name"])
+    return workspace
+
+
+def workspace_set_api_rate_limit(
+    *, by: AbstractBaseUser, workspace: Workspace, api_rate_limit: int | None
+) -> Workspace:
+    """The requests per minute each of the workspace's API keys may make when it sets no limit
+    of its own (None: only the API's global rates). Owners only; it binds from the next
+    request of every key (accounts.key_limits)."""
+    manage_required(user=by, workspace=workspace)
+    problem = key_rate_problem(api_rate_limit)
+    if problem:
+        raise ValidationError({"api_rate_limit": [problem]})
+    workspace.api_rate_limit = api_rate_limit
+    workspace.save(update_fields=["api_rate_limit"])
     return workspace
 
 

@@ -21,6 +21,11 @@ class WorkspaceSerializer(serializers.Serializer):
     )
     members = serializers.IntegerField(help_text="How many members it has.")
     created_at = serializers.DateTimeField()
+    api_rate_limit = serializers.IntegerField(
+        allow_null=True,
+        help_text="Requests per minute for each of its API keys without a limit of its own "
+        "(null: only the API's global rates).",
+    )
 
 
 class WorkspaceCreateSerializer(serializers.Serializer):
@@ -34,7 +39,13 @@ class WorkspaceCreateSerializer(serializers.Serializer):
 
 
 class WorkspaceUpdateSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=100)
+    name = StrictCharField(max_length=100, required=False)
+    api_rate_limit = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Requests per minute for each API key without a limit of its own (owners; "
+        "null: only the API's global rates).",
+    )
 
 
 class MemberSerializer(serializers.Serializer):

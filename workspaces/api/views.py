@@ -44,6 +44,7 @@ WORKSPACE_EXAMPLE = {
     "role": "owner",
     "members": 3,
     "created_at": "2026-03-01T09:30:00Z",
+    "api_rate_limit": None,
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
@@ -73,6 +74,7 @@ def _shown(workspaces: list[Workspace]) -> list[dict]:
             "role": getattr(w, "role", None),
             "members": counts.get(w.pk, 0),
             "created_at": w.created_at,
+            "api_rate_limit": w.api_rate_limit,
         }
         for w in workspaces
     ]
@@ -189,8 +191,9 @@ class WorkspaceDetailView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_update",
-        summary="Rename a workspace (owners)",
-        description="Its slug stays: links, keys and tools name the workspace by it.",
+        summary="Rename a workspace or set its keys' default limit (owners)",
+        description="Its slug stays: links, keys and tools name the workspace by it. "
+        "`api_rate_limit`: requests per minute for each API key without a limit of its own.",
         parameters=[SLUG_PARAMETER],
         request=WorkspaceUpdateSerializer,
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
@@ -198,7 +201,14 @@ class WorkspaceDetailView(_WorkspaceView):
     def patch(self, request, slug: str):
         workspace = self.get_workspace(slug)  # 404 before 400
         data = validated(WorkspaceUpdateSerializer, request.data)
-        workspace = services.workspace_rename(by=request.user, workspace=workspace, **data)
+        if "name" in data:
+            workspace = services.workspace_rename(
+                by=request.user, workspace=workspace, name=data["name"]
+            )
+        if "api_rate_limit" in data:
+            workspace = services.workspace_set_api_rate_limit(
+                by=request.user, workspace=workspace, api_rate_limit=data["api_rate_limit"]
+            )
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
 
