@@ -190,3 +190,21 @@ def test_the_yourls_and_bitly_apis_share_the_keys_budget(user, rates):
     assert limit_headers(bitly)[:2] == (2, 0)
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     assert "RateLimit-Remaining" in refused["Access-Control-Expose-Headers"]
+
+
+def test_staff_set_a_keys_limit_and_a_workspaces_default_in_the_admin(admin_client, user):
+    api_key, _ = services.api_key_create(user=user, name="Tool")
+    page = admin_client.get(f"/admin/accounts/apikey/{api_key.pk}/change/")
+    assert page.status_code == 200 and 'name="rate_limit"' in page.content.decode()
+    assert 'name="name"' not in page.content.decode()  # all else stays read-only
+
+    refused = admin_client.post(f"/admin/accounts/apikey/{api_key.pk}/change/", {"rate_limit": "0"})
+    assert refused.status_code == 200 and "greater than or equal to 1" in refused.content.decode()
+    saved = admin_client.post(f"/admin/accounts/apikey/{api_key.pk}/change/", {"rate_limit": "12"})
+    assert saved.status_code == 302
+    api_key.refresh_from_db()
+    assert api_key.rate_limit == 12 and api_key.name == "Tool"
+
+    workspace = personal_workspace_of(user)
+    page = admin_client.get(f"/admin/workspaces/workspace/{workspace.pk}/change/")
+    assert 'name="api_rate_limit"' in page.content.decode()
