@@ -1,6 +1,7 @@
 """In a real browser, at phone, laptop and desktop widths: a marketer gives a new API key a
 limit of requests per minute, then changes it in the key's row; the API then answers that key
-with the limit in its RateLimit-* headers and refuses it past the limit. The page fits its width
+with the limit in its RateLimit-* headers and refuses it past the limit. The workspace's page
+sets the default for keys without one. The page fits its width
 and passes axe-core (no serious or critical violation)."""
 
 import pytest
@@ -13,6 +14,7 @@ from tests.browser_support import (
     needs_chromium,
     page_at_width,
 )
+from workspaces.selectors import personal_workspace_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
 
@@ -63,4 +65,12 @@ def test_marketer_sets_a_keys_limit_and_the_api_holds_it(browser, live_server, u
         page.get_by_text("Requests per minute: Ensure this value is greater than")
     ).to_be_visible()
     expect(limit).to_have_value("2")
+
+    # The workspace's default, on its page, for keys without a limit of their own.
+    page.goto(f"{base}/workspaces/{personal_workspace_of(user).slug}/")
+    page.get_by_label("Requests per minute for each key").fill("30")
+    page.get_by_role("button", name="Save limit").click()
+    expect(page.get_by_text("limited to 30 requests per minute")).to_be_visible()
+    expect(page.get_by_label("Requests per minute for each key")).to_have_value("30")
+    assert_fits_and_accessible(page, "Workspace, its keys' default limit")
     context.close()

@@ -117,6 +117,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
     manages = may_manage(user=request.user, role=workspace.role)
     add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
     row_error = None  # (username, messages) for a refused change on one member's row
+    limit_errors: list[str] = []  # a refused default limit for the workspace's keys
     if request.method == "POST":
         action = request.POST.get("action")
         username = request.POST.get("username", "")
@@ -161,6 +162,25 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                     f"{username} is now {membership.get_role_display().lower()}.",
                 )
                 return redirect("workspace", slug=workspace.slug)
+            elif action == "api_rate_limit":
+                limit = request.POST.get("api_rate_limit", "").strip()
+                try:
+                    api_rate_limit = int(limit) if limit else None
+                except ValueError:
+                    raise ValidationError(
+                        {"api_rate_limit": ["A whole number of requests per minute, or none."]}
+                    ) from None
+                services.workspace_set_api_rate_limit(
+                    by=request.user, workspace=workspace, api_rate_limit=api_rate_limit
+                )
+                messages.success(
+                    request,
+                    f"Its API keys without a limit of their own are limited to {limit} "
+                    "requests per minute from now on."
+                    if limit
+                    else "Its API keys without a limit of their own meet only the overall rates.",
+                )
+                return redirect("workspace", slug=workspace.slug)
             elif action in ("remove", "leave"):
                 if action == "leave":
                     username = request.user.get_username()
@@ -175,6 +195,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as error:
             if action == "add":
                 add_service_errors(add_form, error, renamed={"user": "username"})
+            elif action == "api_rate_limit":
+                limit_errors = error.messages
             else:
                 row_error = (username, error.messages)
     return render(
@@ -187,10 +209,11 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "manages": manages,
             "add_form": add_form,
             "row_error": row_error,
+            "limit_errors": limit_errors,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
-        status=400 if (add_form.errors or row_error) else 200,
+        status=400 if (add_form.errors or row_error or limit_errors) else 200,
     )
 
 

@@ -208,3 +208,26 @@ def test_staff_set_a_keys_limit_and_a_workspaces_default_in_the_admin(admin_clie
     workspace = personal_workspace_of(user)
     page = admin_client.get(f"/admin/workspaces/workspace/{workspace.pk}/change/")
     assert 'name="api_rate_limit"' in page.content.decode()
+
+
+def test_owners_set_the_default_on_the_workspace_page(client, user, other_user):
+    workspace = personal_workspace_of(user)
+    page_url = f"/workspaces/{workspace.slug}/"
+    client.force_login(user)
+    assert "Requests per minute for each key" in client.get(page_url).content.decode()
+
+    refused = client.post(page_url, {"action": "api_rate_limit", "api_rate_limit": "0"})
+    assert refused.status_code == 400 and "from 1 to 1,000,000" in refused.content.decode()
+    saved = client.post(page_url, {"action": "api_rate_limit", "api_rate_limit": "30"})
+    assert saved.status_code == 302
+    workspace.refresh_from_db()
+    assert workspace.api_rate_limit == 30
+    client.post(page_url, {"action": "api_rate_limit", "api_rate_limit": ""})
+    workspace.refresh_from_db()
+    assert workspace.api_rate_limit is None
+
+    client.force_login(other_user)  # not a member: no page, no change
+    assert (
+        client.post(page_url, {"action": "api_rate_limit", "api_rate_limit": "5"}).status_code
+        == 404
+    )
