@@ -231,3 +231,24 @@ def test_owners_set_the_default_on_the_workspace_page(client, user, other_user):
         client.post(page_url, {"action": "api_rate_limit", "api_rate_limit": "5"}).status_code
         == 404
     )
+
+
+def test_while_redis_does_not_answer_the_database_counts(user, settings):
+    """Services mode with its Redis away (nothing listens on port 1): the limit still holds."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": settings.REDIS_URL,
+            "OPTIONS": {
+                "CLIENT_CLASS": "django_redis.client.DefaultClient",
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": 0.5,
+                "SOCKET_TIMEOUT": 0.5,
+            },
+        }
+    }
+    api_key, _ = services.api_key_create(user=user, name="Tool", rate_limit=2)
+
+    assert [key_limits.take(api_key).allowed for _ in range(3)] == [True, True, False]
+    assert ApiKeyWindow.objects.get(api_key=api_key).count == 3
