@@ -42,15 +42,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "last_used_at",
         "expires_at",
         "revoked_at",
+        "rate_limit",
     )
-    readonly_fields = fields
+    # Its limit is all that staff change on a key (requests per minute; empty: the workspace's
+    # default): a key flooding the API is slowed without revoking it.
+    readonly_fields = fields[:-1]
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
+    def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
+        services.api_key_set_rate_limit(key_id=obj.pk, user=obj.user, rate_limit=obj.rate_limit)
 
     @admin.display(description="Key")
     def key_start(self, obj: ApiKey) -> str:

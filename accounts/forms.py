@@ -9,6 +9,7 @@ from django.views.decorators.debug import sensitive_variables
 from accounts import services
 from accounts.models import ApiKey, all_scopes
 from core.api.scopes import ApiScope
+from core.api.throttles import MAX_KEY_RATE
 
 # Lifetimes offered for a new key, in days ("" never expires).
 KEY_LIFETIMES = [("", "Never"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year")]
@@ -32,10 +33,24 @@ class ApiKeyCreateForm(forms.Form):
     expires_in = forms.ChoiceField(
         label="Expires after", choices=KEY_LIFETIMES, required=False, initial=""
     )
+    rate_limit = forms.IntegerField(
+        label="Requests per minute",
+        required=False,
+        min_value=1,
+        max_value=MAX_KEY_RATE,
+        help_text="Past it the key is answered 429 until the minute turns. Empty: the "
+        "workspace's default.",
+    )
 
     def expires_at(self) -> datetime | None:
         days = self.cleaned_data.get("expires_in")
         return timezone.now() + timedelta(days=int(days)) if days else None
+
+
+class ApiKeyRateLimitForm(forms.Form):
+    rate_limit = forms.IntegerField(
+        label="Requests per minute", required=False, min_value=1, max_value=MAX_KEY_RATE
+    )
 
 
 class TimeZoneForm(forms.Form):

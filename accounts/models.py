@@ -3,10 +3,12 @@
 from datetime import datetime
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from core.api.scopes import ApiScope  # ApiKey.scopes; all_scopes stays here for a migration
+from core.api.throttles import MAX_KEY_RATE
 
 
 def all_scopes() -> list[str]:
@@ -44,6 +46,12 @@ class ApiKey(models.Model):
     # A DRF-style token (`manage.py drf_create_token`, or a DRF Token row folded in when saved):
     # it acts as DRF tokens always have, with every scope in every workspace of its user.
     drf_token = models.BooleanField(default=False)
+    # Requests per minute this key may make, counted across every process and node
+    # (accounts.key_limits); null: its workspace's api_rate_limit, and if that is null too only
+    # the API's global rates (API_READ_RATE, API_WRITE_RATE) apply.
+    rate_limit = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(MAX_KEY_RATE)]
+    )
 
     class Meta:
         verbose_name = "API key"
@@ -61,6 +69,31 @@ class ApiKey(models.Model):
 
     def allows(self, scope: str) -> bool:
         return self.drf_token or scope in self.scopes
+
+    def requests_per_minute(self) -> int | None:
+        """The limit this key's requests meet: its own, else its workspace's default, else
+        None (only the global rates). Read by core.api.throttles.KeyRateThrottle."""
+        if self.rate_limit is not None:
+            return self.rate_limit
+        return self.workspace.api_rate_limit if self.workspace_id else None
+
+
+class ApiKeyWindow(models.Model):
+    """Requests one key made in one minute (`window` = Unix time // 60): the embedded mode's
+    counter, shared by every process through the database, and the services mode's when Redis
+    does not answer. Each key keeps its current and previous windows only."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    window = models.BigIntegerField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["api_key", "window"], name="api_key_window_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.api_key_id} @ {self.window}: {self.count}"
 
 
 class Profile(models.Model):

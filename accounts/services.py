@@ -22,6 +22,7 @@ from rest_framework.authtoken.models import Token
 from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
 from audit import channels
 from audit.services import audit_change, snapshot
+from core.api.throttles import key_rate_problem
 from core.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
@@ -47,12 +48,14 @@ def api_key_create(
     scopes: list[str] | None = None,
     expires_at: datetime | None = None,
     workspace: Workspace | str | None = None,
+    rate_limit: int | None = None,
 ) -> tuple[ApiKey, str]:
     """A new key for this user; returns the row and the key itself, which is never stored.
     `scopes`: what it may do (ApiScope values; none given: every scope); `expires_at`: when it
     stops working (none: never); `workspace`: the one workspace it acts for (a Workspace or a
     slug of one the user belongs to; none: their personal workspace). What the key may do there
-    is what its user's role allows as well: a viewer's key reads only, whatever its scopes."""
+    is what its user's role allows as well: a viewer's key reads only, whatever its scopes.
+    `rate_limit`: requests per minute (none: the workspace's default, api_rate_limit)."""
     errors: dict[str, list[str]] = {}
     if isinstance(workspace, str) and workspace:
         try:
@@ -74,6 +77,8 @@ def api_key_create(
         errors["scopes"] = ["Give the key at least one scope."]
     if expires_at is not None and expires_at <= timezone.now():
         errors["expires_at"] = ["Choose an expiry in the future, or none."]
+    if problem := key_rate_problem(rate_limit):
+        errors["rate_limit"] = [problem]
     if errors:
         raise ValidationError(errors)
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(30)
@@ -86,6 +91,7 @@ def api_key_create(
             scopes=scopes,
             expires_at=expires_at,
             workspace=workspace,
+            rate_limit=rate_limit,
         )
         audit_change("api_key.create", api_key, actor=user)
     return api_key, raw_key
@@ -147,6 +153,23 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
     return api_key
 
 
+def api_key_set_rate_limit(
+    *, key_id: int, user: AbstractBaseUser, rate_limit: int | None
+) -> ApiKey:
+    """Change the requests per minute one of the user's keys may make (None: its workspace's
+    default); it binds from the key's next request. Raises ApiKey.DoesNotExist for a key that
+    is not theirs, ValidationError for a limit that is none."""
+    api_key = ApiKey.objects.get(pk=key_id, user=user)
+    if problem := key_rate_problem(rate_limit):
+        raise ValidationError({"rate_limit": [problem]})
+    before = snapshot(api_key)
+    api_key.rate_limit = rate_limit
+    with transaction.atomic():
+        api_key.save(update_fields=["rate_limit"])
+        audit_change("api_key.update", api_key, actor=user, before=before)
+    return api_key
+
+
 def api_keys_revoke_for_departed_member(*, user: AbstractBaseUser, workspace_id: int) -> int:
     """Revoke `user`'s keys that act for a workspace they have left: a key must never act
     where its user no longer belongs (api_key_authenticate refuses them anyway). Returns how
@@ -163,7 +186,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     The one lookup of a key for every channel: the native API (authentication.py) and the
     compat layers (compat.auth.credential_for)."""
     api_key = (
-        ApiKey.objects.select_related("user")
+        ApiKey.objects.select_related("user", "workspace")  # the workspace: its default limit
         .filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True, user__is_active=True)
         .filter(Q(workspace__isnull=True) | Q(workspace__memberships__user_id=F("user_id")))
         .first()

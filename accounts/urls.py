@@ -20,5 +20,10 @@ urlpatterns = [
     ),
     path("accounts/api-keys/", views.api_keys, name="api_keys"),
     path("accounts/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
+    path(
+        "accounts/api-keys/<int:key_id>/rate-limit/",
+        views.api_key_rate_limit,
+        name="api_key_rate_limit",
+    ),
     path("accounts/preferences/", views.preferences, name="preferences"),
 ]

@@ -13,7 +13,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services
-from accounts.forms import ApiKeyCreateForm, GuardedPasswordChangeForm, TimeZoneForm
+from accounts.forms import (
+    ApiKeyCreateForm,
+    ApiKeyRateLimitForm,
+    GuardedPasswordChangeForm,
+    TimeZoneForm,
+)
 from accounts.middleware import SESSION_TIME_ZONE, database_converts_time_zones
 from accounts.models import ApiKey
 from core.forms import add_service_errors
@@ -37,6 +42,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 scopes=form.cleaned_data["scopes"],
                 expires_at=form.expires_at(),
                 workspace=current_workspace(request),
+                rate_limit=form.cleaned_data["rate_limit"],
             )
         except ValidationError as error:
             add_service_errors(form, error)
@@ -62,6 +68,33 @@ def api_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     except ApiKey.DoesNotExist:
         raise Http404("No such API key.") from None
     messages.success(request, f"Revoked the key “{api_key.name}”: it is refused from now on.")
+    return redirect("api_keys")
+
+
+@login_required
+@require_POST
+def api_key_rate_limit(request: HttpRequest, key_id: int) -> HttpResponse:
+    form = ApiKeyRateLimitForm(request.POST)
+    if not form.is_valid():
+        for problem in form.errors.get("rate_limit", []):
+            messages.error(request, f"Requests per minute: {problem}")
+        return redirect("api_keys")
+    try:
+        api_key = services.api_key_set_rate_limit(
+            key_id=key_id, user=request.user, rate_limit=form.cleaned_data["rate_limit"]
+        )
+    except ApiKey.DoesNotExist:
+        raise Http404("No such API key.") from None
+    except ValidationError as error:
+        for problem in error.message_dict.get("rate_limit", []):
+            messages.error(request, f"Requests per minute: {problem}")
+        return redirect("api_keys")
+    limit = (
+        f"{api_key.rate_limit} requests per minute"
+        if api_key.rate_limit
+        else "its workspace's default"
+    )
+    messages.success(request, f"The key “{api_key.name}” is limited to {limit} from now on.")
     return redirect("api_keys")
 
 

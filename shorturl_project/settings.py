@@ -410,6 +410,9 @@ REST_FRAMEWORK = {
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
+# Counts each API key's requests against its own limit (ApiKey.rate_limit, else its workspace's
+# api_rate_limit): in Redis in services mode, in the database otherwise (docs/api.md).
+API_KEY_LIMITER = "accounts.key_limits.take"
 SPECTACULAR_SETTINGS = {
     "TITLE": "shorturl API",
     "DESCRIPTION": (

@@ -3,7 +3,10 @@ members with a role. Links, tags, webhooks and import uploads belong to a worksp
 domain may be kept for one."""
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+
+from core.api.throttles import MAX_KEY_RATE
 
 SLUG_MAX_LENGTH = 50
 
@@ -36,6 +39,11 @@ class Workspace(models.Model):
     # Days its links' raw visits (VisitRecord) are kept; None: ANALYTICS_RAW_RETENTION_DAYS.
     # Totals, charts and breakdowns outlive them (analytics.services.retention).
     raw_retention_days = models.PositiveIntegerField(null=True, blank=True)
+    # Requests per minute for each of its API keys that sets no rate_limit of its own; null:
+    # only the API's global rates (API_READ_RATE, API_WRITE_RATE).
+    api_rate_limit = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(MAX_KEY_RATE)]
+    )
 
     class Meta:
         ordering = ["slug"]

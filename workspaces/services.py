@@ -8,6 +8,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
 from audit.services import audit_change, snapshot
+from core.api.throttles import key_rate_problem
 from workspaces import events
 from workspaces.models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
 from workspaces.selectors import (
@@ -199,6 +200,26 @@ def workspace_set_retention(
     workspace.raw_retention_days = days
     with transaction.atomic():
         workspace.save(update_fields=["raw_retention_days"])
+        audit_change(
+            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
+        )
+    return workspace
+
+
+def workspace_set_api_rate_limit(
+    *, by: AbstractBaseUser, workspace: Workspace, api_rate_limit: int | None
+) -> Workspace:
+    """The requests per minute each of the workspace's API keys may make when it sets no limit
+    of its own (None: only the API's global rates). Owners only; it binds from the next
+    request of every key (accounts.key_limits)."""
+    manage_required(user=by, workspace=workspace)
+    problem = key_rate_problem(api_rate_limit)
+    if problem:
+        raise ValidationError({"api_rate_limit": [problem]})
+    before = snapshot(workspace)
+    workspace.api_rate_limit = api_rate_limit
+    with transaction.atomic():
+        workspace.save(update_fields=["api_rate_limit"])
         audit_change(
             "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
         )

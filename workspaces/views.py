@@ -125,6 +125,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         initial={"raw_retention_days": workspace.raw_retention_days},
     )
     row_error = None  # (username, messages) for a refused change on one member's row
+    limit_errors: list[str] = []  # a refused default limit for the workspace's keys
     if request.method == "POST":
         action = request.POST.get("action")
         username = request.POST.get("username", "")
@@ -178,6 +179,25 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                     )
                     messages.success(request, "Raw visit retention saved.")
                     return redirect("workspace", slug=workspace.slug)
+            elif action == "api_rate_limit":
+                limit = request.POST.get("api_rate_limit", "").strip()
+                try:
+                    api_rate_limit = int(limit) if limit else None
+                except ValueError:
+                    raise ValidationError(
+                        {"api_rate_limit": ["A whole number of requests per minute, or none."]}
+                    ) from None
+                services.workspace_set_api_rate_limit(
+                    by=request.user, workspace=workspace, api_rate_limit=api_rate_limit
+                )
+                messages.success(
+                    request,
+                    f"Its API keys without a limit of their own are limited to {limit} "
+                    "requests per minute from now on."
+                    if limit
+                    else "Its API keys without a limit of their own meet only the overall rates.",
+                )
+                return redirect("workspace", slug=workspace.slug)
             elif action in ("remove", "leave"):
                 if action == "leave":
                     username = request.user.get_username()
@@ -194,6 +214,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                 add_service_errors(add_form, error, renamed={"user": "username"})
             elif action == "retention":
                 add_service_errors(retention_form, error)
+            elif action == "api_rate_limit":
+                limit_errors = error.messages
             else:
                 row_error = (username, error.messages)
     return render(
@@ -208,10 +230,13 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "retention_form": retention_form,
             "retention_days": retention_days(workspace),
             "row_error": row_error,
+            "limit_errors": limit_errors,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
-        status=400 if (add_form.errors or retention_form.errors or row_error) else 200,
+        status=400
+        if (add_form.errors or retention_form.errors or row_error or limit_errors)
+        else 200,
     )
 
 

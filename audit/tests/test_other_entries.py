@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from accounts.services import api_key_create, api_key_revoke
+from accounts.services import api_key_create, api_key_revoke, api_key_set_rate_limit
 from audit.channels import acting_through
 from audit.models import AuditEntry
 from audit.services import MASK
@@ -24,6 +24,7 @@ from workspaces.services import (
     member_set_role,
     workspace_create,
     workspace_rename,
+    workspace_set_api_rate_limit,
     workspace_set_retention,
 )
 
@@ -65,13 +66,15 @@ def test_tags_renamed_and_deleted_in_their_workspace(user):
 
 def test_api_keys_made_and_revoked_never_show_the_key(user):
     api_key, raw_key = api_key_create(user=user, name="CI")
+    api_key_set_rate_limit(key_id=api_key.pk, user=user, rate_limit=10)
     api_key_revoke(key_id=api_key.pk, user=user)
 
     log = _log("api_key")
-    assert [action for action, _ in log] == ["api_key.create", "api_key.revoke"]
+    assert [action for action, _ in log] == ["api_key.create", "api_key.update", "api_key.revoke"]
     assert log[0][1]["key_hash"] == [None, MASK]
     assert log[0][1]["name"] == [None, "CI"]
-    assert list(log[1][1]) == ["revoked_at"]
+    assert log[1][1] == {"rate_limit": [None, 10]}
+    assert list(log[2][1]) == ["revoked_at"]
     everything = str(list(AuditEntry.objects.values_list("changes", flat=True)))
     assert raw_key not in everything and api_key.key_hash not in everything
 
@@ -93,6 +96,7 @@ def test_workspaces_and_memberships(user, other_user):
     team = workspace_create(user=user, name="Team")
     workspace_rename(by=user, workspace=team, name="The team")
     workspace_set_retention(by=user, workspace=team, days=30)
+    workspace_set_api_rate_limit(by=user, workspace=team, api_rate_limit=120)
     member_add(by=user, workspace=team, username="rival", role="viewer")
     member_set_role(by=user, workspace=team, username="rival", role="editor")
     member_remove(by=user, workspace=team, username="rival")
@@ -103,15 +107,17 @@ def test_workspaces_and_memberships(user, other_user):
         ("membership.create", "marketer"),
         ("workspace.update", "marketer"),
         ("workspace.update", "marketer"),
+        ("workspace.update", "marketer"),
         ("membership.create", "marketer"),
         ("membership.update", "marketer"),
         ("membership.delete", "marketer"),
     ]
     assert rows[2].changes == {"name": ["Team", "The team"]}
     assert rows[3].changes == {"raw_retention_days": [None, 30]}
-    assert rows[4].changes["role"] == [None, "viewer"]
-    assert rows[5].changes == {"role": ["viewer", "editor"]}
-    assert rows[6].changes["role"] == ["editor", None]
+    assert rows[4].changes == {"api_rate_limit": [None, 120]}
+    assert rows[5].changes["role"] == [None, "viewer"]
+    assert rows[6].changes == {"role": ["viewer", "editor"]}
+    assert rows[7].changes["role"] == ["editor", None]
 
 
 def test_a_token_made_by_the_command_is_recorded_without_its_value(user):

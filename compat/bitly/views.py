@@ -38,7 +38,12 @@ from rest_framework.views import APIView, set_rollback
 
 from compat.auth import credential_for
 from compat.bitly.deeplinks import as_deeplinks_refusal, deeplink_changes, deeplinks_of
-from core.api.base import JsonBodyParser, WrongCredentialsThrottledMixin, api_exception_handler
+from core.api.base import (
+    JsonBodyParser,
+    KeyLimitHeadersMixin,
+    WrongCredentialsThrottledMixin,
+    api_exception_handler,
+)
 from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
 from links.codes.aliases import ALIAS_RE
@@ -231,7 +236,7 @@ class BitlyAuthentication(BaseAuthentication):
         return "Bearer"
 
 
-class BitlyView(WrongCredentialsThrottledMixin, APIView):
+class BitlyView(KeyLimitHeadersMixin, WrongCredentialsThrottledMixin, APIView):
     """One Bitly endpoint: JSON in and out, Bitly's error shape, the native API's rate limits
     (counted together with it) and an API key's `scope`."""
 

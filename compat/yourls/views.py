@@ -37,7 +37,11 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from compat.auth import SignInLockedOut, credential_for, user_for_password
-from core.api.base import WrongCredentialsThrottledMixin, api_exception_handler
+from core.api.base import (
+    KeyLimitHeadersMixin,
+    WrongCredentialsThrottledMixin,
+    api_exception_handler,
+)
 from core.api.scopes import ApiScope, HasKeyScope
 from core.api.throttles import API_THROTTLES
 from core.cors import preflight_answer, readable_from_any_origin
@@ -532,7 +536,7 @@ class _FormatIsYourls(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
+class YourlsApiView(KeyLimitHeadersMixin, WrongCredentialsThrottledMixin, APIView):
     """`/yourls-api.php`: GET or POST, every action.
 
     Rate limits are the native API's (core.api.throttles), counted together with it: a
@@ -591,7 +595,9 @@ class YourlsApiView(WrongCredentialsThrottledMixin, APIView):
         credentials are the call's own parameters, never a cookie, so another site's page
         reads nothing of a visitor's that it did not send itself."""
         response = super().finalize_response(request, response, *args, **kwargs)
-        return readable_from_any_origin(response, expose="Retry-After")
+        return readable_from_any_origin(
+            response, expose="Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset"
+        )
 
     def get_exception_handler(self):
         return api_exception_handler

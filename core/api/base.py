@@ -181,6 +181,20 @@ class WrongCredentialsThrottledMixin:
         super().permission_denied(request, message=message, code=code)
 
 
+class KeyLimitHeadersMixin:
+    """RateLimit-Limit / -Remaining / -Reset on every answer to a key with a limit of its own
+    (core.api.throttles.KeyRateThrottle), refusals and errors included, so a client can slow
+    down before it meets the 429."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        key_limit = getattr(request, "key_limit", None)
+        if key_limit is not None:
+            for header, value in key_limit.headers().items():
+                response[header] = value
+        return response
+
+
 def validated(serializer_class, data) -> dict:
     """`data` checked by the serializer: its validated data, or 400 with every field's
     problem (DRF's ValidationError)."""
@@ -189,7 +203,9 @@ def validated(serializer_class, data) -> dict:
     return serializer.validated_data
 
 
-class ApiView(WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView):
+class ApiView(
+    KeyLimitHeadersMixin, WrongCredentialsThrottledMixin, JsonErrorsMixin, GenericAPIView
+):
     """Base for the API's views: JSON in, JSON out (the Swagger UI is the browsable version)."""
 
     parser_classes = [JsonBodyParser]

@@ -29,6 +29,11 @@ class WorkspaceSerializer(serializers.Serializer):
     effective_retention_days = serializers.IntegerField(
         allow_null=True, help_text="What applies: its own days, else the install's (null: kept)."
     )
+    api_rate_limit = serializers.IntegerField(
+        allow_null=True,
+        help_text="Requests per minute for each of its API keys without a limit of its own "
+        "(null: only the API's global rates).",
+    )
 
 
 class WorkspaceCreateSerializer(serializers.Serializer):
@@ -47,6 +52,12 @@ class WorkspaceUpdateSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text="Days to keep raw visits (0 or more); null: the install's setting.",
+    )
+    api_rate_limit = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Requests per minute for each API key without a limit of its own (owners; "
+        "null: only the API's global rates).",
     )
 
 

@@ -47,6 +47,7 @@ WORKSPACE_EXAMPLE = {
     "created_at": "2026-03-01T09:30:00Z",
     "raw_retention_days": 90,
     "effective_retention_days": 90,
+    "api_rate_limit": None,
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
@@ -78,6 +79,7 @@ def _shown(workspaces: list[Workspace]) -> list[dict]:
             "created_at": w.created_at,
             "raw_retention_days": w.raw_retention_days,
             "effective_retention_days": retention_days(w),
+            "api_rate_limit": w.api_rate_limit,
         }
         for w in workspaces
     ]
@@ -194,9 +196,11 @@ class WorkspaceDetailView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_update",
-        summary="Rename a workspace or set its raw visit retention (owners)",
+        summary="Rename a workspace, set its raw visit retention or its keys' default limit "
+        "(owners)",
         description="Its slug stays: links, keys and tools name the workspace by it. "
-        "`raw_retention_days`: how long its links' raw visits are kept (docs/privacy.md).",
+        "`raw_retention_days`: how long its links' raw visits are kept (docs/privacy.md). "
+        "`api_rate_limit`: requests per minute for each API key without a limit of its own.",
         parameters=[SLUG_PARAMETER],
         request=WorkspaceUpdateSerializer,
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
@@ -211,6 +215,10 @@ class WorkspaceDetailView(_WorkspaceView):
         if "raw_retention_days" in data:
             workspace = services.workspace_set_retention(
                 by=request.user, workspace=workspace, days=data["raw_retention_days"]
+            )
+        if "api_rate_limit" in data:
+            workspace = services.workspace_set_api_rate_limit(
+                by=request.user, workspace=workspace, api_rate_limit=data["api_rate_limit"]
             )
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
