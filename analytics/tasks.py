@@ -22,3 +22,8 @@ def flush_visits_task() -> int:
 @shared_task(ignore_result=True)
 def aggregate_hourly_task() -> int:
     return services.aggregate_hourly()
+
+
+@shared_task(ignore_result=True)
+def visitor_keys_sweep_task() -> int:
+    return services.visitor_keys_sweep()

@@ -21,6 +21,14 @@ ROLE_RANK = {Role.OWNER: 0, Role.EDITOR: 1, Role.VIEWER: 2}
 MANAGE_PERMISSION = "workspaces.change_workspace"  # staff who may manage any workspace
 
 
+class Privacy(models.TextChoices):
+    """What a stored visit keeps of its visitor (ANALYTICS_PRIVACY; docs/privacy.md)."""
+
+    FULL = "full", "Full: the address and a visitor hash"
+    TRUNCATED = "truncated", "Truncated: the network (/24, /48) and a daily visitor id"
+    NONE = "none", "None: no address, a daily visitor id"
+
+
 class Workspace(models.Model):
     slug = models.SlugField(max_length=SLUG_MAX_LENGTH, unique=True)
     name = models.CharField(max_length=100)
@@ -33,6 +41,10 @@ class Workspace(models.Model):
         related_name="personal_workspace",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # "" follows the deployment's ANALYTICS_PRIVACY; owners may choose another for their visits.
+    analytics_privacy = models.CharField(
+        "visitor privacy", max_length=10, choices=Privacy.choices, blank=True, default=""
+    )
 
     class Meta:
         ordering = ["slug"]

@@ -13,6 +13,7 @@ from django.db.models import Count, Min, QuerySet, Sum
 from django.utils import timezone
 
 from analytics.models import HourlyClick, LinkVisitor, utc_hour
+from analytics.privacy import link_privacy, uniques_exact_within
 from analytics.selectors.breakdowns import DEFAULT_LIMIT, breakdowns
 from analytics.selectors.conversions import conversion_details, conversion_totals
 from analytics.selectors.hours import LinkIds, _hour_ceil, _hourly_rows, _visits
@@ -86,6 +87,8 @@ def link_stats(
     return {
         "code": link.code,
         **links_stats(link_ids=[link.pk], start=start, end=end, limit=limit, bucket=bucket),
+        # Visitor ids keyed per window (privacy modes) count a returning person once a window.
+        "uniques_exact_within": uniques_exact_within(link_privacy(link)),
     }
 
 
