@@ -10,12 +10,10 @@ from django.conf import settings
 from analytics.enrich import PRIVATE
 from analytics.messages import DNT, GPC
 from workspaces.models import Privacy
+from workspaces.selectors import privacy_mode
 
-
-def privacy_mode(workspace_privacy: str) -> str:
-    """The mode of a workspace whose own choice is `workspace_privacy` ("" follows the
-    deployment's ANALYTICS_PRIVACY)."""
-    return workspace_privacy or settings.ANALYTICS_PRIVACY
+# The one rule of a workspace's mode is workspaces.selectors'; named here for analytics' callers.
+__all__ = ["link_privacy", "privacy_mode", "uniques_exact_within", "uses_windows", "visit_mode"]
 
 
 def link_privacy(link) -> str:

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from workspaces.models import Role
+from workspaces.models import Privacy, Role
 
 
 class WorkspaceCreateForm(forms.Form):
@@ -18,3 +18,20 @@ class WorkspaceCreateForm(forms.Form):
 class MemberAddForm(forms.Form):
     username = forms.CharField(label="Username or email", max_length=254)
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.EDITOR)
+
+
+class PrivacyForm(forms.Form):
+    analytics_privacy = forms.ChoiceField(
+        label="Visitor privacy",
+        required=False,
+        help_text="What visits stored from now on keep of their visitors. Visits stored before "
+        "keep what they have, and no total changes.",
+    )
+
+    def __init__(self, *args, default_mode: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        default_label = dict(Privacy.choices)[default_mode].split(":")[0]
+        self.fields["analytics_privacy"].choices = [
+            ("", f"This site's default ({default_label.lower()})"),
+            *Privacy.choices,
+        ]

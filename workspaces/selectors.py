@@ -2,6 +2,7 @@
 
 import re
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -82,6 +83,12 @@ def manage_required(*, user: AbstractBaseUser, workspace: Workspace) -> None:
     its members, invitations and name, whatever the channel."""
     if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace.pk)):
         raise PermissionDenied(MANAGERS_ONLY_MESSAGE)
+
+
+def privacy_mode(workspace_privacy: str) -> str:
+    """The privacy mode of a workspace whose own choice (Workspace.analytics_privacy) is
+    `workspace_privacy`: "" follows the deployment's ANALYTICS_PRIVACY (docs/privacy.md)."""
+    return workspace_privacy or settings.ANALYTICS_PRIVACY
 
 
 def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:

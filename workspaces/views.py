@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
-from workspaces.forms import MemberAddForm, WorkspaceCreateForm
+from workspaces.forms import MemberAddForm, PrivacyForm, WorkspaceCreateForm
 from workspaces.models import Role, Workspace
 from workspaces.selectors import (
     InvitationNotFound,
@@ -29,6 +29,7 @@ from workspaces.selectors import (
     invitations_waiting_for,
     may_manage,
     members_of,
+    privacy_mode,
     workspace_get,
 )
 
@@ -116,6 +117,11 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
     workspace = _member_workspace_or_404(request, slug)
     manages = may_manage(user=request.user, role=workspace.role)
     add_form = MemberAddForm(request.POST if request.POST.get("action") == "add" else None)
+    privacy_form = PrivacyForm(
+        request.POST if request.POST.get("action") == "privacy" else None,
+        initial={"analytics_privacy": workspace.analytics_privacy},
+        default_mode=privacy_mode(""),
+    )
     row_error = None  # (username, messages) for a refused change on one member's row
     if request.method == "POST":
         action = request.POST.get("action")
@@ -149,6 +155,19 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                 else:
                     messages.success(request, "Invitation withdrawn.")
                 return redirect("workspace", slug=workspace.slug)
+            elif action == "privacy":
+                if privacy_form.is_valid():
+                    services.workspace_set_privacy(
+                        by=request.user,
+                        workspace=workspace,
+                        privacy=privacy_form.cleaned_data["analytics_privacy"],
+                    )
+                    messages.success(
+                        request,
+                        f"Visits of {workspace.name} are now stored in the "
+                        f"“{privacy_mode(workspace.analytics_privacy)}” privacy mode.",
+                    )
+                    return redirect("workspace", slug=workspace.slug)
             elif action == "role":
                 membership = services.member_set_role(
                     by=request.user,
@@ -175,6 +194,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as error:
             if action == "add":
                 add_service_errors(add_form, error, renamed={"user": "username"})
+            elif action == "privacy":
+                add_service_errors(privacy_form, error)
             else:
                 row_error = (username, error.messages)
     return render(
@@ -186,11 +207,13 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "invitations": list(invitations_open_in(workspace)) if manages else [],
             "manages": manages,
             "add_form": add_form,
+            "privacy_form": privacy_form,
+            "privacy_mode": privacy_mode(workspace.analytics_privacy),
             "row_error": row_error,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
-        status=400 if (add_form.errors or row_error) else 200,
+        status=400 if (add_form.errors or privacy_form.errors or row_error) else 200,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
-from workspaces.models import Role
+from workspaces.models import Privacy, Role
 
 
 class WorkspaceSerializer(serializers.Serializer):
@@ -21,6 +21,16 @@ class WorkspaceSerializer(serializers.Serializer):
     )
     members = serializers.IntegerField(help_text="How many members it has.")
     created_at = serializers.DateTimeField()
+    analytics_privacy = serializers.ChoiceField(
+        choices=[("", "The deployment's default"), *Privacy.choices],
+        help_text="The owners' choice of what stored visits keep of their visitors; empty: "
+        "the deployment's `ANALYTICS_PRIVACY` (docs/privacy.md).",
+    )
+    privacy_mode = serializers.ChoiceField(
+        choices=Privacy.choices,
+        help_text="The mode the workspace's visits are stored under now: `full`, `truncated` "
+        "or `none`.",
+    )
 
 
 class WorkspaceCreateSerializer(serializers.Serializer):
@@ -34,7 +44,13 @@ class WorkspaceCreateSerializer(serializers.Serializer):
 
 
 class WorkspaceUpdateSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=100)
+    name = StrictCharField(max_length=100, required=False)
+    analytics_privacy = serializers.ChoiceField(
+        choices=[("", "The deployment's default"), *Privacy.choices],
+        required=False,
+        help_text="`full`, `truncated`, `none`, or empty for the deployment's default. Applies "
+        "to visits stored from now on; stored visits and totals stay as they are.",
+    )
 
 
 class MemberSerializer(serializers.Serializer):

@@ -7,6 +7,7 @@ only that one, and makes no other.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -44,6 +45,8 @@ WORKSPACE_EXAMPLE = {
     "role": "owner",
     "members": 3,
     "created_at": "2026-03-01T09:30:00Z",
+    "analytics_privacy": "none",
+    "privacy_mode": "none",
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
@@ -73,6 +76,8 @@ def _shown(workspaces: list[Workspace]) -> list[dict]:
             "role": getattr(w, "role", None),
             "members": counts.get(w.pk, 0),
             "created_at": w.created_at,
+            "analytics_privacy": w.analytics_privacy,
+            "privacy_mode": selectors.privacy_mode(w.analytics_privacy),
         }
         for w in workspaces
     ]
@@ -189,8 +194,10 @@ class WorkspaceDetailView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_update",
-        summary="Rename a workspace (owners)",
-        description="Its slug stays: links, keys and tools name the workspace by it.",
+        summary="Rename a workspace or choose its privacy mode (owners)",
+        description="Its slug stays: links, keys and tools name the workspace by it. "
+        "`analytics_privacy` chooses what its visits stored from now on keep of their "
+        "visitors (docs/privacy.md).",
         parameters=[SLUG_PARAMETER],
         request=WorkspaceUpdateSerializer,
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
@@ -198,7 +205,15 @@ class WorkspaceDetailView(_WorkspaceView):
     def patch(self, request, slug: str):
         workspace = self.get_workspace(slug)  # 404 before 400
         data = validated(WorkspaceUpdateSerializer, request.data)
-        workspace = services.workspace_rename(by=request.user, workspace=workspace, **data)
+        with transaction.atomic():
+            if "name" in data:
+                workspace = services.workspace_rename(
+                    by=request.user, workspace=workspace, name=data["name"]
+                )
+            if "analytics_privacy" in data:
+                workspace = services.workspace_set_privacy(
+                    by=request.user, workspace=workspace, privacy=data["analytics_privacy"]
+                )
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
 
