@@ -87,9 +87,14 @@ def link_stats(
     return {
         "code": link.code,
         **links_stats(link_ids=[link.pk], start=start, end=end, limit=limit, bucket=bucket),
-        # Visitor ids keyed per window (privacy modes) count a returning person once a window.
-        "uniques_exact_within": uniques_exact_within(link_privacy(link)),
+        "uniques_exact_within": link_uniques_exact_within(link),
     }
+
+
+def link_uniques_exact_within(link) -> str:
+    """Over what span a link's unique visitors are exact (analytics.privacy): visitor ids keyed
+    per window (privacy modes "truncated", "none") count a returning person once a window."""
+    return uniques_exact_within(link_privacy(link))
 
 
 def links_stats(

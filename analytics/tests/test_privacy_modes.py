@@ -195,3 +195,15 @@ def test_dnt_is_honoured_only_when_configured(settings, make_link):
     services.store_visits(messages=[_message(link, ip=PLACED_IP, do_not_track="dnt")])
     assert _stored(link)[1].client_ip == ""
     assert _stored(link)[1].client_id == "private"
+
+
+@pytest.mark.django_db
+def test_the_stats_page_says_over_what_span_unique_visitors_are_exact(settings, make_link, client):
+    link = make_link()
+    client.force_login(link.owner)
+    page = client.get(f"/dashboard/links/{link.code}/")
+    assert page.status_code == 200
+    assert b"uniques-exact-within" not in page.content  # "full": exact over any span
+    settings.ANALYTICS_PRIVACY = "truncated"
+    page = client.get(f"/dashboard/links/{link.code}/")
+    assert b"exact within each day" in page.content
