@@ -24,9 +24,9 @@ MANAGE_PERMISSION = "workspaces.change_workspace"  # staff who may manage any wo
 class Privacy(models.TextChoices):
     """What a stored visit keeps of its visitor (ANALYTICS_PRIVACY; docs/privacy.md)."""
 
-    FULL = "full", "Full: the address and a visitor hash"
-    TRUNCATED = "truncated", "Truncated: the network (/24, /48) and a daily visitor id"
-    NONE = "none", "None: no address, a daily visitor id"
+    FULL = "full", "Full: the address"
+    TRUNCATED = "truncated", "Truncated: its network"
+    NONE = "none", "None: no address"
 
 
 class Workspace(models.Model):
