@@ -415,6 +415,7 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "links.models.LinkStatus",
         "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
         "QrErrorLevelEnum": "links.models.QrErrorLevel",
+        "PrivacyEnum": "workspaces.models.Privacy",
     },
 }
 

@@ -213,6 +213,7 @@ class LinkStatsSerializer(serializers.Serializer):
     total_clicks = serializers.IntegerField(help_text="Clicks by people in the range.")
     unique_visitors = serializers.IntegerField(help_text="Distinct visitors in the range.")
     uniques_exact_within = serializers.CharField(
+        required=False,  # a link's stats (a tag's links may differ)
         help_text="Over what span `unique_visitors` is exact: `all time` (privacy mode `full`), "
         "else the visitor-id window of `truncated` and `none` (`day` by default): a person who "
         "comes back in a later window is counted again."

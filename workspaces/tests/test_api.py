@@ -347,6 +347,8 @@ def test_create_a_team_workspace(team):
         "role": "owner",
         "members": 1,
         "created_at": None,
+        "analytics_privacy": "",
+        "privacy_mode": "full",
     }
     taken = api.post("/api/v1/workspaces/", {"name": "Again", "slug": "acme"}, format="json")
     assert taken.status_code == 400 and "slug" in taken.json()
