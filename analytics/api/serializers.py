@@ -216,7 +216,7 @@ class LinkStatsSerializer(serializers.Serializer):
         required=False,  # a link's stats (a tag's links may differ)
         help_text="Over what span `unique_visitors` is exact: `all time` (privacy mode `full`), "
         "else the visitor-id window of `truncated` and `none` (`day` by default): a person who "
-        "comes back in a later window is counted again."
+        "comes back in a later window is counted again.",
     )
     bot_clicks = serializers.IntegerField(
         required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
