@@ -11,6 +11,8 @@ somewhere else than its long URL (`"d":"https://…"`); absent, as in every olde
 visitor went to the long URL. `link_state` (`"s":"expired"`) is there only for a visit of a
 stopped link that was sent to its fallback (UrlLink.expired_url or the domain's
 expired_redirect) instead of the 410 page; such a visit always has its destination too.
+`do_not_track` (`"p":"gpc"` or `"p":"dnt"`) is there only when the browser asked not to be
+tracked: the flush then stores the click without its details (analytics.services.privacy).
 """
 
 from __future__ import annotations
@@ -44,11 +46,17 @@ WIRE_KEYS = {
     "channel": "q",  # core.channels; absent: the short link
     "destination": "d",  # a rule's or variant's location (serving/gates.py); absent: the long URL
     "link_state": "s",  # sent to the link's fallback: its state (serving/redirect.py); absent: ""
+    "do_not_track": "p",  # "gpc" (Sec-GPC: 1) or "dnt" (DNT: 1); absent: the browser asked neither
 }
 # The states a visit sent to a fallback notes, as plain text (a message's "s").
 _FALLBACK_STATES = frozenset(status.value for status in FALLBACK_STATES)
 # The channel's part of a QR scan's message, written once.
 _QR_SCAN = f',"q":{_json_string(QR)}'
+# A browser's request not to be tracked, as the message says it (the flush decides: Sec-GPC is
+# always honoured, DNT when ANALYTICS_HONOUR_DNT says so).
+GPC, DNT = "gpc", "dnt"
+_GPC = f',"p":{_json_string(GPC)}'
+_DNT = f',"p":{_json_string(DNT)}'
 
 
 def _wire_body(meta: Mapping[str, str], code: str, event_id: str) -> str:
@@ -64,8 +72,15 @@ def _wire_body(meta: Mapping[str, str], code: str, event_id: str) -> str:
         f'"t":{round(time.time(), 3)!r},"i":{_json_string(client_ip(meta))},'
         f'"u":{_json_string(meta.get("HTTP_USER_AGENT", "")[:MAX_USER_AGENT])},'
         f'"r":{_json_string(meta.get("HTTP_REFERER", "")[:MAX_REFERRER])}'
-        f"{_QR_SCAN if query_string and is_qr_scan(query_string) else ''}}}"
+        f"{_QR_SCAN if query_string and is_qr_scan(query_string) else ''}"
+        f"{_do_not_track(meta) if 'HTTP_SEC_GPC' in meta or 'HTTP_DNT' in meta else ''}}}"
     )
+
+
+def _do_not_track(meta: Mapping[str, str]) -> str:
+    if meta.get("HTTP_SEC_GPC", "").strip() == "1":
+        return _GPC
+    return _DNT if meta.get("HTTP_DNT", "").strip() == "1" else ""
 
 
 def encode_visit(meta: Mapping[str, str], entry, *, event_id: str) -> str:
@@ -148,7 +163,7 @@ def _visit_fields(data) -> dict | None:
         or not EARLIEST_VISIT <= visit_time < LATEST_VISIT
     ):
         return None
-    return {
+    visit = {
         "event_id": _text(event_id, MAX_EVENT_ID),
         "link_id": link_id,
         "code": _text(wire("c"), MAX_CODE),
@@ -162,3 +177,7 @@ def _visit_fields(data) -> dict | None:
         # Anything but a known state (absent in older messages) is a visit the link served.
         "link_state": state if (state := wire("s")) in _FALLBACK_STATES else "",
     }
+    # The one field that is no column: it says how to store the others, so only when it is sent.
+    if (signal := wire("p")) in (GPC, DNT):
+        visit["do_not_track"] = signal
+    return visit

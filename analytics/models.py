@@ -290,3 +290,19 @@ class Conversion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.event_name} on link {self.link_id} @ {self.created_at:%Y-%m-%d}"
+
+
+class VisitorKey(models.Model):
+    """The secret that keys visitor ids in one window of ANALYTICS_VISITOR_KEY_HOURS, for visits
+    stored under the "truncated" and "none" privacy modes (analytics.services.privacy).
+
+    In the database so that every process and node keys a window's visitors alike (exact unique
+    visitors within it); deleted once the window is over, after which no stored id can be
+    matched to an address and User-Agent again.
+    """
+
+    window_start = models.DateTimeField(unique=True)
+    secret = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"visitor key from {self.window_start:%Y-%m-%d %H:%M}"

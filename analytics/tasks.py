@@ -27,3 +27,7 @@ def aggregate_hourly_task() -> int:
 @shared_task(ignore_result=True)
 def apply_retention_task() -> int:
     return services.apply_retention().visits
+
+
+def visitor_keys_sweep_task() -> int:
+    return services.visitor_keys_sweep()

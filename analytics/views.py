@@ -152,6 +152,7 @@ def link_stats(request: HttpRequest, code: str) -> HttpResponse:
         request, link_ids=[link.pk], first=link.created_at, kept=("domain", "rows", "bots")
     )
     time_range = context["time_range"]
+    context["stats"]["uniques_exact_within"] = selectors.link_uniques_exact_within(link)
     # People only unless asked: bots and link previews would otherwise fill the list.
     show_bots = request.GET.get("bots") == "1"
     latest = list(selectors.latest_visits(link=link, limit=20, include_bots=show_bots))

@@ -66,6 +66,16 @@ PERIODIC_JOBS: tuple[PeriodicJob, ...] = (
         every="ANALYTICS_RETENTION_SECONDS",
         expires=600,
     ),
+    # Privacy modes "truncated" and "none": the secrets of ended visitor-id windows deleted
+    # (analytics.services.privacy), in every deployment whatever its default mode, since a
+    # workspace may choose one of them.
+    PeriodicJob(
+        name="sweep-visitor-keys",
+        task="analytics.tasks.visitor_keys_sweep_task",
+        function="analytics.services.visitor_keys_sweep",
+        every="ANALYTICS_VISITOR_KEY_SWEEP_SECONDS",
+        expires=60,
+    ),
     PeriodicJob(
         name="refill-code-pool",
         task="links.tasks.refill_code_pool_task",

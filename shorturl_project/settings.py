@@ -431,6 +431,7 @@ SPECTACULAR_SETTINGS = {
         "StatusEnum": "links.models.LinkStatus",
         "WebhookDeliveryStatusEnum": "webhooks.models.DeliveryStatus",
         "QrErrorLevelEnum": "links.models.QrErrorLevel",
+        "PrivacyEnum": "workspaces.models.Privacy",
     },
 }
 
@@ -500,6 +501,19 @@ GEOIP_CITY_DB = env.str("GEOIP_CITY_DB", default="")
 GEOIP_ASN_DB = env.str("GEOIP_ASN_DB", default="")
 GEOIP_LANGUAGE = env.str("GEOIP_LANGUAGE", default="en")
 ANONYMIZE_IP = env.bool("ANONYMIZE_IP", default=False)
+# What a stored visit keeps of its visitor (docs/privacy.md): "full" (the address and a plain
+# visitor hash), "truncated" (the /24 or /48 network; places looked up from the full address
+# first) or "none" (no address). A workspace's owners may choose another for theirs. In the last
+# two the visitor id is keyed with a secret that is replaced every ANALYTICS_VISITOR_KEY_HOURS
+# and then deleted, so unique visitors are exact within one such window.
+ANALYTICS_PRIVACY = env.str("ANALYTICS_PRIVACY", default="full")
+if ANALYTICS_PRIVACY not in ("full", "truncated", "none"):
+    raise ImproperlyConfigured("ANALYTICS_PRIVACY is full, truncated or none.")
+ANALYTICS_VISITOR_KEY_HOURS = env.float("ANALYTICS_VISITOR_KEY_HOURS", default=24.0)
+# How often ended windows' secrets are deleted (a job in shorturl_project.jobs).
+ANALYTICS_VISITOR_KEY_SWEEP_SECONDS = env.float("ANALYTICS_VISITOR_KEY_SWEEP_SECONDS", default=60.0)
+# Sec-GPC: 1 is always honoured (the click counted, none of its details stored); DNT: 1 if on.
+ANALYTICS_HONOUR_DNT = env.bool("ANALYTICS_HONOUR_DNT", default=False)
 ANALYTICS_BATCH_SIZE = env.int("ANALYTICS_BATCH_SIZE", default=1000)
 # Batches one flush stores side by side (threads of the worker process, see flush_pending).
 ANALYTICS_FLUSH_LANES = env.int("ANALYTICS_FLUSH_LANES", default=2)

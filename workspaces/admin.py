@@ -49,9 +49,17 @@ class MembershipInline(admin.StackedInline):
 
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "personal_for", "member_count", "link_count", "created_at"]
+    list_display = [
+        "slug",
+        "name",
+        "personal_for",
+        "member_count",
+        "link_count",
+        "analytics_privacy",
+        "created_at",
+    ]
     search_fields = ["slug", "name", "memberships__user__username"]
-    list_filter = [("personal_for", admin.EmptyFieldListFilter)]
+    list_filter = [("personal_for", admin.EmptyFieldListFilter), "analytics_privacy"]
     readonly_fields = ["personal_for", "created_at"]
     inlines = [MembershipInline]
 

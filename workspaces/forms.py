@@ -2,7 +2,7 @@
 
 from django import forms
 
-from workspaces.models import Role
+from workspaces.models import Privacy, Role
 
 
 class WorkspaceCreateForm(forms.Form):
@@ -49,3 +49,20 @@ class AuditFilterForm(forms.Form):
     def __init__(self, *args, actions: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["action"].choices = [("", "Any action")] + [(a, a) for a in actions]
+
+
+class PrivacyForm(forms.Form):
+    analytics_privacy = forms.ChoiceField(
+        label="Visitor privacy",
+        required=False,
+        help_text="What visits stored from now on keep of their visitors. Visits stored before "
+        "keep what they have, and no total changes.",
+    )
+
+    def __init__(self, *args, default_mode: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        default_label = dict(Privacy.choices)[default_mode].split(":")[0]
+        self.fields["analytics_privacy"].choices = [
+            ("", f"This site's default ({default_label.lower()})"),
+            *Privacy.choices,
+        ]

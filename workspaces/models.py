@@ -24,6 +24,14 @@ ROLE_RANK = {Role.OWNER: 0, Role.EDITOR: 1, Role.VIEWER: 2}
 MANAGE_PERMISSION = "workspaces.change_workspace"  # staff who may manage any workspace
 
 
+class Privacy(models.TextChoices):
+    """What a stored visit keeps of its visitor (ANALYTICS_PRIVACY; docs/privacy.md)."""
+
+    FULL = "full", "Full: the address"
+    TRUNCATED = "truncated", "Truncated: its network"
+    NONE = "none", "None: no address"
+
+
 class Workspace(models.Model):
     slug = models.SlugField(max_length=SLUG_MAX_LENGTH, unique=True)
     name = models.CharField(max_length=100)
@@ -43,6 +51,10 @@ class Workspace(models.Model):
     # only the API's global rates (API_READ_RATE, API_WRITE_RATE).
     api_rate_limit = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(MAX_KEY_RATE)]
+    )
+    # "" follows the deployment's ANALYTICS_PRIVACY; owners may choose another for their visits.
+    analytics_privacy = models.CharField(
+        "visitor privacy", max_length=10, choices=Privacy.choices, blank=True, default=""
     )
 
     class Meta:

@@ -85,6 +85,12 @@ def manage_required(*, user: AbstractBaseUser, workspace: Workspace) -> None:
         raise PermissionDenied(MANAGERS_ONLY_MESSAGE)
 
 
+def privacy_mode(workspace_privacy: str) -> str:
+    """The privacy mode of a workspace whose own choice (Workspace.analytics_privacy) is
+    `workspace_privacy`: "" follows the deployment's ANALYTICS_PRIVACY (docs/privacy.md)."""
+    return workspace_privacy or settings.ANALYTICS_PRIVACY
+
+
 def can_write(*, user: AbstractBaseUser, workspace_id: int) -> bool:
     """May `user` create and change links in the workspace (owner or editor)?"""
     return role_in(user=user, workspace_id=workspace_id) in WRITER_ROLES

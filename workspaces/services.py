@@ -10,7 +10,15 @@ from django.db import IntegrityError, transaction
 from audit.services import audit_change, snapshot
 from core.api.throttles import key_rate_problem
 from workspaces import events
-from workspaces.models import ROLE_RANK, SLUG_MAX_LENGTH, WRITER_ROLES, Membership, Role, Workspace
+from workspaces.models import (
+    ROLE_RANK,
+    SLUG_MAX_LENGTH,
+    WRITER_ROLES,
+    Membership,
+    Privacy,
+    Role,
+    Workspace,
+)
 from workspaces.selectors import (
     PERSONAL_SUFFIX,
     WorkspaceNotFound,
@@ -223,6 +231,20 @@ def workspace_set_api_rate_limit(
         audit_change(
             "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
         )
+    return workspace
+
+
+def workspace_set_privacy(*, by: AbstractBaseUser, workspace: Workspace, privacy: str) -> Workspace:
+    """Choose what the workspace's stored visits keep of their visitors (Privacy; "" follows the
+    deployment's ANALYTICS_PRIVACY). Owners only. From the next visit stored on: visits stored
+    before keep what they have, and no total changes."""
+    manage_required(user=by, workspace=workspace)
+    if privacy not in ("", *Privacy.values):
+        raise ValidationError(
+            {"analytics_privacy": [f"Choose one of {', '.join(Privacy.values)}, or ''."]}
+        )
+    workspace.analytics_privacy = privacy
+    workspace.save(update_fields=["analytics_privacy"])
     return workspace
 
 

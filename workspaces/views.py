@@ -22,7 +22,13 @@ from audit.selectors import audit_actions, audit_csv_chunks, audit_entries
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
-from workspaces.forms import AuditFilterForm, MemberAddForm, RetentionForm, WorkspaceCreateForm
+from workspaces.forms import (
+    AuditFilterForm,
+    MemberAddForm,
+    PrivacyForm,
+    RetentionForm,
+    WorkspaceCreateForm,
+)
 from workspaces.models import Role, Workspace
 from workspaces.selectors import (
     InvitationNotFound,
@@ -32,6 +38,7 @@ from workspaces.selectors import (
     invitations_waiting_for,
     may_manage,
     members_of,
+    privacy_mode,
     retention_days,
     workspace_get,
 )
@@ -124,6 +131,11 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         request.POST if request.POST.get("action") == "retention" else None,
         initial={"raw_retention_days": workspace.raw_retention_days},
     )
+    privacy_form = PrivacyForm(
+        request.POST if request.POST.get("action") == "privacy" else None,
+        initial={"analytics_privacy": workspace.analytics_privacy},
+        default_mode=privacy_mode(""),
+    )
     row_error = None  # (username, messages) for a refused change on one member's row
     limit_errors: list[str] = []  # a refused default limit for the workspace's keys
     if request.method == "POST":
@@ -158,6 +170,19 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                 else:
                     messages.success(request, "Invitation withdrawn.")
                 return redirect("workspace", slug=workspace.slug)
+            elif action == "privacy":
+                if privacy_form.is_valid():
+                    services.workspace_set_privacy(
+                        by=request.user,
+                        workspace=workspace,
+                        privacy=privacy_form.cleaned_data["analytics_privacy"],
+                    )
+                    messages.success(
+                        request,
+                        f"Visits of {workspace.name} are now stored in the "
+                        f"“{privacy_mode(workspace.analytics_privacy)}” privacy mode.",
+                    )
+                    return redirect("workspace", slug=workspace.slug)
             elif action == "role":
                 membership = services.member_set_role(
                     by=request.user,
@@ -216,6 +241,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                 add_service_errors(retention_form, error)
             elif action == "api_rate_limit":
                 limit_errors = error.messages
+            elif action == "privacy":
+                add_service_errors(privacy_form, error)
             else:
                 row_error = (username, error.messages)
     return render(
@@ -229,13 +256,21 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "add_form": add_form,
             "retention_form": retention_form,
             "retention_days": retention_days(workspace),
+            "privacy_form": privacy_form,
+            "privacy_mode": privacy_mode(workspace.analytics_privacy),
             "row_error": row_error,
             "limit_errors": limit_errors,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
         status=400
-        if (add_form.errors or retention_form.errors or row_error or limit_errors)
+        if (
+            add_form.errors
+            or retention_form.errors
+            or privacy_form.errors
+            or row_error
+            or limit_errors
+        )
         else 200,
     )
 

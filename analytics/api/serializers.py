@@ -212,6 +212,12 @@ class LinkStatsSerializer(serializers.Serializer):
     timezone = serializers.CharField(required=False, help_text="Time zone of the hours shown.")
     total_clicks = serializers.IntegerField(help_text="Clicks by people in the range.")
     unique_visitors = serializers.IntegerField(help_text="Distinct visitors in the range.")
+    uniques_exact_within = serializers.CharField(
+        required=False,  # a link's stats (a tag's links may differ)
+        help_text="Over what span `unique_visitors` is exact: `all time` (privacy mode `full`), "
+        "else the visitor-id window of `truncated` and `none` (`day` by default): a person who "
+        "comes back in a later window is counted again.",
+    )
     bot_clicks = serializers.IntegerField(
         required=False, help_text="Clicks by bots and link-preview fetchers (not in the totals)."
     )

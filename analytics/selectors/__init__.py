@@ -58,6 +58,7 @@ from analytics.selectors.series import BUCKETS, hourly_series, series, series_bu
 from analytics.selectors.totals import (
     first_moment,
     link_stats,
+    link_uniques_exact_within,
     links_stats,
     links_totals,
     tags_totals,
@@ -98,6 +99,7 @@ __all__ = [
     "hourly_series",
     "latest_visits",
     "link_stats",
+    "link_uniques_exact_within",
     "links_stats",
     "links_totals",
     "live_totals",

@@ -13,6 +13,7 @@ from django.db.models import Count, Min, QuerySet, Sum
 from django.utils import timezone
 
 from analytics.models import HourlyClick, LinkVisitor, utc_hour
+from analytics.privacy import link_privacy, uniques_exact_within
 from analytics.selectors.breakdowns import DEFAULT_LIMIT, breakdowns
 from analytics.selectors.conversions import conversion_details, conversion_totals
 from analytics.selectors.hours import LinkIds, _hour_ceil, _hourly_rows, _visits
@@ -86,7 +87,14 @@ def link_stats(
     return {
         "code": link.code,
         **links_stats(link_ids=[link.pk], start=start, end=end, limit=limit, bucket=bucket),
+        "uniques_exact_within": link_uniques_exact_within(link),
     }
+
+
+def link_uniques_exact_within(link) -> str:
+    """Over what span a link's unique visitors are exact (analytics.privacy): visitor ids keyed
+    per window (privacy modes "truncated", "none") count a returning person once a window."""
+    return uniques_exact_within(link_privacy(link))
 
 
 def links_stats(

@@ -12,6 +12,8 @@ One module per job; callers import the names from here (`from analytics import s
 
 - `ingest`: `store_visits`, `flush_pending` (the direct, buffered and spooled paths);
 - `inserts`: the VisitRecord INSERT those paths share;
+- `privacy`: the privacy mode a visit is stored under, the visitor-id secrets and their
+  deletion (`visitor_keys_sweep`);
 - `rollups`: `aggregate_hourly`, `rebuild_hourly` (HourlyClick, breakdowns, people);
 - `replay`: `replay_dead_visits` (the dead list);
 - `reclassify`: `reclassify_visits` (newer detectors over stored visits);
@@ -20,8 +22,9 @@ One module per job; callers import the names from here (`from analytics import s
 - `deletion`: `link_visits_delete`, `orphan_visits_delete` (visits deleted on request);
 - `conversions`: `lead_track`, `sale_track` (leads and sales reported for a click).
 
-A module may import a sibling, in that order of dependence (ingest → inserts, rollups; replay →
-ingest; reclassify, retention and deletion → rollups; conversions → ingest), never this package.
+A module may import a sibling, in that order of dependence (ingest → inserts → privacy,
+rollups; replay → ingest; reclassify, retention and deletion → rollups; conversions → ingest),
+never this package.
 """
 
 from analytics.services.conversions import (
@@ -33,6 +36,7 @@ from analytics.services.conversions import (
 )
 from analytics.services.deletion import link_visits_delete, orphan_visits_delete
 from analytics.services.ingest import MAX_ATTEMPTS, FlushResult, flush_pending, store_visits
+from analytics.services.privacy import visitor_keys_sweep
 from analytics.services.reclassify import ReclassifyResult, reclassify_visits
 from analytics.services.replay import NoVisitBuffer, ReplayResult, replay_dead_visits
 from analytics.services.retention import (
@@ -69,5 +73,6 @@ __all__ = [
     "replay_dead_visits",
     "sale_track",
     "store_visits",
+    "visitor_keys_sweep",
     "visitor_visits_erase",
 ]

@@ -54,7 +54,9 @@ def reclassify_visits(
         last_id = chunk[-1].pk
         updated = []
         for visit in chunk:
-            if geo:
+            # A visit stored without its address (privacy "none", Sec-GPC) keeps the places
+            # looked up when it was stored: there is nothing to look them up from again.
+            if geo and visit.client_ip:
                 everything = enrich.enrich(client_ip=visit.client_ip, user_agent=visit.user_agent)
                 derived = {name: everything[name] for name in fields}
             else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
-from workspaces.models import Role
+from workspaces.models import Privacy, Role
 
 
 class WorkspaceSerializer(serializers.Serializer):
@@ -34,6 +34,16 @@ class WorkspaceSerializer(serializers.Serializer):
         help_text="Requests per minute for each of its API keys without a limit of its own "
         "(null: only the API's global rates).",
     )
+    analytics_privacy = serializers.ChoiceField(
+        choices=[("", "The deployment's default"), *Privacy.choices],
+        help_text="The owners' choice of what stored visits keep of their visitors; empty: "
+        "the deployment's `ANALYTICS_PRIVACY` (docs/privacy.md).",
+    )
+    privacy_mode = serializers.ChoiceField(
+        choices=Privacy.choices,
+        help_text="The mode the workspace's visits are stored under now: `full`, `truncated` "
+        "or `none`.",
+    )
 
 
 class WorkspaceCreateSerializer(serializers.Serializer):
@@ -58,6 +68,12 @@ class WorkspaceUpdateSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Requests per minute for each API key without a limit of its own (owners; "
         "null: only the API's global rates).",
+    )
+    analytics_privacy = serializers.ChoiceField(
+        choices=[("", "The deployment's default"), *Privacy.choices],
+        required=False,
+        help_text="`full`, `truncated`, `none`, or empty for the deployment's default. Applies "
+        "to visits stored from now on; stored visits and totals stay as they are.",
     )
 
 

@@ -7,6 +7,7 @@ only that one, and makes no other.
 
 from __future__ import annotations
 
+from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -48,6 +49,8 @@ WORKSPACE_EXAMPLE = {
     "raw_retention_days": 90,
     "effective_retention_days": 90,
     "api_rate_limit": None,
+    "analytics_privacy": "none",
+    "privacy_mode": "none",
 }
 PINNED_KEY_MESSAGE = (
     "This API key acts for one workspace only: make workspaces with a token or on the site."
@@ -80,6 +83,8 @@ def _shown(workspaces: list[Workspace]) -> list[dict]:
             "raw_retention_days": w.raw_retention_days,
             "effective_retention_days": retention_days(w),
             "api_rate_limit": w.api_rate_limit,
+            "analytics_privacy": w.analytics_privacy,
+            "privacy_mode": selectors.privacy_mode(w.analytics_privacy),
         }
         for w in workspaces
     ]
@@ -196,11 +201,13 @@ class WorkspaceDetailView(_WorkspaceView):
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_update",
-        summary="Rename a workspace, set its raw visit retention or its keys' default limit "
-        "(owners)",
+        summary="Rename a workspace, choose its privacy mode, set its raw visit retention or its "
+        "keys' default limit (owners)",
         description="Its slug stays: links, keys and tools name the workspace by it. "
-        "`raw_retention_days`: how long its links' raw visits are kept (docs/privacy.md). "
-        "`api_rate_limit`: requests per minute for each API key without a limit of its own.",
+        "`analytics_privacy` chooses what its visits stored from now on keep of their "
+        "visitors, `raw_retention_days` how long its links' raw visits are kept "
+        "(docs/privacy.md); `api_rate_limit`: requests per minute for each API key without a "
+        "limit of its own.",
         parameters=[SLUG_PARAMETER],
         request=WorkspaceUpdateSerializer,
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
@@ -208,18 +215,23 @@ class WorkspaceDetailView(_WorkspaceView):
     def patch(self, request, slug: str):
         workspace = self.get_workspace(slug)  # 404 before 400
         data = validated(WorkspaceUpdateSerializer, request.data)
-        if "name" in data:
-            workspace = services.workspace_rename(
-                by=request.user, workspace=workspace, name=data["name"]
-            )
-        if "raw_retention_days" in data:
-            workspace = services.workspace_set_retention(
-                by=request.user, workspace=workspace, days=data["raw_retention_days"]
-            )
-        if "api_rate_limit" in data:
-            workspace = services.workspace_set_api_rate_limit(
-                by=request.user, workspace=workspace, api_rate_limit=data["api_rate_limit"]
-            )
+        with transaction.atomic():  # all of a PATCH's changes, or none
+            if "name" in data:
+                workspace = services.workspace_rename(
+                    by=request.user, workspace=workspace, name=data["name"]
+                )
+            if "analytics_privacy" in data:
+                workspace = services.workspace_set_privacy(
+                    by=request.user, workspace=workspace, privacy=data["analytics_privacy"]
+                )
+            if "raw_retention_days" in data:
+                workspace = services.workspace_set_retention(
+                    by=request.user, workspace=workspace, days=data["raw_retention_days"]
+                )
+            if "api_rate_limit" in data:
+                workspace = services.workspace_set_api_rate_limit(
+                    by=request.user, workspace=workspace, api_rate_limit=data["api_rate_limit"]
+                )
         return Response(WorkspaceSerializer(_shown([workspace])[0]).data)
 
 

@@ -350,6 +350,8 @@ def test_create_a_team_workspace(team):
         "raw_retention_days": None,  # the install's setting, unset in the tests: kept for good
         "effective_retention_days": None,
         "api_rate_limit": None,
+        "analytics_privacy": "",
+        "privacy_mode": "full",
     }
     taken = api.post("/api/v1/workspaces/", {"name": "Again", "slug": "acme"}, format="json")
     assert taken.status_code == 400 and "slug" in taken.json()
