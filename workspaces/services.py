@@ -175,19 +175,25 @@ def workspace_create(*, user: AbstractBaseUser, name: str, slug: str = "") -> Wo
     return workspace
 
 
+def _workspace_field_set(*, by: AbstractBaseUser, workspace: Workspace, field: str, value):
+    """Save one of the workspace's own settings (checked by the caller) and its audit entry, in
+    one transaction: every owner's change of a workspace is recorded the same way."""
+    before = snapshot(workspace)
+    setattr(workspace, field, value)
+    with transaction.atomic():
+        workspace.save(update_fields=[field])
+        audit_change(
+            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
+        )
+    return workspace
+
+
 def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -> Workspace:
     manage_required(user=by, workspace=workspace)
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
-    before = snapshot(workspace)
-    workspace.name = name
-    with transaction.atomic():
-        workspace.save(update_fields=["name"])
-        audit_change(
-            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
-        )
-    return workspace
+    return _workspace_field_set(by=by, workspace=workspace, field="name", value=name)
 
 
 MAX_RETENTION_DAYS = 36500
@@ -204,14 +210,7 @@ def workspace_set_retention(
         raise ValidationError(
             {"raw_retention_days": [f"Give a number of days from 0 to {MAX_RETENTION_DAYS}."]}
         )
-    before = snapshot(workspace)
-    workspace.raw_retention_days = days
-    with transaction.atomic():
-        workspace.save(update_fields=["raw_retention_days"])
-        audit_change(
-            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
-        )
-    return workspace
+    return _workspace_field_set(by=by, workspace=workspace, field="raw_retention_days", value=days)
 
 
 def workspace_set_api_rate_limit(
@@ -224,14 +223,9 @@ def workspace_set_api_rate_limit(
     problem = key_rate_problem(api_rate_limit)
     if problem:
         raise ValidationError({"api_rate_limit": [problem]})
-    before = snapshot(workspace)
-    workspace.api_rate_limit = api_rate_limit
-    with transaction.atomic():
-        workspace.save(update_fields=["api_rate_limit"])
-        audit_change(
-            "workspace.update", workspace, actor=by, before=before, workspace_id=workspace.pk
-        )
-    return workspace
+    return _workspace_field_set(
+        by=by, workspace=workspace, field="api_rate_limit", value=api_rate_limit
+    )
 
 
 def workspace_set_privacy(*, by: AbstractBaseUser, workspace: Workspace, privacy: str) -> Workspace:
@@ -243,9 +237,9 @@ def workspace_set_privacy(*, by: AbstractBaseUser, workspace: Workspace, privacy
         raise ValidationError(
             {"analytics_privacy": [f"Choose one of {', '.join(Privacy.values)}, or ''."]}
         )
-    workspace.analytics_privacy = privacy
-    workspace.save(update_fields=["analytics_privacy"])
-    return workspace
+    return _workspace_field_set(
+        by=by, workspace=workspace, field="analytics_privacy", value=privacy
+    )
 
 
 def _check_role(role: str) -> str:

@@ -25,6 +25,7 @@ from workspaces.services import (
     workspace_create,
     workspace_rename,
     workspace_set_api_rate_limit,
+    workspace_set_privacy,
     workspace_set_retention,
 )
 
@@ -97,6 +98,7 @@ def test_workspaces_and_memberships(user, other_user):
     workspace_rename(by=user, workspace=team, name="The team")
     workspace_set_retention(by=user, workspace=team, days=30)
     workspace_set_api_rate_limit(by=user, workspace=team, api_rate_limit=120)
+    workspace_set_privacy(by=user, workspace=team, privacy="none")
     member_add(by=user, workspace=team, username="rival", role="viewer")
     member_set_role(by=user, workspace=team, username="rival", role="editor")
     member_remove(by=user, workspace=team, username="rival")
@@ -108,6 +110,7 @@ def test_workspaces_and_memberships(user, other_user):
         ("workspace.update", "marketer"),
         ("workspace.update", "marketer"),
         ("workspace.update", "marketer"),
+        ("workspace.update", "marketer"),
         ("membership.create", "marketer"),
         ("membership.update", "marketer"),
         ("membership.delete", "marketer"),
@@ -115,9 +118,10 @@ def test_workspaces_and_memberships(user, other_user):
     assert rows[2].changes == {"name": ["Team", "The team"]}
     assert rows[3].changes == {"raw_retention_days": [None, 30]}
     assert rows[4].changes == {"api_rate_limit": [None, 120]}
-    assert rows[5].changes["role"] == [None, "viewer"]
-    assert rows[6].changes == {"role": ["viewer", "editor"]}
-    assert rows[7].changes["role"] == ["editor", None]
+    assert rows[5].changes == {"analytics_privacy": ["", "none"]}
+    assert rows[6].changes["role"] == [None, "viewer"]
+    assert rows[7].changes == {"role": ["viewer", "editor"]}
+    assert rows[8].changes["role"] == ["editor", None]
 
 
 def test_a_token_made_by_the_command_is_recorded_without_its_value(user):
