@@ -29,5 +29,6 @@ def apply_retention_task() -> int:
     return services.apply_retention().visits
 
 
+@shared_task(ignore_result=True)
 def visitor_keys_sweep_task() -> int:
     return services.visitor_keys_sweep()

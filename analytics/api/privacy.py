@@ -8,6 +8,7 @@ import csv
 import io
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -55,6 +56,8 @@ ERASED_EXAMPLE = OpenApiExample("Erased", value={"visits": 3, "links": 2}, respo
 
 
 class WorkspaceErasureView(LinkApiView):
+    serializer_class = VisitorSerializer  # what OPTIONS describes (DRF's metadata asks for it)
+
     @extend_schema(
         tags=TAGS,
         operation_id="workspaces_erasure",
@@ -103,7 +106,11 @@ class WorkspaceVisitorDataView(LinkApiView):
             "`{count, visits}`, or CSV with `?output=csv`."
         ),
         parameters=[SLUG_PARAMETER, VisitorExportQuerySerializer],
-        responses={200: dict, **error_responses(400, 401, 403, 404, 429)},
+        responses={
+            (200, "application/json"): dict,
+            (200, "text/csv"): OpenApiTypes.STR,  # ?output=csv
+            **error_responses(400, 401, 403, 404, 429),
+        },
     )
     def get(self, request, slug: str):
         workspace = self.workspace_param(slug)

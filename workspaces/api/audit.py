@@ -4,6 +4,7 @@ newest first, paginated; `?download=csv` for a download of the same entries."""
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
@@ -33,6 +34,16 @@ class AuditQuerySerializer(serializers.Serializer):
     object = serializers.CharField(required=False, allow_blank=True, max_length=200)
     since = serializers.DateField(required=False)
     until = serializers.DateField(required=False)
+    download = serializers.ChoiceField(choices=["csv"], required=False)
+    # Checked here so a malformed one is a 400 naming it, not ignored (the paginator reads them).
+    page = serializers.IntegerField(
+        required=False, min_value=1, error_messages={"invalid": "Use a page number (1, 2, …)."}
+    )
+    page_size = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        error_messages={"invalid": "Use a number of entries per page (at most 500)."},
+    )
 
 
 class AuditObjectSerializer(serializers.Serializer):
@@ -93,19 +104,23 @@ class AuditListView(WorkspaceApiView):
             OpenApiParameter("download", str, enum=["csv"], description="csv: a CSV download."),
         ],
         responses={
-            200: AuditEntrySerializer(many=True),
+            (200, "application/json"): AuditEntrySerializer(many=True),
+            # ?download=csv: the same entries as a spreadsheet (audit_csv_chunks' columns).
+            (200, "text/csv"): OpenApiTypes.STR,
             **error_responses(400, 401, 403, 404, 429),
         },
         examples=[OpenApiExample("An entry", value=[ENTRY_EXAMPLE], response_only=True)],
     )
     def get(self, request):
         query = validated(AuditQuerySerializer, request.query_params)
+        query.pop("page", None), query.pop("page_size", None)  # the paginator's
+        download = query.pop("download", "")
         workspace = self.workspace_param(query.pop("workspace", ""))
         if workspace is None and self.pinned_workspace_id is not None:
             workspace = Workspace.objects.get(pk=self.pinned_workspace_id)
         ids = audit_workspace_ids(user=request.user, workspace=workspace)
         entries = audit_entries(workspace_ids=ids, **query)
-        if request.query_params.get("download") == "csv":
+        if download == "csv":
             response = StreamingHttpResponse(
                 audit_csv_chunks(entries[:CSV_ROWS_MAX].iterator()),
                 content_type="text/csv; charset=utf-8",
