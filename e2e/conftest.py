@@ -10,7 +10,9 @@ production venv (built once, under a lock) and MariaDB's server (a database each
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 
 import harness
 import pytest
@@ -48,18 +50,33 @@ def production_venv():
         pytest.fail(f"the production install failed: {error}", pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def own_deployment(production_venv):
+    """Starts a deployment for as long as a `with` block lasts: `with own_deployment(mode,
+    name=..., env=..., own_database=...) as dep` (harness.start_deployment's arguments), for a
+    case that needs one of its own beside the session's; a failed start fails the case with the
+    logs, and the deployment is stopped however the block ends."""
+
+    @contextlib.contextmanager
+    def started(mode: str, **kwargs) -> Iterator[harness.Deployment]:
+        try:
+            dep = harness.start_deployment(mode, **kwargs)
+        except harness.HarnessError as error:
+            pytest.fail(str(error), pytrace=False)
+        try:
+            yield dep
+        finally:
+            dep.stop()
+
+    return started
+
+
 @pytest.fixture(scope="session", params=MODES)
-def deployment(request, production_venv):
+def deployment(request, own_deployment):
     """The product started with `make serve` (and, in services mode, `make worker`/`make beat`),
     healthy, with the demo users and an API token for `demo`."""
-    try:
-        dep = harness.start_deployment(request.param)
-    except harness.HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
+    with own_deployment(request.param) as dep:
         yield dep
-    finally:
-        dep.stop()
 
 
 @pytest.fixture(autouse=True)

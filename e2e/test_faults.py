@@ -108,17 +108,11 @@ def test_redis_hung_loses_and_doubles_no_click(services):
 
 
 @pytest.fixture(scope="module")
-def own_database(production_venv):
+def own_database(own_deployment):
     """A services deployment of its own on a private MariaDB server that the case stops (the
     session's deployments and the machine's MariaDB are never touched)."""
-    try:
-        dep = harness.start_deployment("services", name="services-own-db", own_database=True)
-    except harness.HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
+    with own_deployment("services", name="services-own-db", own_database=True) as dep:
         yield dep
-    finally:
-        dep.stop()
 
 
 def test_database_down_cached_links_redirect_writes_503_and_no_click_is_lost(own_database):

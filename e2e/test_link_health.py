@@ -75,17 +75,9 @@ class Destination:
 
 
 @pytest.fixture(scope="module", params=("embedded", "services"))
-def checked_deployment(request, production_venv):
-    try:
-        dep = harness.start_deployment(
-            request.param, name=f"link-health-{request.param}", env=FAST_CHECKS
-        )
-    except harness.HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
+def checked_deployment(request, own_deployment):
+    with own_deployment(request.param, name=f"link-health-{request.param}", env=FAST_CHECKS) as dep:
         yield dep
-    finally:
-        dep.stop()
 
 
 @pytest.fixture

@@ -20,19 +20,10 @@ PEOPLE = 50
 
 
 @pytest.fixture(scope="module", params=("embedded", "services"))
-def private_deployment(request, production_venv):
-    try:
-        dep = harness.start_deployment(
-            request.param,
-            name=f"privacy-none-{request.param}",
-            env={"ANALYTICS_PRIVACY": "none"},
-        )
-    except harness.HarnessError as error:
-        pytest.fail(str(error), pytrace=False)
-    try:
+def private_deployment(request, own_deployment):
+    env = {"ANALYTICS_PRIVACY": "none"}
+    with own_deployment(request.param, name=f"privacy-none-{request.param}", env=env) as dep:
         yield dep
-    finally:
-        dep.stop()
 
 
 def _person(index: int) -> tuple[str, str]:
