@@ -9,11 +9,8 @@ from __future__ import annotations
 import http.server
 import json
 import socket
-import ssl
-import threading
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -31,13 +28,13 @@ from links.services.change import link_update
 from links.services.create import link_create
 from links.tests.destinations import start_destination
 from links.tests.helpers import call_wsgi, client_for
+from webhooks.tests.tls_server import served_over_tls
 
 pytestmark = pytest.mark.django_db
 
 BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0 Safari/537.36"
 TARGET = "https://example.com/spring"
 FALLBACK = "https://example.com/spring-elsewhere"
-TLS = Path(__file__).resolve().parents[2] / "webhooks" / "tests" / "tls"
 
 
 @pytest.fixture(autouse=True)
@@ -316,15 +313,8 @@ def tls_destination(allow_private):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(TLS / "localhost.crt", TLS / "localhost.key")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_port
-    server.shutdown()
-    server.server_close()
+    with served_over_tls(Handler) as port:
+        yield port
 
 
 def test_an_untrusted_certificate_is_a_tls_failure(tls_destination):

@@ -4,8 +4,6 @@ the URL's host (not the address), and an untrusted certificate is refused."""
 from __future__ import annotations
 
 import http.server
-import ssl
-import threading
 from pathlib import Path
 
 import certifi
@@ -13,8 +11,8 @@ import pytest
 
 from links import outbound
 from webhooks import sending
+from webhooks.tests.tls_server import TLS, served_over_tls
 
-TLS = Path(__file__).parent / "tls"
 PING = {"id": "1", "event": "ping"}
 
 
@@ -30,15 +28,8 @@ def tls_receiver(allow_private):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(TLS / "localhost.crt", TLS / "localhost.key")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_port
-    server.shutdown()
-    server.server_close()
+    with served_over_tls(Handler) as port:
+        yield port
 
 
 @pytest.fixture
