@@ -272,6 +272,21 @@ def _tag_change(
     return redirect("tag_stats", renamed.name)
 
 
+def _tag_and_links(request: HttpRequest, tag: str) -> tuple:
+    """(current workspace, its tag named `tag`, the tag's links as a query): what the tag stats
+    page and its live totals count. Archived and stopped links included, as in the API's tag
+    stats; 404 for a tag the workspace does not have."""
+    workspace = current_workspace(request)
+    try:
+        found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
+    except TagNotFound:
+        raise Http404("No such tag") from None
+    links = link_list(
+        user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk
+    )
+    return workspace, found, links
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
@@ -279,11 +294,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
     carrying it (a person who visited several counts once), and each link's own clicks. Tags
     belong to a workspace: staff too see only their current workspace's. Its owners and
     editors rename or delete the tag here (POST)."""
-    workspace = current_workspace(request)
-    try:
-        found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
-    except TagNotFound:
-        raise Http404("No such tag") from None
+    workspace, found, tag_links = _tag_and_links(request, tag)
     rename_form = TagRenameForm(
         request.POST if request.method == "POST" else None, initial={"name": found.name}
     )
@@ -294,10 +305,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
             pending_merge = done
         elif done is not None:
             return done
-    # Archived and stopped links included, as in the API's tag stats.
-    links = list(
-        link_list(user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk)
-    )
+    links = list(tag_links)
     link_ids = [link.pk for link in links]
     # "All time" starts when the first of them was made.
     first = min((link.created_at for link in links), default=None)
@@ -339,14 +347,7 @@ def tag_stats(request: HttpRequest, tag: str) -> HttpResponse:
 def tag_live(request: HttpRequest, tag: str) -> JsonResponse:
     """The tag stats page's totals while it is open: the same links as the page (the current
     workspace's tag, archived and stopped links included), see _live_answer."""
-    workspace = current_workspace(request)
-    try:
-        found = tag_get(user=request.user, name=tag, workspace_id=workspace.pk)
-    except TagNotFound:
-        raise Http404("No such tag") from None
-    links = link_list(
-        user=request.user, tags=[found.name], archived=True, workspace_id=workspace.pk
-    )
+    _, _, links = _tag_and_links(request, tag)
     # A subquery of the figures' one query, not a query of its own.
     return _live_answer(request, links.order_by().values("pk"))
 

@@ -4,9 +4,6 @@ erased or exported, a link's raw visits erased. Every count they made is kept
 
 from __future__ import annotations
 
-import csv
-import io
-
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -80,19 +77,6 @@ class WorkspaceErasureView(LinkApiView):
         return Response(ErasedSerializer(deleted.as_dict()).data)
 
 
-def _csv_chunks(rows) -> object:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=selectors.VISITOR_EXPORT_COLUMNS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-        if buffer.tell() > 16384:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
-
-
 class WorkspaceVisitorDataView(LinkApiView):
     read_scope = ApiScope.STATS_READ
 
@@ -120,7 +104,7 @@ class WorkspaceVisitorDataView(LinkApiView):
         rows = selectors.visitor_visits_export(workspace=workspace, **query)
         if output == "csv":
             answer = StreamingHttpResponse(
-                _csv_chunks(rows), content_type="text/csv; charset=utf-8"
+                selectors.visitor_visits_csv_chunks(rows), content_type="text/csv; charset=utf-8"
             )
             answer["Content-Disposition"] = f'attachment; filename="visitor-{workspace.slug}.csv"'
             return answer

@@ -20,7 +20,7 @@ One module per question a caller asks; callers import the names from here
 - `series`: clicks over time (`series`, `hourly_series`, `series_bucket`);
 - `breakdowns`: what they were made of (`breakdowns`, `variant_results`, `referrer_host`);
 - `visits`: visits one by one (`latest_visits`, `visit_list`, `visit_rows_for_export`,
-  `visitor_visits`, `visitor_visits_export`) and
+  `visitor_visits`, `visitor_visits_export`, `visitor_visits_csv_chunks`) and
   `pipeline_status`;
 - `live`: a stats page's totals while they move (`live_totals`), read every second;
 - `orphan_visits`: requests that reached no link;
@@ -75,6 +75,7 @@ from analytics.selectors.visits import (
     visit_list,
     visit_rows_for_export,
     visitor_visits,
+    visitor_visits_csv_chunks,
     visitor_visits_export,
 )
 
@@ -119,6 +120,7 @@ __all__ = [
     "visit_list",
     "visit_rows_for_export",
     "visitor_visits",
+    "visitor_visits_csv_chunks",
     "visitor_visits_export",
     "workspace_stats",
 ]

@@ -5,9 +5,10 @@ and what still waits to be stored (`pipeline_status`).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.db.models import Q, QuerySet
 
 from analytics import buffer, spool
 from analytics.models import VisitRecord
+from core.csv_cells import LineEcho
 from core.redis_conn import redis_client
 
 
@@ -168,3 +170,12 @@ def visitor_visits_export(*, workspace, ip: str = "", visitor: str = "") -> Iter
         *VISITOR_EXPORT_COLUMNS
     )
     yield from rows.iterator(chunk_size=2000)
+
+
+def visitor_visits_csv_chunks(rows: Iterable[dict]) -> Iterator[str]:
+    """visitor_visits_export's rows as CSV lines under a header row (the API's ?output=csv and
+    manage.py export_visitor)."""
+    writer = csv.DictWriter(LineEcho(), fieldnames=VISITOR_EXPORT_COLUMNS)
+    yield writer.writeheader()
+    for row in rows:
+        yield writer.writerow(row)

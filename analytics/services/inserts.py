@@ -72,41 +72,35 @@ _VISITOR_FIELDS = _VisitRow._fields.index("user_agent")
 
 def _visit_row(
     visit: dict,
-    enriched: Callable[[str, str], tuple],
+    link_mode: str,
+    enrichers: dict[tuple[str, str], Callable[[str, str], tuple]],
     adapt_time: Callable[[datetime], str],
 ) -> _VisitRow:
-    """`enriched` is enrich.enricher() (one per batch); `adapt_time` the connection's datetime
-    adapter. A decoded message's fields are str/int already (messages.decode_visit), which is
-    what CharField and ForeignKey would hand the adapter anyway; only the datetime needs work."""
+    """`link_mode` is the privacy mode of the visit's link; `enrichers` the batch's
+    enrich.enricher()s by (mode, visitor-key window secret), made here on first use (a batch has
+    one or two of each); `adapt_time` the connection's datetime adapter. A decoded message's
+    fields are str/int already (messages.decode_visit), which is what CharField and ForeignKey
+    would hand the adapter anyway; only the datetime needs work."""
+    mode = privacy.visit_mode(visit, link_mode)
+    secret = visitor_secret(visit["visit_time"]) if privacy.uses_windows(mode) else ""
+    enriched = enrichers.get((mode, secret))
+    if enriched is None:
+        enriched = enrichers[mode, secret] = enrich.enricher(mode, secret)
+    # Stored without its details (Sec-GPC, DNT): no referrer, and its User-Agent is read for
+    # bots by the enricher, never stored. The webhooks' click is made from this row too.
+    untracked = mode == enrich.PRIVATE
     return _VisitRow(
         visit["link_id"],
         visit["code"],
         visit["event_id"],
         adapt_time(visit["visit_time"]),
-        visit["referrer"],
+        "" if untracked else visit["referrer"],
         visit["channel"],
         visit["destination"],
         visit["link_state"],
-        "" if visit.get("untracked") else visit["user_agent"],
+        "" if untracked else visit["user_agent"],
         *enriched(visit["client_ip"], visit["user_agent"]),
     )
-
-
-def _enricher_of(
-    visit: dict, modes: dict[int, str], enrichers: dict[tuple[str, str], Callable]
-) -> Callable[[str, str], tuple]:
-    """The batch's enricher for one visit's privacy mode and visitor-key window (a batch has one
-    or two of each). A visit stored without its details (Sec-GPC, DNT) loses its referrer here
-    too, before the row and the webhooks' click are made from it."""
-    mode = privacy.visit_mode(visit, modes[visit["link_id"]])
-    if mode == enrich.PRIVATE:
-        visit["referrer"] = ""
-        visit["untracked"] = True  # its User-Agent is read for bots, never stored
-    secret = visitor_secret(visit["visit_time"]) if privacy.uses_windows(mode) else ""
-    enriched = enrichers.get((mode, secret))
-    if enriched is None:
-        enriched = enrichers[mode, secret] = enrich.enricher(mode, secret)
-    return enriched
 
 
 def _time_adapter() -> Callable[[datetime], str]:
@@ -255,7 +249,7 @@ def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
     enrichers: dict[tuple[str, str], Callable[[str, str], tuple]] = {}
     adapt_time = _time_adapter()
     new = [visit for visit in wanted if visit["event_id"] not in present]
-    rows = [_visit_row(visit, _enricher_of(visit, modes, enrichers), adapt_time) for visit in new]
+    rows = [_visit_row(visit, modes[visit["link_id"]], enrichers, adapt_time) for visit in new]
     with transaction.atomic():
         _insert_visits(rows)
         if rows:
@@ -275,7 +269,7 @@ def _clicks(visits: list[dict], rows: list[_VisitRow]) -> list[dict]:
             "country": row.country,
             "country_code": row.country_code,
             "device_type": row.device_type,
-            "referrer": visit["referrer"],
+            "referrer": row.referrer,
             "is_bot": bool(row.is_bot),
         }
         for visit, row in zip(visits, rows, strict=True)

@@ -64,14 +64,6 @@ class RetentionResult:
     workspaces: dict[str, int] = field(default_factory=dict)
 
 
-def _people_by_pair(visits: QuerySet) -> dict[tuple[int, datetime], set[str]]:
-    people: dict[tuple[int, datetime], set[str]] = defaultdict(set)
-    rows = visits.filter(is_bot=False).values_list("link_id", "visit_time", "client_id")
-    for link_id, moment, client_id in rows.order_by().iterator():
-        people[(link_id, utc_hour(moment))].add(client_id)
-    return people
-
-
 def _delete_batch(ids: list[int]) -> Deleted:
     """Delete these visits, their counts kept (module docstring). Called with the roll-up paused."""
     visits = VisitRecord.objects.filter(pk__in=ids)
@@ -84,12 +76,15 @@ def _delete_batch(ids: list[int]) -> Deleted:
     # Settle the hours first: what they count is then exactly their visits (plus earlier kept).
     aggregate_hourly(pairs=pairs)
     with transaction.atomic():
+        # Per (link, hour): [people's clicks, bots' clicks], and the people who made them.
         clicks: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-        for link_id, moment, is_bot in visits.values_list(
-            "link_id", "visit_time", "is_bot"
-        ).order_by():
-            clicks[(link_id, utc_hour(moment))][1 if is_bot else 0] += 1
-        people = _people_by_pair(visits)
+        people: dict[tuple, set[str]] = defaultdict(set)
+        rows = visits.values_list("link_id", "visit_time", "is_bot", "client_id").order_by()
+        for link_id, moment, is_bot, client_id in rows.iterator():
+            pair = (link_id, utc_hour(moment))
+            clicks[pair][1 if is_bot else 0] += 1
+            if not is_bot:
+                people[pair].add(client_id)
         breakdowns = breakdown_sums(visits)
         deleted = visits.delete()[0]
         for (link_id, hour), (people_clicks, bot_clicks) in clicks.items():
