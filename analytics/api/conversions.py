@@ -23,7 +23,8 @@ _METADATA_HELP = "Anything of yours to keep with it: a JSON object of at most 40
 
 
 class LeadInSerializer(serializers.Serializer):
-    """What the schema shows; the checks are the service's (400 naming the field)."""
+    """What the schema shows, and which body fields go to the service (_TrackView.track, as its
+    keyword arguments of the same names); the checks are the service's (400 naming the field)."""
 
     click_id = serializers.CharField(help_text=_CLICK_ID_HELP)
     event_name = serializers.CharField(
@@ -133,12 +134,13 @@ class _TrackView(WorkspaceApiView):
     def required_scope(self, request) -> str:
         return ApiScope.CONVERSIONS_WRITE
 
-    def data(self, request) -> dict:
+    def track(self, request, report) -> Response:
+        """Call `report` (services.lead_track or sale_track) with the body's fields, those the
+        schema's serializer names (unchecked: the service checks them), and answer its row."""
         if not isinstance(request.data, dict):
             raise ValidationError({"non_field_errors": ["Send a JSON object."]})
-        return request.data
-
-    def answer(self, result: services.ConversionResult) -> Response:
+        fields = {name: request.data.get(name) for name in self.serializer_class().fields}
+        result = report(user=request.user, pinned_workspace_id=self.pinned_workspace_id, **fields)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(_body(result), status=code)
 
@@ -169,16 +171,7 @@ class LeadTrackView(_TrackView):
         ],
     )
     def post(self, request):
-        data = self.data(request)
-        result = services.lead_track(
-            user=request.user,
-            click_id=data.get("click_id"),
-            event_name=data.get("event_name"),
-            customer_id=data.get("customer_id"),
-            metadata=data.get("metadata"),
-            pinned_workspace_id=self.pinned_workspace_id,
-        )
-        return self.answer(result)
+        return self.track(request, services.lead_track)
 
 
 class SaleTrackView(_TrackView):
@@ -197,16 +190,4 @@ class SaleTrackView(_TrackView):
         examples=[OpenApiExample("A new sale", value=SALE_EXAMPLE, response_only=True)],
     )
     def post(self, request):
-        data = self.data(request)
-        result = services.sale_track(
-            user=request.user,
-            click_id=data.get("click_id"),
-            customer_id=data.get("customer_id"),
-            amount=data.get("amount"),
-            currency=data.get("currency"),
-            event_name=data.get("event_name"),
-            invoice_id=data.get("invoice_id"),
-            metadata=data.get("metadata"),
-            pinned_workspace_id=self.pinned_workspace_id,
-        )
-        return self.answer(result)
+        return self.track(request, services.sale_track)

@@ -16,6 +16,7 @@ from analytics.api.serializers import (
 )
 from analytics.models import utc_hour
 from analytics.selectors import link_stats, links_stats, live_totals, workspace_stats
+from core.api.base import validated
 from core.api.docs import RETRY_AFTER, error_responses
 from core.api.scopes import ApiScope
 from links.api.base import LinkApiView
@@ -127,9 +128,8 @@ class LinkStatsView(LinkApiView):
     )
     def get(self, request, code: str):
         link = self.get_link(code)  # 404 first: others' codes cannot be probed
-        query = StatsQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        stats = link_stats(link=link, **query.validated_data)
+        query = validated(StatsQuerySerializer, request.query_params.dict())
+        stats = link_stats(link=link, **query)
         return Response(LinkStatsSerializer(stats).data)
 
 
@@ -167,11 +167,10 @@ class LinkLiveStatsView(LinkApiView):
     )
     def get(self, request, code: str):
         link = self.get_link(code)  # 404 first: others' codes cannot be probed
-        query = LiveQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        figures = live_totals(link_ids=[link.pk], **query.validated_data)
-        start = utc_hour(query.validated_data["start"])
-        answer = {"code": link.code, **query.validated_data, "start": start, **figures}
+        query = validated(LiveQuerySerializer, request.query_params.dict())
+        figures = live_totals(link_ids=[link.pk], **query)
+        start = utc_hour(query["start"])
+        answer = {"code": link.code, **query, "start": start, **figures}
         # Asked again every second: never a cached answer.
         return Response(LiveStatsSerializer(answer).data, headers={"Cache-Control": "no-store"})
 
@@ -208,10 +207,9 @@ class TagStatsView(LinkApiView):
     def get(self, request, tag: str):
         workspace_id = self.workspace_id_to_read(request.query_params.get("workspace"))
         found = tag_get(user=request.user, name=tag, workspace_id=workspace_id)  # 404 if none
-        query = StatsQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
+        query = validated(StatsQuerySerializer, request.query_params.dict())
         link_ids = list(found.links.values_list("pk", flat=True))
-        stats = links_stats(link_ids=link_ids, **query.validated_data)
+        stats = links_stats(link_ids=link_ids, **query)
         return Response(
             TagStatsSerializer({**stats, "tag": found.name, "links": len(link_ids)}).data
         )
@@ -242,7 +240,6 @@ class WorkspaceStatsView(LinkApiView):
     )
     def get(self, request, slug: str):
         workspace = self.workspace_param(slug)  # 404 for one the caller is not in
-        query = StatsQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        stats = workspace_stats(workspace_id=workspace.pk, **query.validated_data)
+        query = validated(StatsQuerySerializer, request.query_params.dict())
+        stats = workspace_stats(workspace_id=workspace.pk, **query)
         return Response(WorkspaceStatsSerializer({**stats, "workspace": workspace.slug}).data)

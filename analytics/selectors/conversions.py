@@ -74,15 +74,15 @@ def conversion_details(
     start: datetime,
     end: datetime,
     click_breakdowns: dict,
+    several_currencies: bool,
 ) -> dict:
     """{"days": […], "countries"/"devices"/"referrers": […]}: leads, sales and revenue per local
     day (with the day's clicks, from HourlyClick whatever the chart's bucket) and per value of
     the clicks' dimensions (with that value's clicks, from `click_breakdowns`, as far as they
     list it; null past their limit). Days and values without a conversion are left out; each
-    revenue is null when the range has sales in several currencies."""
+    revenue is null when the range has sales in several currencies, whose sums mean nothing
+    (`several_currencies`: the same range's conversion_totals found so, its `revenue` null)."""
     rows = _conversions(link_ids, start, end)
-    # Sums of two currencies mean nothing: then each row's revenue is null (see the totals').
-    several = rows.filter(kind=ConversionKind.SALE).values("currency").distinct().count() > 1
     zone = timezone.get_current_timezone()
     days = []
     daily = list(
@@ -115,7 +115,7 @@ def conversion_details(
                 "clicks": clicks,
                 "leads": row["leads"],
                 "sales": row["sales"],
-                "revenue": None if several else row["revenue"] or 0,
+                "revenue": None if several_currencies else row["revenue"] or 0,
                 **rates(clicks=clicks, leads=row["leads"], sales=row["sales"]),
             }
         )
@@ -142,7 +142,7 @@ def conversion_details(
                 "clicks": clicked["clicks"] if clicked else None,
                 "leads": row["leads"],
                 "sales": row["sales"],
-                "revenue": None if several else row["revenue"] or 0,
+                "revenue": None if several_currencies else row["revenue"] or 0,
             }
             if dimension == "countries":
                 entry["code"] = value

@@ -110,12 +110,15 @@ def links_stats(
     totals = _totals(link_ids, start, end)
     clicks_series = series(link_ids=link_ids, start=start, end=end, bucket=bucket)
     click_breakdowns = breakdowns(link_ids=link_ids, start=start, end=end, limit=limit)
+    conversions = conversion_totals(
+        link_ids=link_ids, start=start, end=end, clicks=totals["total_clicks"]
+    )
     return {
         "start": utc_hour(start).astimezone(timezone.get_current_timezone()),
         "end": end,
         "timezone": timezone.get_current_timezone_name(),
         **totals,
-        **conversion_totals(link_ids=link_ids, start=start, end=end, clicks=totals["total_clicks"]),
+        **conversions,
         "bucket": bucket,
         "series": clicks_series,
         **click_breakdowns,
@@ -124,6 +127,7 @@ def links_stats(
             start=start,
             end=end,
             click_breakdowns=click_breakdowns,
+            several_currencies=conversions["revenue"] is None,
         ),
     }
 

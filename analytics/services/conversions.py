@@ -32,6 +32,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from analytics.forward import forward_spooled_visits
@@ -142,11 +143,11 @@ def _click_id(value) -> str:
     return click_id
 
 
-def _writable_workspaces(user: AbstractBaseUser, pinned_workspace_id: int | None) -> list[int]:
-    ids = list(workspace_ids_of(user, writers_only=True).values_list("workspace_id", flat=True))
-    if pinned_workspace_id is not None:
-        ids = [pk for pk in ids if pk == pinned_workspace_id]
-    return ids
+def _writable_workspaces(user: AbstractBaseUser, pinned_workspace_id: int | None) -> QuerySet:
+    """The ids of the workspaces `user` writes in (the API key's own alone, when it acts for
+    one), as a subquery."""
+    ids = workspace_ids_of(user, writers_only=True)
+    return ids if pinned_workspace_id is None else ids.filter(workspace_id=pinned_workspace_id)
 
 
 def _stored_click(click_id: str) -> VisitRecord | None:
@@ -308,79 +309,77 @@ def sale_track(
     the caller's workspaces, if that customer's leads are in one of them alone: a 400 naming
     customer_id otherwise). `invoice_id`: the order's id, counted once per workspace (a repeat
     answers the sale stored first)."""
-    errors: dict[str, list[str]] = {}
-    checked: dict = {}
-    for name, check in (
-        ("amount", lambda: _amount(amount)),
-        ("currency", lambda: _currency(currency)),
-        (
-            "event_name",
-            lambda: _text(event_name, field="event_name", max_length=EVENT_NAME_MAX, required=True),
-        ),
-        (
-            "customer_id",
-            lambda: _text(
-                customer_id, field="customer_id", max_length=CUSTOMER_ID_MAX, required=False
-            ),
-        ),
-        (
-            "invoice_id",
-            lambda: _text(
-                invoice_id, field="invoice_id", max_length=INVOICE_ID_MAX, required=False
-            ),
-        ),
-        ("metadata", lambda: _metadata(metadata)),
-        ("click_id", lambda: _click_id(click_id) if click_id not in (None, "") else ""),
-    ):
+    errors: dict[str, list[str]] = {}  # every field's problem at once
+
+    def check(validate, *args, **kwargs):
         try:
-            checked[name] = check()
+            return validate(*args, **kwargs)
         except ValidationError as exc:
             errors.update(exc.message_dict)
-    if not errors and not checked["click_id"] and not checked["customer_id"]:
+            return None
+
+    amount = check(_amount, amount)
+    currency = check(_currency, currency)
+    event_name = check(
+        _text, event_name, field="event_name", max_length=EVENT_NAME_MAX, required=True
+    )
+    customer_id = check(
+        _text, customer_id, field="customer_id", max_length=CUSTOMER_ID_MAX, required=False
+    )
+    invoice_id = check(
+        _text, invoice_id, field="invoice_id", max_length=INVOICE_ID_MAX, required=False
+    )
+    metadata = check(_metadata, metadata)
+    click_id = check(_click_id, click_id) if click_id not in (None, "") else ""
+    if not errors and not click_id and not customer_id:
         errors["click_id"] = ["Send the sale's click_id, or the customer_id of a lead."]
     if errors:
         raise ValidationError(errors)
-    if checked["click_id"]:
-        visit = click_for(
-            click_id=checked["click_id"], user=user, pinned_workspace_id=pinned_workspace_id
-        )
-    else:
-        leads = Conversion.objects.filter(
-            kind=ConversionKind.LEAD,
-            customer_id=checked["customer_id"],
-            workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
-        )
-        # A customer id is the site's own, so two workspaces (two shops) may both have a
-        # cus_1: unless the key names its workspace, which one the sale is for is not guessed.
-        if pinned_workspace_id is None:
-            several = leads.values("workspace_id").distinct().order_by()[:2]
-            if len(several) > 1:
-                raise ValidationError(
-                    {
-                        "customer_id": [
-                            f"The customer {checked['customer_id']!r} has leads in several of "
-                            "your workspaces: send the sale's click_id, or use an API key of "
-                            "the one workspace."
-                        ]
-                    }
-                )
-        lead = leads.order_by("-created_at", "-id").first()
-        if lead is None:
-            raise CustomerNotFound(checked["customer_id"])
-        visit = click_for(
-            click_id=lead.click_id, user=user, pinned_workspace_id=pinned_workspace_id
-        )
+    if not click_id:
+        click_id = _latest_lead_click(customer_id, user, pinned_workspace_id)
+    visit = click_for(click_id=click_id, user=user, pinned_workspace_id=pinned_workspace_id)
     values = {
         **_values_from_click(visit),
         "kind": ConversionKind.SALE,
-        "event_name": checked["event_name"],
-        "customer_id": checked["customer_id"],
-        "amount": checked["amount"],
-        "currency": checked["currency"],
-        "invoice_id": checked["invoice_id"],
-        "metadata": checked["metadata"],
+        "event_name": event_name,
+        "customer_id": customer_id,
+        "amount": amount,
+        "currency": currency,
+        "invoice_id": invoice_id,
+        "metadata": metadata,
     }
     once_key = None
-    if checked["invoice_id"]:
-        once_key = _once_key(ConversionKind.SALE, values["workspace_id"], checked["invoice_id"])
+    if invoice_id:
+        once_key = _once_key(ConversionKind.SALE, values["workspace_id"], invoice_id)
     return _store(values, once_key)
+
+
+def _latest_lead_click(
+    customer_id: str, user: AbstractBaseUser, pinned_workspace_id: int | None
+) -> str:
+    """The click id of `customer_id`'s latest lead in the workspaces `user` writes in (the
+    key's own, when pinned). CustomerNotFound without one; a 400 naming customer_id when, with
+    no workspace pinned, that customer has leads in several."""
+    leads = Conversion.objects.filter(
+        kind=ConversionKind.LEAD,
+        customer_id=customer_id,
+        workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
+    )
+    # A customer id is the site's own, so two workspaces (two shops) may both have a
+    # cus_1: unless the key names its workspace, which one the sale is for is not guessed.
+    if pinned_workspace_id is None:
+        several = leads.values("workspace_id").distinct().order_by()[:2]
+        if len(several) > 1:
+            raise ValidationError(
+                {
+                    "customer_id": [
+                        f"The customer {customer_id!r} has leads in several of your "
+                        "workspaces: send the sale's click_id, or use an API key of the one "
+                        "workspace."
+                    ]
+                }
+            )
+    lead = leads.order_by("-created_at", "-id").only("click_id").first()
+    if lead is None:
+        raise CustomerNotFound(customer_id)
+    return lead.click_id
