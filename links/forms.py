@@ -237,7 +237,7 @@ class GateFieldsMixin(forms.Form):
             "invalid": "Enter a whole number of visits.",
         },
     )
-    # The fallback (issue #28): checked by links.services.policy.validate_expired_url.
+    # The fallback (issue #28): checked by links.services.policy.validate_optional_url.
     expired_url = _destination_field(
         "Once stopped, send visitors to",
         "https://example.com/offer-ended",
@@ -247,7 +247,7 @@ class GateFieldsMixin(forms.Form):
             "link's clicks (never toward its limit). Not before its start."
         ),
     )
-    # Failover (issue #29): checked by links.services.policy.validate_fallback_url.
+    # Failover (issue #29): checked by links.services.policy.validate_optional_url.
     fallback_url = _destination_field(
         "While the destination is broken, send visitors to",
         "https://example.com/offers",

@@ -100,12 +100,11 @@ def _node_runners() -> dict[str, list[Job]]:
             # First, so that a backlog of visits stored at start does not hold it up.
             Job("build the code filter", CODE_SET_CHECK_SECONDS, link_cache.ensure_code_filter),
         ],
-        WEBHOOKS_LOCK: [],
-        LINK_CHECKS_LOCK: [],
     }
-    # What beat has Celery run in services mode (shorturl_project.jobs), run here.
+    # What beat has Celery run in services mode (shorturl_project.jobs), run here: each in the
+    # thread its job names (RUNNER, WEBHOOKS, LINK_CHECKS), one thread per name.
     for job in PERIODIC_JOBS:
-        runners[job.runner].append(
+        runners.setdefault(job.runner, []).append(
             Job(
                 job.name,
                 job.seconds(embedded=True),

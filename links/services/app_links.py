@@ -27,7 +27,7 @@ from django.core.exceptions import ValidationError
 
 from links.cache import app_location
 from links.domains import WELL_KNOWN_PATHS
-from links.services.policy import LongUrlRules, is_storable_text
+from links.services.policy import LongUrlRules, is_storable_text, validate_optional_url
 
 APP_FIELDS = ("ios_url", "android_url")
 # An RFC 3986 scheme, then its colon.
@@ -80,10 +80,7 @@ def validate_app_url(value: str | None, *, field: str, url_rules: LongUrlRules) 
     scheme = match[1].lower() if match else ""
     if not scheme or scheme in WEB_SCHEMES:
         # A universal link (or a bare host, which gets https:// as a long URL does).
-        try:
-            return url_rules.check(url)
-        except ValidationError as exc:
-            raise ValidationError({field: exc.error_dict["long_url"]}) from None
+        return validate_optional_url(url, field=field, url_rules=url_rules)
     if scheme in REFUSED_SCHEMES:
         raise refuse(
             f"{scheme}: URLs are refused: they run or show something in the browser instead "

@@ -23,10 +23,9 @@ from links.services.policy import (
     LongUrlRules,
     ensure_changeable,
     url_hash,
-    validate_expired_url,
     validate_expiry,
-    validate_fallback_url,
     validate_long_url,
+    validate_optional_url,
     validate_redirect_type,
     validate_schedule,
     validate_start,
@@ -235,11 +234,15 @@ def link_update(
             changed += list(cleaned)
     if expired_url is not _UNSET:
         url_rules = LongUrlRules(request_host=request_host)
-        link.expired_url = validate_expired_url(expired_url, url_rules=url_rules)
+        link.expired_url = validate_optional_url(
+            expired_url, field="expired_url", url_rules=url_rules
+        )
         changed.append("expired_url")
     if fallback_url is not _UNSET:
         url_rules = LongUrlRules(request_host=request_host)
-        link.fallback_url = validate_fallback_url(fallback_url, url_rules=url_rules)
+        link.fallback_url = validate_optional_url(
+            fallback_url, field="fallback_url", url_rules=url_rules
+        )
         changed.append("fallback_url")
     with transaction.atomic():
         changed += health_forget(link, changed)

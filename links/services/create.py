@@ -26,9 +26,8 @@ from links.services.policy import (
     alias_taken_error,
     free_alias_suggestions,
     url_hash,
-    validate_expired_url,
     validate_expiry,
-    validate_fallback_url,
+    validate_optional_url,
     validate_redirect_type,
     validate_schedule,
     validate_start,
@@ -215,8 +214,12 @@ def prepare_link(
         og_description=og_description,
         og_image=og_image,
     )
-    expired_url = check(validate_expired_url, expired_url, url_rules=url_rules)
-    fallback_url = check(validate_fallback_url, fallback_url, url_rules=url_rules)
+    expired_url = check(
+        validate_optional_url, expired_url, field="expired_url", url_rules=url_rules
+    )
+    fallback_url = check(
+        validate_optional_url, fallback_url, field="fallback_url", url_rules=url_rules
+    )
     app_urls = check(
         validate_app_urls, url_rules=url_rules, ios_url=ios_url, android_url=android_url
     )

@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
@@ -66,24 +67,33 @@ def link_destinations(link: UrlLink) -> list[str]:
     return list(dict.fromkeys(web))[:MAX_DESTINATIONS]
 
 
-def _failures_in_a_row(link: UrlLink, url: str, latest: checker.CheckResult | None) -> int:
+def _history(link: UrlLink) -> dict[str, list[bool]]:
+    """Each destination's stored checks (ok or not), newest first, blocked checks skipped: one
+    read for the whole pass. It holds only checks of the link's current destinations
+    (health_forget drops it with an edit), as many as _trim_history keeps."""
+    history: dict[str, list[bool]] = defaultdict(list)
+    checks = (
+        LinkCheck.objects.filter(link=link)
+        .exclude(error=CheckError.BLOCKED)
+        .order_by("-checked_at", "-id")
+        .values_list("url", "ok")
+    )
+    for url, ok in checks:
+        history[url].append(ok)
+    return history
+
+
+def _failures_in_a_row(earlier: list[bool], latest: checker.CheckResult | None) -> int:
     """How many of the destination's checks in a row have failed up to now: `latest` (this
-    pass's, not stored yet; none when it was not checked this pass) first, then its stored ones,
-    blocked checks skipped. The history holds only checks of the link's current destinations
-    (health_forget drops it with an edit)."""
+    pass's, not stored yet; none when it was not checked this pass) first, then `earlier` (its
+    stored ones, _history)."""
     needed = settings.LINK_CHECK_FAILURES
     count = 0
     if latest is not None and latest.counts:
         if latest.ok:
             return 0
         count = 1
-    earlier = (
-        LinkCheck.objects.filter(link=link, url=url)
-        .exclude(error=CheckError.BLOCKED)
-        .order_by("-checked_at", "-id")
-        .values_list("ok", flat=True)[: max(needed - count, 0)]
-    )
-    for ok in earlier:
+    for ok in earlier[: max(needed - count, 0)]:
         if ok:
             break
         count += 1
@@ -103,10 +113,11 @@ def _verdict(link: UrlLink, results: list[checker.CheckResult]) -> tuple[str, st
         blocked = " ".join(result.detail for result in results)
         return HealthStatus.UNKNOWN, blocked or "No destination to check."
     latest = {result.url: result for result in counted}
+    history = _history(link)
     broken, failing, hints = [], [], []
     for url in dict.fromkeys([*latest, *link_destinations(link)]):
         result = latest.get(url)
-        in_a_row = _failures_in_a_row(link, url, result)
+        in_a_row = _failures_in_a_row(history.get(url, []), result)
         if in_a_row >= needed:
             detail = result.detail if result is not None else f"{url} failed its last checks."
             broken.append(f"{detail.rstrip('.')} ({in_a_row} failed checks in a row).")

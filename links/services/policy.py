@@ -318,30 +318,19 @@ def validate_long_url(long_url: str, *, request_host: str | None = None) -> str:
     return LongUrlRules(request_host=request_host).check(long_url)
 
 
-def validate_expired_url(expired_url: str | None, *, url_rules: LongUrlRules) -> str:
-    """A link's fallback (UrlLink.expired_url): "" for none, else a URL the long-URL rules
-    accept (the same policy as the long URL: scheme added, no loop, no local address, the
-    lists), refused as ValidationError({"expired_url": [reason]})."""
-    url = (expired_url or "").strip()
+def validate_optional_url(value: str | None, *, field: str, url_rules: LongUrlRules) -> str:
+    """A URL a link may send visitors to besides its long URL (its fallback, expired_url; its
+    failover, fallback_url, used while its destination is broken: links.services.health; an app
+    link's web address): "" for none, else a URL the long-URL rules accept (the same policy as
+    the long URL: scheme added, no loop, no local address, the lists), refused as
+    ValidationError({field: [reason]})."""
+    url = (value or "").strip()
     if not url:
         return ""
     try:
         return url_rules.check(url)
     except ValidationError as exc:
-        raise ValidationError({"expired_url": exc.error_dict["long_url"]}) from None
-
-
-def validate_fallback_url(fallback_url: str | None, *, url_rules: LongUrlRules) -> str:
-    """A link's failover URL (UrlLink.fallback_url: where visitors go while its destination is
-    broken, links.services.health): "" for none, else a URL the long-URL rules accept, as every
-    destination; refused as ValidationError({"fallback_url": [reason]})."""
-    url = (fallback_url or "").strip()
-    if not url:
-        return ""
-    try:
-        return url_rules.check(url)
-    except ValidationError as exc:
-        raise ValidationError({"fallback_url": exc.error_dict["long_url"]}) from None
+        raise ValidationError({field: exc.error_dict["long_url"]}) from None
 
 
 _REDIRECT_TYPES = frozenset(RedirectType.values)

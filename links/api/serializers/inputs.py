@@ -85,7 +85,7 @@ def _track_conversions_field(**kwargs) -> StrictBooleanField:
 
 
 def _expired_url_field(**kwargs) -> StrictCharField:
-    # Whether it is a URL we accept is links.services.policy.validate_expired_url's call.
+    # Whether it is a URL we accept is links.services.policy.validate_optional_url's call.
     return StrictCharField(
         allow_blank=True,
         allow_null=True,
@@ -101,7 +101,7 @@ def _expired_url_field(**kwargs) -> StrictCharField:
 
 
 def _fallback_url_field(**kwargs) -> StrictCharField:
-    # Whether it is a URL we accept is links.services.policy.validate_fallback_url's call.
+    # Whether it is a URL we accept is links.services.policy.validate_optional_url's call.
     return StrictCharField(
         allow_blank=True,
         allow_null=True,
