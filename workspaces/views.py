@@ -12,13 +12,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from audit.selectors import audit_actions, audit_csv_chunks, audit_entries
+from core.csv_cells import csv_download
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
@@ -300,7 +301,6 @@ def workspace_switch(request: HttpRequest) -> HttpResponse:
 
 
 AUDIT_ENTRIES_PER_PAGE = 50
-AUDIT_CSV_ROWS_MAX = 100_000
 
 
 def _shown_value(value) -> str:
@@ -322,12 +322,7 @@ def workspace_audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     query = filters.cleaned_data if filters.is_valid() else {}
     entries = audit_entries(workspace_ids=ids, **{k: v for k, v in query.items() if v})
     if request.GET.get("download") == "csv":
-        response = StreamingHttpResponse(
-            audit_csv_chunks(entries[:AUDIT_CSV_ROWS_MAX].iterator()),
-            content_type="text/csv; charset=utf-8",
-        )
-        response["Content-Disposition"] = f'attachment; filename="audit-{workspace.slug}.csv"'
-        return response
+        return csv_download(audit_csv_chunks(entries), f"audit-{workspace.slug}.csv")
     page = Paginator(entries, AUDIT_ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     for entry in page:
         entry.rows = [
