@@ -317,7 +317,7 @@ def workspace_audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     """A workspace's audit log, for its owners (members: the 403 page; others: 404): every
     change, newest first, filtered by action, who, object and days; a CSV of the same."""
     workspace = _member_workspace_or_404(request, slug)
-    ids = audit_workspace_ids(user=request.user, workspace=workspace)
+    ids = audit_workspace_ids(user=request.user, workspace_id=workspace.pk)
     filters = AuditFilterForm(request.GET or None, actions=audit_actions(workspace_ids=ids))
     query = filters.cleaned_data if filters.is_valid() else {}
     entries = audit_entries(workspace_ids=ids, **{k: v for k, v in query.items() if v})

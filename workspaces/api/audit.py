@@ -15,7 +15,6 @@ from core.api.docs import error_responses
 from core.api.scopes import ApiScope
 from core.csv_cells import csv_download
 from workspaces.api.base import WorkspaceApiView
-from workspaces.models import Workspace
 from workspaces.selectors import audit_workspace_ids
 
 
@@ -113,10 +112,8 @@ class AuditListView(WorkspaceApiView):
         query = validated(AuditQuerySerializer, request.query_params)
         query.pop("page", None), query.pop("page_size", None)  # the paginator's
         download = query.pop("download", "")
-        workspace = self.workspace_param(query.pop("workspace", ""))
-        if workspace is None and self.pinned_workspace_id is not None:
-            workspace = Workspace.objects.get(pk=self.pinned_workspace_id)
-        ids = audit_workspace_ids(user=request.user, workspace=workspace)
+        workspace_id = self.workspace_id_to_read(query.pop("workspace", ""))
+        ids = audit_workspace_ids(user=request.user, workspace_id=workspace_id)
         entries = audit_entries(workspace_ids=ids, **query)
         if download == "csv":
             return csv_download(audit_csv_chunks(entries), "audit-log.csv")
