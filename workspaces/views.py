@@ -24,6 +24,7 @@ from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
 from workspaces.forms import (
+    ApiRateLimitForm,
     AuditFilterForm,
     MemberAddForm,
     PrivacyForm,
@@ -137,8 +138,11 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         initial={"analytics_privacy": workspace.analytics_privacy},
         default_mode=privacy_mode(""),
     )
+    limit_form = ApiRateLimitForm(
+        request.POST if request.POST.get("action") == "api_rate_limit" else None,
+        initial={"api_rate_limit": workspace.api_rate_limit},
+    )
     row_error = None  # (username, messages) for a refused change on one member's row
-    limit_errors: list[str] = []  # a refused default limit for the workspace's keys
     if request.method == "POST":
         action = request.POST.get("action")
         username = request.POST.get("username", "")
@@ -206,24 +210,20 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                     messages.success(request, "Raw visit retention saved.")
                     return redirect("workspace", slug=workspace.slug)
             elif action == "api_rate_limit":
-                limit = request.POST.get("api_rate_limit", "").strip()
-                try:
-                    api_rate_limit = int(limit) if limit else None
-                except ValueError:
-                    raise ValidationError(
-                        {"api_rate_limit": ["A whole number of requests per minute, or none."]}
-                    ) from None
-                services.workspace_set_api_rate_limit(
-                    by=request.user, workspace=workspace, api_rate_limit=api_rate_limit
-                )
-                messages.success(
-                    request,
-                    f"Its API keys without a limit of their own are limited to {limit} "
-                    "requests per minute from now on."
-                    if limit
-                    else "Its API keys without a limit of their own meet only the overall rates.",
-                )
-                return redirect("workspace", slug=workspace.slug)
+                if limit_form.is_valid():
+                    limit = limit_form.cleaned_data["api_rate_limit"]
+                    services.workspace_set_api_rate_limit(
+                        by=request.user, workspace=workspace, api_rate_limit=limit
+                    )
+                    messages.success(
+                        request,
+                        f"Its API keys without a limit of their own are limited to {limit} "
+                        "requests per minute from now on."
+                        if limit is not None
+                        else "Its API keys without a limit of their own meet only the overall "
+                        "rates.",
+                    )
+                    return redirect("workspace", slug=workspace.slug)
             elif action in ("remove", "leave"):
                 if action == "leave":
                     username = request.user.get_username()
@@ -241,7 +241,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             elif action == "retention":
                 add_service_errors(retention_form, error)
             elif action == "api_rate_limit":
-                limit_errors = error.messages
+                add_service_errors(limit_form, error)
             elif action == "privacy":
                 add_service_errors(privacy_form, error)
             else:
@@ -259,8 +259,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "retention_days": retention_days(workspace),
             "privacy_form": privacy_form,
             "privacy_mode": privacy_mode(workspace.analytics_privacy),
+            "limit_form": limit_form,
             "row_error": row_error,
-            "limit_errors": limit_errors,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
@@ -269,8 +269,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             add_form.errors
             or retention_form.errors
             or privacy_form.errors
+            or limit_form.errors
             or row_error
-            or limit_errors
         )
         else 200,
     )
