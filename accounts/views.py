@@ -75,18 +75,17 @@ def api_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
 @require_POST
 def api_key_rate_limit(request: HttpRequest, key_id: int) -> HttpResponse:
     form = ApiKeyRateLimitForm(request.POST)
-    if not form.is_valid():
-        for problem in form.errors.get("rate_limit", []):
-            messages.error(request, f"Requests per minute: {problem}")
-        return redirect("api_keys")
     try:
-        api_key = services.api_key_set_rate_limit(
-            key_id=key_id, user=request.user, rate_limit=form.cleaned_data["rate_limit"]
-        )
+        if form.is_valid():
+            api_key = services.api_key_set_rate_limit(
+                key_id=key_id, user=request.user, rate_limit=form.cleaned_data["rate_limit"]
+            )
     except ApiKey.DoesNotExist:
         raise Http404("No such API key.") from None
     except ValidationError as error:
-        for problem in error.message_dict.get("rate_limit", []):
+        add_service_errors(form, error)
+    if form.errors:  # the form's refusal or the service's, told the same way
+        for problem in form.errors.get("rate_limit", []):
             messages.error(request, f"Requests per minute: {problem}")
         return redirect("api_keys")
     limit = (

@@ -26,9 +26,6 @@ class AuditEntryQuerySet(models.QuerySet):
     def delete(self):
         raise AppendOnly("Audit entries are never deleted.")
 
-    def for_workspace(self, workspace_id: int) -> AuditEntryQuerySet:
-        return self.filter(workspace_id=workspace_id)
-
 
 class AuditEntry(models.Model):
     at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from django.http import StreamingHttpResponse
+
 # What a spreadsheet runs as a formula when a cell starts with it; CSV exports put an apostrophe
 # in front of such text (spreadsheet_safe), and the plain CSV importer takes it off again.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -20,3 +24,10 @@ def spreadsheet_safe(value: object) -> str:
     `+`, `-`, `@`…) gets an apostrophe in front."""
     text = "" if value is None else str(value)
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+
+
+def csv_download(chunks: Iterable[str], filename: str) -> StreamingHttpResponse:
+    """CSV lines streamed as a download named `filename`."""
+    response = StreamingHttpResponse(chunks, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

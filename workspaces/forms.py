@@ -2,6 +2,7 @@
 
 from django import forms
 
+from core.api.throttles import MAX_KEY_RATE
 from workspaces.models import Privacy, Role
 
 
@@ -28,6 +29,19 @@ class RetentionForm(forms.Form):
         help_text="Each click's IP address, browser and referrer are deleted after this many "
         "days; totals, unique visitors and charts are kept for good. Empty: the install's "
         "setting. 0: deleted at the next hourly pass.",
+    )
+
+
+class ApiRateLimitForm(forms.Form):
+    # Only read here: the range is the service's (core.api.throttles.key_rate_problem).
+    api_rate_limit = forms.IntegerField(
+        label="Requests per minute for each key",
+        required=False,
+        error_messages={"invalid": "A whole number of requests per minute, or none."},
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_KEY_RATE, "inputmode": "numeric"}),
+        help_text="The default for this workspace's API keys that set no limit of their own; "
+        "past it a key is answered 429 until the minute turns. Empty: only the API's overall "
+        "rates.",
     )
 
 

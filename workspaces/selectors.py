@@ -217,11 +217,11 @@ def retention_days(workspace: Workspace) -> int | None:
 AUDIT_OWNERS_ONLY_MESSAGE = "Only the workspace's owners read its audit log."
 
 
-def audit_workspace_ids(*, user: AbstractBaseUser, workspace: Workspace | None = None) -> list[int]:
-    """The workspaces whose audit log `user` reads: `workspace` (PermissionDenied unless they
-    may manage it: its owners), else every workspace they own."""
-    if workspace is not None:
-        if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace.pk)):
+def audit_workspace_ids(*, user: AbstractBaseUser, workspace_id: int | None = None) -> list[int]:
+    """The workspaces whose audit log `user` reads: `workspace_id`'s (PermissionDenied unless
+    they may manage it: its owners), else every workspace they own."""
+    if workspace_id is not None:
+        if not may_manage(user=user, role=role_in(user=user, workspace_id=workspace_id)):
             raise PermissionDenied(AUDIT_OWNERS_ONLY_MESSAGE)
-        return [workspace.pk]
+        return [workspace_id]
     return [w.pk for w in workspaces_of(user) if may_manage(user=user, role=w.role)]

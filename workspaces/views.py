@@ -12,17 +12,19 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from audit.selectors import audit_actions, audit_csv_chunks, audit_entries
+from core.csv_cells import csv_download
 from core.forms import add_service_errors
 from workspaces import invitations, services
 from workspaces.current import current_workspace, my_workspaces, switch_to
 from workspaces.forms import (
+    ApiRateLimitForm,
     AuditFilterForm,
     MemberAddForm,
     PrivacyForm,
@@ -136,8 +138,11 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
         initial={"analytics_privacy": workspace.analytics_privacy},
         default_mode=privacy_mode(""),
     )
+    limit_form = ApiRateLimitForm(
+        request.POST if request.POST.get("action") == "api_rate_limit" else None,
+        initial={"api_rate_limit": workspace.api_rate_limit},
+    )
     row_error = None  # (username, messages) for a refused change on one member's row
-    limit_errors: list[str] = []  # a refused default limit for the workspace's keys
     if request.method == "POST":
         action = request.POST.get("action")
         username = request.POST.get("username", "")
@@ -205,24 +210,20 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
                     messages.success(request, "Raw visit retention saved.")
                     return redirect("workspace", slug=workspace.slug)
             elif action == "api_rate_limit":
-                limit = request.POST.get("api_rate_limit", "").strip()
-                try:
-                    api_rate_limit = int(limit) if limit else None
-                except ValueError:
-                    raise ValidationError(
-                        {"api_rate_limit": ["A whole number of requests per minute, or none."]}
-                    ) from None
-                services.workspace_set_api_rate_limit(
-                    by=request.user, workspace=workspace, api_rate_limit=api_rate_limit
-                )
-                messages.success(
-                    request,
-                    f"Its API keys without a limit of their own are limited to {limit} "
-                    "requests per minute from now on."
-                    if limit
-                    else "Its API keys without a limit of their own meet only the overall rates.",
-                )
-                return redirect("workspace", slug=workspace.slug)
+                if limit_form.is_valid():
+                    limit = limit_form.cleaned_data["api_rate_limit"]
+                    services.workspace_set_api_rate_limit(
+                        by=request.user, workspace=workspace, api_rate_limit=limit
+                    )
+                    messages.success(
+                        request,
+                        f"Its API keys without a limit of their own are limited to {limit} "
+                        "requests per minute from now on."
+                        if limit is not None
+                        else "Its API keys without a limit of their own meet only the overall "
+                        "rates.",
+                    )
+                    return redirect("workspace", slug=workspace.slug)
             elif action in ("remove", "leave"):
                 if action == "leave":
                     username = request.user.get_username()
@@ -240,7 +241,7 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             elif action == "retention":
                 add_service_errors(retention_form, error)
             elif action == "api_rate_limit":
-                limit_errors = error.messages
+                add_service_errors(limit_form, error)
             elif action == "privacy":
                 add_service_errors(privacy_form, error)
             else:
@@ -258,8 +259,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             "retention_days": retention_days(workspace),
             "privacy_form": privacy_form,
             "privacy_mode": privacy_mode(workspace.analytics_privacy),
+            "limit_form": limit_form,
             "row_error": row_error,
-            "limit_errors": limit_errors,
             "roles": Role.choices,
             "is_current": workspace.pk == current_workspace(request).pk,
         },
@@ -268,8 +269,8 @@ def workspace_page(request: HttpRequest, slug: str) -> HttpResponse:
             add_form.errors
             or retention_form.errors
             or privacy_form.errors
+            or limit_form.errors
             or row_error
-            or limit_errors
         )
         else 200,
     )
@@ -300,7 +301,6 @@ def workspace_switch(request: HttpRequest) -> HttpResponse:
 
 
 AUDIT_ENTRIES_PER_PAGE = 50
-AUDIT_CSV_ROWS_MAX = 100_000
 
 
 def _shown_value(value) -> str:
@@ -317,17 +317,12 @@ def workspace_audit_page(request: HttpRequest, slug: str) -> HttpResponse:
     """A workspace's audit log, for its owners (members: the 403 page; others: 404): every
     change, newest first, filtered by action, who, object and days; a CSV of the same."""
     workspace = _member_workspace_or_404(request, slug)
-    ids = audit_workspace_ids(user=request.user, workspace=workspace)
+    ids = audit_workspace_ids(user=request.user, workspace_id=workspace.pk)
     filters = AuditFilterForm(request.GET or None, actions=audit_actions(workspace_ids=ids))
     query = filters.cleaned_data if filters.is_valid() else {}
     entries = audit_entries(workspace_ids=ids, **{k: v for k, v in query.items() if v})
     if request.GET.get("download") == "csv":
-        response = StreamingHttpResponse(
-            audit_csv_chunks(entries[:AUDIT_CSV_ROWS_MAX].iterator()),
-            content_type="text/csv; charset=utf-8",
-        )
-        response["Content-Disposition"] = f'attachment; filename="audit-{workspace.slug}.csv"'
-        return response
+        return csv_download(audit_csv_chunks(entries), f"audit-{workspace.slug}.csv")
     page = Paginator(entries, AUDIT_ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
     for entry in page:
         entry.rows = [

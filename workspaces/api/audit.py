@@ -3,22 +3,19 @@ newest first, paginated; `?download=csv` for a download of the same entries."""
 
 from __future__ import annotations
 
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
 from audit.channels import CHANNELS
-from audit.selectors import audit_csv_chunks, audit_entries, entry_shown
+from audit.selectors import CSV_ROWS_MAX, audit_csv_chunks, audit_entries, entry_shown
 from core.api.base import validated
 from core.api.docs import error_responses
 from core.api.scopes import ApiScope
+from core.csv_cells import csv_download
 from workspaces.api.base import WorkspaceApiView
-from workspaces.models import Workspace
 from workspaces.selectors import audit_workspace_ids
-
-CSV_ROWS_MAX = 100_000  # a download's cap: the newest entries first
 
 
 class AuditPagination(PageNumberPagination):
@@ -115,18 +112,11 @@ class AuditListView(WorkspaceApiView):
         query = validated(AuditQuerySerializer, request.query_params)
         query.pop("page", None), query.pop("page_size", None)  # the paginator's
         download = query.pop("download", "")
-        workspace = self.workspace_param(query.pop("workspace", ""))
-        if workspace is None and self.pinned_workspace_id is not None:
-            workspace = Workspace.objects.get(pk=self.pinned_workspace_id)
-        ids = audit_workspace_ids(user=request.user, workspace=workspace)
+        workspace_id = self.workspace_id_to_read(query.pop("workspace", ""))
+        ids = audit_workspace_ids(user=request.user, workspace_id=workspace_id)
         entries = audit_entries(workspace_ids=ids, **query)
         if download == "csv":
-            response = StreamingHttpResponse(
-                audit_csv_chunks(entries[:CSV_ROWS_MAX].iterator()),
-                content_type="text/csv; charset=utf-8",
-            )
-            response["Content-Disposition"] = 'attachment; filename="audit-log.csv"'
-            return response
+            return csv_download(audit_csv_chunks(entries), "audit-log.csv")
         page = self.paginate_queryset(entries)
         return self.get_paginated_response(
             AuditEntrySerializer([entry_shown(entry) for entry in page], many=True).data
