@@ -1,6 +1,6 @@
 """Where the service itself may connect to (SSRF), and how: the one outbound address policy that
 webhook deliveries (webhooks.targets, webhooks.sending) and the destination health checker
-(links.services.health_checker) both call.
+(links.checker) both call.
 
 An address is public when it is not loopback, private, link-local, multicast, reserved,
 unspecified or otherwise not global; an IPv6 address carrying an IPv4 one (6to4, NAT64,
