@@ -98,7 +98,9 @@ class AuditListView(WorkspaceApiView):
             OpenApiParameter("object", str, description="An object's name or id (a link's code)."),
             OpenApiParameter("since", str, description="First day (YYYY-MM-DD), included."),
             OpenApiParameter("until", str, description="Last day (YYYY-MM-DD), included."),
-            OpenApiParameter("download", str, enum=["csv"], description="csv: a CSV download."),
+            OpenApiParameter(
+                "download", str, enum=["csv", ""], description="csv: a CSV download; empty: JSON."
+            ),
         ],
         responses={
             (200, "application/json"): AuditEntrySerializer(many=True),
