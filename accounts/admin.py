@@ -9,7 +9,7 @@ from rest_framework.authtoken import admin as drf_token_admin
 from rest_framework.authtoken.models import TokenProxy
 
 from accounts import services, views
-from accounts.models import ApiKey, PasswordCheckTries
+from accounts.models import ApiKey, PasswordCheckTries, SsoIdentity
 from core.admin_base import short_date
 
 # DRF's token list showed each key in full; tokens are hashed API keys now (listed below), and
@@ -21,6 +21,8 @@ admin.site.unregister(TokenProxy)
 # The admin's password change checks the old password through the same guess limit as
 # /accounts/password/ (AdminSite looks this up when it builds its URLs).
 admin.site.password_change = views.admin_password_change
+# The admin's sign-in offers single sign-on as the site's does (settings.SSO_*).
+admin.site.login = views.admin_login
 
 
 @admin.register(ApiKey)
@@ -98,3 +100,20 @@ class PasswordCheckTriesAdmin(admin.ModelAdmin):
     @admin.display(description="Last try", ordering="last_try_at")
     def last_try(self, obj: PasswordCheckTries) -> str:
         return short_date(obj.last_try_at)
+
+
+@admin.register(SsoIdentity)
+class SsoIdentityAdmin(admin.ModelAdmin):
+    """Who signs in through the provider as whom (accounts.sso makes the links). Read-only:
+    deleting one makes the person's next sign-in link by e-mail again (or make a new user)."""
+
+    list_display = ("user", "email", "subject", "issuer", "created_at", "last_sign_in_at")
+    list_select_related = ("user",)
+    search_fields = ("user__username", "email", "subject")
+    readonly_fields = list_display
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

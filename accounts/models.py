@@ -135,3 +135,29 @@ class PasswordCheckTries(models.Model):
     def is_paused(self, now: datetime) -> bool:
         """The one definition of a pause (services.password_check, selectors)."""
         return self.tries_counted(now) >= settings.AXES_FAILURE_LIMIT
+
+
+class SsoIdentity(models.Model):
+    """A person's account at the single sign-on provider (settings.SSO_ISSUER), linked to their
+    user here: later sign-ins find them by the provider's subject, whatever their e-mail becomes
+    (accounts.sso)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities"
+    )
+    issuer = models.CharField(max_length=255)
+    # OIDC's `sub`: stable and unique per issuer, at most 255 ASCII characters (Core 1.0, 2).
+    subject = models.CharField(max_length=255)
+    email = models.EmailField(blank=True)  # as the provider said at the latest sign-in
+    created_at = models.DateTimeField(default=timezone.now)
+    last_sign_in_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "single sign-on identity"
+        verbose_name_plural = "single sign-on identities"
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="sso_identity_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} = {self.subject} at {self.issuer}"

@@ -2,14 +2,18 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
+from accounts.oidc import ProviderCallbackView, ProviderSignInView
 
 urlpatterns = [
     # Sign in and sign out; accounts are made by staff, so no sign-up or reset.
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        views.SignInView.as_view(),
         name="login",
     ),
+    # Single sign-on (settings.SSO_*): off to the provider, and its answer.
+    path("accounts/sso/", ProviderSignInView.as_view(), name="sso_start"),
+    path("accounts/sso/callback/", ProviderCallbackView.as_view(), name="sso_callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # The password change checks guesses (views).
     path("accounts/password/", views.PasswordChangeView.as_view(), name="password_change"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import AdminSite
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -139,10 +141,44 @@ def password_checks_paused_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def sign_in_methods() -> dict:
+    """What the sign-in pages offer: the provider's button (its name; None while single sign-on
+    is off) and the password form (off with LOCAL_PASSWORDS)."""
+    return {
+        "sso_name": settings.SSO_NAME if settings.SSO_ENABLED else None,
+        "local_passwords": settings.LOCAL_PASSWORDS,
+    }
+
+
+class SignInView(auth_views.LoginView):
+    """Django's sign-in page, offering the provider's sign-in when single sign-on is on."""
+
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs) -> dict:
+        return {**super().get_context_data(**kwargs), **sign_in_methods()}
+
+
+def admin_login(request: HttpRequest, extra_context: dict | None = None) -> HttpResponse:
+    """The admin's sign-in page, offering the provider's sign-in as the site's does."""
+    context = {**sign_in_methods(), **(extra_context or {})}
+    return AdminSite.login(admin.site, request, extra_context=context)
+
+
 class PasswordChangeView(auth_views.PasswordChangeView):
-    """Django's password change, with the old-password guess limit (services.password_check)."""
+    """Django's password change, with the old-password guess limit (services.password_check);
+    a page saying why instead, for an account with no password here (made by single sign-on)
+    or while LOCAL_PASSWORDS is off."""
 
     form_class = GuardedPasswordChangeForm
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        user = request.user
+        if user.is_authenticated and (
+            not settings.LOCAL_PASSWORDS or not user.has_usable_password()
+        ):
+            return render(request, "accounts/no_password.html", sign_in_methods())
+        return super().dispatch(request, *args, **kwargs)
 
     def get_form_kwargs(self) -> dict:
         return {**super().get_form_kwargs(), "request": self.request}

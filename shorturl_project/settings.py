@@ -287,7 +287,10 @@ AUTH_PASSWORD_VALIDATORS = [
 # lifted in the admin's "Password check pauses").
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # ModelBackend's passwords, refused while LOCAL_PASSWORDS is off; then the provider's sign-in
+    # (SSO_ISSUER, below), which answers nothing while single sign-on is off.
+    "accounts.oidc.PasswordBackend",
+    "accounts.oidc.ProviderBackend",
 ]
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 LOGIN_LOCKOUT_MINUTES = env.int("LOGIN_LOCKOUT_MINUTES", default=15)
@@ -311,6 +314,39 @@ AXES_SENSITIVE_PARAMETERS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Single sign-on (OpenID Connect, docs/sso.md) -----------------------------------------------
+# On when SSO_ISSUER is set: the sign-in page and the admin's offer "Sign in with SSO_NAME".
+# The provider's endpoints come from its discovery document (SSO_ISSUER +
+# /.well-known/openid-configuration), read at the first sign-in and kept for an hour. People are
+# matched by the provider's subject, else linked or created by their provider-verified e-mail
+# (accounts.sso holds the rules).
+SSO_ISSUER = env.str("SSO_ISSUER", default="").rstrip("/")
+SSO_ENABLED = bool(SSO_ISSUER)
+SSO_NAME = env.str("SSO_NAME", default="single sign-on")
+SSO_CLIENT_ID = env.str("SSO_CLIENT_ID", default="")
+SSO_CLIENT_SECRET = env.str("SSO_CLIENT_SECRET", default="")
+# E-mail domains allowed to sign in (example.com, lower case); empty: any the provider vouches for.
+SSO_ALLOWED_DOMAINS = [
+    domain.strip().lower().lstrip("@") for domain in env.list("SSO_ALLOWED_DOMAINS", default=[])
+]
+SSO_CREATE_USERS = env.bool("SSO_CREATE_USERS", default=True)
+# Where people who sign in through the provider are made members (a workspace slug), as what.
+SSO_DEFAULT_WORKSPACE = env.str("SSO_DEFAULT_WORKSPACE", default="")
+SSO_DEFAULT_ROLE = env.str("SSO_DEFAULT_ROLE", default="viewer")
+# Off: no password is accepted anywhere (sign-in page, admin, YOURLS' username/password); people
+# sign in through the provider and programs use API keys. Needs SSO_ISSUER (check accounts.E002).
+LOCAL_PASSWORDS = env.bool("LOCAL_PASSWORDS", default=True)
+# mozilla-django-oidc's own settings, from ours. Each call to the provider waits at most 5 s to
+# connect and 10 s for each read; PKCE and a nonce on every sign-in; RS256 unless told.
+OIDC_RP_CLIENT_ID = SSO_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = SSO_CLIENT_SECRET
+OIDC_RP_SIGN_ALGO = env.str("SSO_SIGN_ALGO", default="RS256")
+OIDC_RP_SCOPES = "openid email profile"
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = (5, 10)
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
+LOGIN_REDIRECT_URL_FAILURE = "login"
 
 # --- I18N / time -------------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

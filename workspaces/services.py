@@ -279,6 +279,20 @@ def member_add(
     return membership
 
 
+def member_grant(*, workspace: Workspace, user: AbstractBaseUser, role: str) -> Membership:
+    """Make `user` a member as the deployment's configuration says (single sign-on's default
+    workspace and role): no one's consent asked, recorded as the user's own joining. An existing
+    member keeps their role, higher or lower."""
+    role = _check_role(role)
+    with transaction.atomic():
+        membership, created = Membership.objects.get_or_create(
+            workspace=workspace, user=user, defaults={"role": role}
+        )
+        if created:
+            audit_change("membership.create", membership, actor=user)
+    return membership
+
+
 def _keep_an_owner(workspace: Workspace, membership: Membership) -> None:
     if workspace.personal_for_id == membership.user_id:
         raise ValidationError(
