@@ -12,14 +12,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, resolve_url
 from django.urls import reverse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import (
     OIDCAuthenticationCallbackView,
     OIDCAuthenticationRequestView,
 )
-from requests import RequestException
+from requests import HTTPError, RequestException
 
 from accounts import sso
 from audit.signals import record_admin_sign_in
@@ -29,6 +29,10 @@ logger = logging.getLogger(__name__)
 
 _UNREACHABLE = (
     "The sign-in provider could not be reached; try again in a minute, or ask your administrator."
+)
+_REFUSED = (
+    "The sign-in provider did not accept this site's request (its client settings here may be "
+    "wrong); ask your administrator."
 )
 
 
@@ -68,6 +72,10 @@ class ProviderBackend(OIDCAuthenticationBackend):
         self.OIDC_RP_IDP_SIGN_KEY = None
         try:
             return super().authenticate(request, **kwargs)
+        except HTTPError as error:
+            logger.warning("single sign-on: the provider refused: %s", error)
+            messages.error(request, _REFUSED)
+            return None
         except RequestException as error:
             logger.warning("single sign-on: the provider answered %s", error)
             messages.error(request, _UNREACHABLE)
@@ -128,6 +136,10 @@ class ProviderCallbackView(OIDCAuthenticationCallbackView):
         if workspace is not None:
             switch_to(self.request, workspace)
         return response
+
+    @property
+    def failure_url(self) -> str:
+        return resolve_url(settings.LOGIN_URL)
 
     def login_failure(self) -> HttpResponse:
         if not len(messages.get_messages(self.request)):

@@ -2,7 +2,7 @@
 
 Axes counts failures per username and client IP in the database and refuses a sign-in past
 LOGIN_FAILURE_LIMIT for LOGIN_LOCKOUT_MINUTES, on /accounts/login/ and /admin/login/ alike.
-These three hooks make it count the way the rest of the project does.
+These hooks make it count the way the rest of the project does.
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ def attempted_username(request: HttpRequest, credentials: dict | None) -> str | 
         return None
     decomposed = unicodedata.normalize("NFKD", str(username).casefold())
     return "".join(char for char in decomposed if not unicodedata.combining(char)).rstrip()
+
+
+def is_provider_answer(request: HttpRequest, credentials: dict | None) -> bool:
+    """A sign-in through the single sign-on provider (accounts.oidc: its callback authenticates
+    with the nonce it sent), not a password tried here: never counted nor locked out. The provider
+    guards its own passwords; counting refusals here (an unverified address, a domain not
+    allowed) would lock everyone behind one address out of single sign-on."""
+    return "nonce" in (credentials or {})
 
 
 # Set to True on its response by a view that answers a locked-out sign-in itself, in the format

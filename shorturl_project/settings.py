@@ -301,6 +301,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "core.login_attempts.client_address"
 AXES_USERNAME_CALLABLE = "core.login_attempts.attempted_username"
 AXES_LOCKOUT_CALLABLE = "core.login_attempts.locked_out_response"
+AXES_WHITELIST_CALLABLE = "core.login_attempts.is_provider_answer"
 # Axes keeps a failed try's form fields; these are masked like "password" (the password-change
 # form's old and new passwords; YOURLS's `signature`, an API key).
 AXES_SENSITIVE_PARAMETERS = [
@@ -346,7 +347,6 @@ OIDC_RP_SCOPES = "openid email profile"
 OIDC_USE_PKCE = True
 OIDC_TIMEOUT = (5, 10)
 OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
-LOGIN_REDIRECT_URL_FAILURE = "login"
 
 # --- I18N / time -------------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
