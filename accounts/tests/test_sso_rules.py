@@ -360,3 +360,21 @@ def test_a_default_workspace_that_does_not_exist_is_a_warning(sso_on):
     sso_on.SSO_ISSUER = ""
     sso_on.SSO_ENABLED = False
     assert checks.sso_default_workspace(None) == []
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "backend", ["accounts.oidc.ProviderBackend", "accounts.oidc.PasswordBackend"]
+)
+def test_switching_a_user_off_ends_their_session_however_they_signed_in(client, backend):
+    user = sso.sign_in_user(claims=claims())
+    client.force_login(user, backend=backend)
+    assert client.get("/accounts/api-keys/").status_code == 200
+
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    response = client.get("/accounts/api-keys/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
