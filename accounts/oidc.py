@@ -81,6 +81,12 @@ class ProviderBackend(OIDCAuthenticationBackend):
             messages.error(request, _UNREACHABLE)
             return None
 
+    def get_user(self, user_id):
+        # mozilla's returns inactive users too: a session begun here would outlive switching
+        # its user off, which ends a password session (ModelBackend.get_user) at once.
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
+
     def verify_token(self, token, **kwargs):
         payload = super().verify_token(token, **kwargs)
         if "nonce" in kwargs:  # the ID token (a userinfo answer as a JWT carries none)
