@@ -152,49 +152,62 @@ def _check_active(user: AbstractBaseUser) -> None:
 
 
 def _link_or_create(*, issuer: str, subject: str, email: str, claims: dict) -> AbstractBaseUser:
-    if not email or claims.get("email_verified") is not True:
+    # A JSON true; some providers (Amazon Cognito's userinfo) send the string "true".
+    if not email or claims.get("email_verified") not in (True, "true"):
         raise SignInRefused(
             "The sign-in provider did not confirm your e-mail address, so it cannot be matched "
             "to an account here. Confirm it with the provider, then try again."
         )
-    User = get_user_model()
-    try:
-        with transaction.atomic():
-            same_email = list(User._default_manager.filter(email__iexact=email)[:2])
-            if len(same_email) > 1:
-                raise SignInRefused(
-                    f"Several accounts here have the address {email}; ask your administrator "
-                    "to keep it on one of them."
-                )
-            if same_email:
-                user = same_email[0]
-                _check_active(user)
-                action = "user.sso_link"
-            elif settings.SSO_CREATE_USERS:
-                user = User._default_manager.create_user(
-                    _free_username(email), email=email, password=None
-                )
-                user.first_name = str(claims.get("given_name") or "")[:150]
-                user.last_name = str(claims.get("family_name") or "")[:150]
-                user.save(update_fields=["first_name", "last_name"])
-                action = "user.create"
-            else:
-                raise SignInRefused(
-                    f"There is no account here for {email}; ask your administrator for one."
-                )
-            SsoIdentity.objects.create(user=user, issuer=issuer, subject=subject, email=email)
-            audit_record(
-                action=action,
-                actor=user,
-                object_type="user",
-                object_id=user.pk,
-                object_repr=user.get_username(),
-                after={"email": email, "sso_issuer": issuer, "sso_subject": subject},
+    for _ in range(2):
+        try:
+            return _link_or_create_once(issuer=issuer, subject=subject, email=email, claims=claims)
+        except IntegrityError:
+            # The same person's second tab won the race and linked them; or another new person
+            # took the same username a moment ago, and the next try picks another.
+            identity = SsoIdentity.objects.select_related("user").filter(
+                issuer=issuer, subject=subject
             )
-    except IntegrityError:
-        # The same person's second tab won the race: that sign-in linked them.
-        identity = SsoIdentity.objects.select_related("user").get(issuer=issuer, subject=subject)
-        return identity.user
+            if identity.exists():
+                return identity.get().user
+    return _link_or_create_once(issuer=issuer, subject=subject, email=email, claims=claims)
+
+
+def _link_or_create_once(
+    *, issuer: str, subject: str, email: str, claims: dict
+) -> AbstractBaseUser:
+    User = get_user_model()
+    with transaction.atomic():
+        same_email = list(User._default_manager.filter(email__iexact=email)[:2])
+        if len(same_email) > 1:
+            raise SignInRefused(
+                f"Several accounts here have the address {email}; ask your administrator "
+                "to keep it on one of them."
+            )
+        if same_email:
+            user = same_email[0]
+            _check_active(user)
+            action = "user.sso_link"
+        elif settings.SSO_CREATE_USERS:
+            user = User._default_manager.create_user(
+                _free_username(email), email=email, password=None
+            )
+            user.first_name = str(claims.get("given_name") or "")[:150]
+            user.last_name = str(claims.get("family_name") or "")[:150]
+            user.save(update_fields=["first_name", "last_name"])
+            action = "user.create"
+        else:
+            raise SignInRefused(
+                f"There is no account here for {email}; ask your administrator for one."
+            )
+        SsoIdentity.objects.create(user=user, issuer=issuer, subject=subject, email=email)
+        audit_record(
+            action=action,
+            actor=user,
+            object_type="user",
+            object_id=user.pk,
+            object_repr=user.get_username(),
+            after={"email": email, "sso_issuer": issuer, "sso_subject": subject},
+        )
     return user
 
 

@@ -189,6 +189,12 @@ def test_an_email_the_provider_did_not_verify_is_refused(verified):
     assert not SsoIdentity.objects.exists()
 
 
+def test_a_verified_email_said_as_the_string_true_is_accepted():
+    # Amazon Cognito's userinfo sends "true" (a string), not JSON's true.
+    user = sso.sign_in_user(claims=claims(email_verified="true"))
+    assert user.email == "jane.doe@example.com"
+
+
 def test_an_unverified_email_does_not_link_to_the_user_holding_it(user):
     User.objects.filter(pk=user.pk).update(email="jane.doe@example.com")
 
