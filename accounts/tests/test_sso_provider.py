@@ -150,3 +150,18 @@ def test_refused_sign_ins_through_the_provider_lock_no_one_out(client, sso_on, s
         assert sign_in(client, UNVERIFIED)["Location"] == "/accounts/login/"
     assert sign_in(client, ALICE)["Location"] == "/"
     assert client.session[SESSION_KEY]
+
+
+def test_signing_in_through_the_provider_on_the_way_to_the_admin_is_an_admin_sign_in(
+    client, sso_on, django_user_model
+):
+    staff = django_user_model.objects.create_user(
+        "alice.staff", email="alice@example.com", is_staff=True, is_superuser=True
+    )
+    started = client.get("/admin/login/?next=/admin/")
+    assert 'href="/accounts/sso/?next=/admin/"' in started.content.decode()
+    answer = sign_in(client, ALICE, start="/accounts/sso/?next=/admin/")
+    assert answer["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200
+    entry = AuditEntry.objects.get(action="admin.sign_in")
+    assert (entry.actor_id, entry.channel) == (staff.pk, "admin")
