@@ -66,6 +66,7 @@ _PRODUCT_PREFIXES = (
     "API_",
     "WEB_",
     "DJANGO_",
+    "SSO_",
 )
 _PRODUCT_NAMES = {
     "DEBUG",
@@ -93,6 +94,7 @@ _PRODUCT_NAMES = {
     "CSRF_COOKIE_SECURE",
     "LOGIN_FAILURE_LIMIT",
     "LOGIN_LOCKOUT_MINUTES",
+    "LOCAL_PASSWORDS",
     # the outer `make e2e` must not hand its own variables to the inner `make serve`
     "MAKEFLAGS",
     "MFLAGS",

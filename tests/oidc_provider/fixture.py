@@ -65,14 +65,32 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def issuer_at(port: int, host: str = "127.0.0.1") -> str:
+    """The issuer of a provider that `running_provider(port=port, host=host)` starts."""
+    return f"http://{host}:{port}/o"
+
+
 @contextlib.contextmanager
 def running_provider(
-    *, people: list[Person], redirect_uris: list[str], workdir: Path, start_seconds: float = 60
+    *,
+    people: list[Person],
+    redirect_uris: list[str],
+    workdir: Path,
+    start_seconds: float = 60,
+    port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[Provider]:
     """The provider on a loopback port, knowing `people` and shorturl as a client that may
-    return to `redirect_uris`; stopped on the way out."""
-    port = _free_port()
-    issuer = f"http://127.0.0.1:{port}/o"
+    return to `redirect_uris`; stopped on the way out.
+
+    `port`: a port chosen beforehand (a free one by default), so a deployment can be told the
+    issuer (`issuer_at`) before the provider, which needs the deployment's callback, starts.
+    `host`: the issuer's host name (it always listens on 127.0.0.1); a browser keeps cookies
+    per host, not per port, so one signing in at shorturl on 127.0.0.1 needs the provider
+    under another name ("localhost"), or the two sites' `sessionid` cookies overwrite each
+    other."""
+    port = port or _free_port()
+    issuer = issuer_at(port, host)
     config = workdir / "oidc-provider.json"
     config.write_text(
         json.dumps(
