@@ -98,6 +98,7 @@ def test_without_passwords_the_right_password_signs_no_one_in(client, no_passwor
 
     assert response.status_code == 200  # the page again, not on to the site
     assert not _signed_in(client)
+    assert "This shorturl accepts no passwords: sign in with" in response.content.decode()
     assert client.get("/accounts/api-keys/").status_code == 302  # still signed out
 
 
