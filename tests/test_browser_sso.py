@@ -7,9 +7,8 @@ alone. Each page fits its width and passes axe-core."""
 import pytest
 from playwright.sync_api import expect
 
-from accounts import sso
 from tests.browser_support import WIDTHS, assert_fits_and_accessible, needs_chromium, page_at_width
-from tests.oidc_provider.fixture import Person, running_provider
+from tests.oidc_provider.fixture import Person, running_provider, signing_in_through
 from workspaces.models import Membership, Workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_chromium]
@@ -29,11 +28,8 @@ def provider(live_server, tmp_path_factory):
 
 @pytest.fixture
 def sso_on(settings, provider):
-    for name, value in provider.settings(SSO_NAME="Example ID").items():
-        setattr(settings, name, value)
-    sso.forget_provider()
-    yield provider
-    sso.forget_provider()
+    with signing_in_through(settings, provider, SSO_NAME="Example ID") as running:
+        yield running
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -23,17 +23,8 @@ NEW = {"new_password1": "N3w-pass-word!", "new_password2": "N3w-pass-word!"}
 
 
 @pytest.fixture
-def sso_on(settings):
-    settings.SSO_ISSUER = "https://idp.example"
-    settings.SSO_ENABLED = True
-    settings.SSO_NAME = "Example ID"
-    settings.SSO_CLIENT_ID = "shorturl"
-    settings.SSO_CLIENT_SECRET = "s"
-    settings.SSO_ALLOWED_DOMAINS = []
-    settings.SSO_CREATE_USERS = True
-    settings.SSO_DEFAULT_WORKSPACE = ""
-    settings.SSO_DEFAULT_ROLE = "viewer"
-    return settings
+def sso_on(sso_settings):
+    return sso_settings
 
 
 @pytest.fixture

@@ -10,7 +10,12 @@ from django.contrib.auth import SESSION_KEY, get_user_model
 from accounts import sso
 from accounts.models import SsoIdentity
 from audit.models import AuditEntry
-from tests.oidc_provider.fixture import Person, running_provider, sign_in_at_provider
+from tests.oidc_provider.fixture import (
+    Person,
+    running_provider,
+    sign_in_at_provider,
+    signing_in_through,
+)
 from workspaces.current import SESSION_KEY as WORKSPACE_SESSION_KEY
 from workspaces.models import Membership, Workspace
 
@@ -33,11 +38,8 @@ def provider(tmp_path_factory):
 
 @pytest.fixture
 def sso_on(settings, provider):
-    for name, value in provider.settings(SSO_NAME="Example ID").items():
-        setattr(settings, name, value)
-    sso.forget_provider()
-    yield provider
-    sso.forget_provider()
+    with signing_in_through(settings, provider, SSO_NAME="Example ID") as running:
+        yield running
 
 
 def sign_in(client, person: Person, start: str = "/accounts/sso/"):

@@ -24,17 +24,8 @@ User = get_user_model()
 
 
 @pytest.fixture(autouse=True)
-def sso_on(settings):
-    settings.SSO_ISSUER = ISSUER
-    settings.SSO_ENABLED = True
-    settings.SSO_NAME = "Example ID"
-    settings.SSO_CLIENT_ID = "shorturl"
-    settings.SSO_CLIENT_SECRET = "s"
-    settings.SSO_ALLOWED_DOMAINS = []
-    settings.SSO_CREATE_USERS = True
-    settings.SSO_DEFAULT_WORKSPACE = ""
-    settings.SSO_DEFAULT_ROLE = "viewer"
-    return settings
+def sso_on(sso_settings):
+    return sso_settings
 
 
 def claims(sub: str = "idp-sub-1", email: str = "jane.doe@example.com", **more) -> dict:

@@ -59,6 +59,21 @@ class Provider:
         }
 
 
+@contextlib.contextmanager
+def signing_in_through(settings, provider: Provider, **more) -> Iterator[Provider]:
+    """shorturl's `settings` (pytest-django's fixture) pointed at `provider`, its discovery
+    document read afresh on the way in and out."""
+    from accounts import sso
+
+    for name, value in provider.settings(**more).items():
+        setattr(settings, name, value)
+    sso.forget_provider()
+    try:
+        yield provider
+    finally:
+        sso.forget_provider()
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
