@@ -335,11 +335,12 @@ def sale_track(
         errors["click_id"] = ["Send the sale's click_id, or the customer_id of a lead."]
     if errors:
         raise ValidationError(errors)
-    if not click_id:
-        click_id = _latest_lead_click(customer_id, user, pinned_workspace_id)
-    visit = click_for(click_id=click_id, user=user, pinned_workspace_id=pinned_workspace_id)
+    if click_id:
+        origin = _sale_origin(click_id, user, pinned_workspace_id)
+    else:
+        origin = _values_from_lead(_latest_lead(customer_id, user, pinned_workspace_id))
     values = {
-        **_values_from_click(visit),
+        **origin,
         "kind": ConversionKind.SALE,
         "event_name": event_name,
         "customer_id": customer_id,
@@ -354,12 +355,47 @@ def sale_track(
     return _store(values, once_key)
 
 
-def _latest_lead_click(
+def _values_from_lead(lead: Conversion) -> dict:
+    """A sale's link, click and dimensions from its lead's, which were the click's: raw visits
+    may be gone by the time the sale comes (retention, erasure); the lead keeps what counts."""
+    return {
+        "link_id": lead.link_id,
+        "workspace_id": lead.workspace_id,
+        "click_id": lead.click_id,
+        "country_code": lead.country_code,
+        "device_type": lead.device_type,
+        "referrer_host": lead.referrer_host,
+        "created_at": timezone.now(),
+    }
+
+
+def _sale_origin(click_id: str, user: AbstractBaseUser, pinned_workspace_id: int | None) -> dict:
+    """The sale's link, click and dimensions: the stored click's, else (its raw visit deleted
+    since a lead was counted for it) that lead's. ClickNotFound when neither is there."""
+    try:
+        visit = click_for(click_id=click_id, user=user, pinned_workspace_id=pinned_workspace_id)
+    except ClickNotFound:
+        lead = (
+            Conversion.objects.filter(
+                click_id=click_id,
+                kind=ConversionKind.LEAD,
+                workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
+            )
+            .order_by("id")
+            .first()
+        )
+        if lead is None:
+            raise
+        return _values_from_lead(lead)
+    return _values_from_click(visit)
+
+
+def _latest_lead(
     customer_id: str, user: AbstractBaseUser, pinned_workspace_id: int | None
-) -> str:
-    """The click id of `customer_id`'s latest lead in the workspaces `user` writes in (the
-    key's own, when pinned). CustomerNotFound without one; a 400 naming customer_id when, with
-    no workspace pinned, that customer has leads in several."""
+) -> Conversion:
+    """`customer_id`'s latest lead in the workspaces `user` writes in (the key's own, when
+    pinned). CustomerNotFound without one; a 400 naming customer_id when, with no workspace
+    pinned, that customer has leads in several."""
     leads = Conversion.objects.filter(
         kind=ConversionKind.LEAD,
         customer_id=customer_id,
@@ -379,7 +415,7 @@ def _latest_lead_click(
                     ]
                 }
             )
-    lead = leads.order_by("-created_at", "-id").only("click_id").first()
+    lead = leads.order_by("-created_at", "-id").first()
     if lead is None:
         raise CustomerNotFound(customer_id)
-    return lead.click_id
+    return lead

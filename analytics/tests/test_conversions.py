@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import api_key_create
 from analytics.models import Conversion
+from analytics.services import link_raw_visits_erase
 from core.api.scopes import ApiScope
 from links.models import CLICK_ID_PARAM
 from links.services.create import link_create
@@ -119,6 +120,28 @@ def test_a_sale_by_invoice_counts_once_and_a_customer_id_finds_its_lead(client, 
     assert api.post(SALE, plain, format="json").status_code == 201
     assert api.post(SALE, plain, format="json").status_code == 201
     assert Conversion.objects.filter(kind="sale").count() == 5
+
+
+def test_a_sale_after_its_raw_click_was_deleted_still_counts_for_its_lead(client, user, tracked):
+    # Retention or an erasure may delete the raw visit between the lead and the sale: the
+    # lead kept the click's link and dimensions, and the sale takes them from it.
+    click_id = _click(client, tracked, HTTP_USER_AGENT=PHONE)
+    api = _api(user)
+    lead = {"click_id": click_id, "event_name": "Sign up", "customer_id": "cus_7"}
+    assert api.post(LEAD, lead, format="json").status_code == 201
+    assert link_raw_visits_erase(link=tracked).as_dict()["visits"] == 1
+
+    sale = {"amount": 990, "currency": "EUR", "event_name": "Purchase"}
+    by_customer = api.post(SALE, {**sale, "customer_id": "cus_7"}, format="json")
+    by_click = api.post(SALE, {**sale, "click_id": click_id}, format="json")
+    assert (by_customer.status_code, by_click.status_code) == (201, 201), by_click.json()
+    for answer in (by_customer, by_click):
+        assert (answer.json()["code"], answer.json()["click_id"]) == (tracked.code, click_id)
+    sales = Conversion.objects.filter(kind="sale")
+    assert {(s.link_id, s.device_type) for s in sales} == {(tracked.pk, "Mobile")}
+    # A click with neither a raw visit nor a lead is still unknown.
+    unknown = api.post(SALE, {**sale, "click_id": "0" * 32}, format="json")
+    assert unknown.status_code == 404
 
 
 def test_an_unknown_click_id_is_a_404_that_says_so(user):
