@@ -55,7 +55,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
-        services.api_key_set_rate_limit(key_id=obj.pk, user=obj.user, rate_limit=obj.rate_limit)
+        services.api_key_set_rate_limit(
+            key_id=obj.pk, user=obj.user, rate_limit=obj.rate_limit, by=request.user
+        )
 
     @admin.display(description="Key")
     def key_start(self, obj: ApiKey) -> str:

@@ -154,11 +154,16 @@ def api_key_revoke(*, key_id: int, user: AbstractBaseUser) -> ApiKey:
 
 
 def api_key_set_rate_limit(
-    *, key_id: int, user: AbstractBaseUser, rate_limit: int | None
+    *,
+    key_id: int,
+    user: AbstractBaseUser,
+    rate_limit: int | None,
+    by: AbstractBaseUser | None = None,
 ) -> ApiKey:
     """Change the requests per minute one of the user's keys may make (None: its workspace's
     default); it binds from the key's next request. Raises ApiKey.DoesNotExist for a key that
-    is not theirs, ValidationError for a limit that is none."""
+    is not theirs, ValidationError for a limit that is none. `by`: who changes it, when not
+    the key's own user (staff in the admin), for the audit log."""
     api_key = ApiKey.objects.get(pk=key_id, user=user)
     if problem := key_rate_problem(rate_limit):
         raise ValidationError({"rate_limit": [problem]})
@@ -166,7 +171,7 @@ def api_key_set_rate_limit(
     api_key.rate_limit = rate_limit
     with transaction.atomic():
         api_key.save(update_fields=["rate_limit"])
-        audit_change("api_key.update", api_key, actor=user, before=before)
+        audit_change("api_key.update", api_key, actor=by or user, before=before)
     return api_key
 
 

@@ -9,6 +9,9 @@ from django.db import models
 from core.api.throttles import MAX_KEY_RATE
 
 SLUG_MAX_LENGTH = 50
+# The longest a workspace may keep raw visits (100 years): its owners' page and API
+# (services.workspace_set_retention) and the admin's form (the field's validator) alike.
+MAX_RETENTION_DAYS = 36500
 
 
 class Role(models.TextChoices):
@@ -46,7 +49,9 @@ class Workspace(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Days its links' raw visits (VisitRecord) are kept; None: ANALYTICS_RAW_RETENTION_DAYS.
     # Totals, charts and breakdowns outlive them (analytics.services.retention).
-    raw_retention_days = models.PositiveIntegerField(null=True, blank=True)
+    raw_retention_days = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MaxValueValidator(MAX_RETENTION_DAYS)]
+    )
     # Requests per minute for each of its API keys that sets no rate_limit of its own; null:
     # only the API's global rates (API_READ_RATE, API_WRITE_RATE).
     api_rate_limit = models.PositiveIntegerField(

@@ -11,6 +11,7 @@ from audit.services import audit_change, snapshot
 from core.api.throttles import key_rate_problem
 from workspaces import events
 from workspaces.models import (
+    MAX_RETENTION_DAYS,
     ROLE_RANK,
     SLUG_MAX_LENGTH,
     WRITER_ROLES,
@@ -194,9 +195,6 @@ def workspace_rename(*, by: AbstractBaseUser, workspace: Workspace, name: str) -
     if not name or len(name) > 100:
         raise ValidationError({"name": ["Give the workspace a name of at most 100 characters."]})
     return _workspace_field_set(by=by, workspace=workspace, field="name", value=name)
-
-
-MAX_RETENTION_DAYS = 36500
 
 
 def workspace_set_retention(

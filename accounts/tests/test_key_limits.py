@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from accounts import key_limits, services
 from accounts.models import ApiKey, ApiKeyWindow
+from audit.models import AuditEntry
 from workspaces.selectors import personal_workspace_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -204,6 +205,10 @@ def test_staff_set_a_keys_limit_and_a_workspaces_default_in_the_admin(admin_clie
     assert saved.status_code == 302
     api_key.refresh_from_db()
     assert api_key.rate_limit == 12 and api_key.name == "Tool"
+    # The audit log names the staff member who changed it, not the key's owner.
+    entry = AuditEntry.objects.get(action="api_key.update", object_id=str(api_key.pk))
+    assert (entry.actor, entry.channel) == ("staffer", "admin")
+    assert entry.changes == {"rate_limit": [None, 12]}
 
     workspace = personal_workspace_of(user)
     page = admin_client.get(f"/admin/workspaces/workspace/{workspace.pk}/change/")

@@ -5,6 +5,7 @@ webhooks; owners and editors write; viewers are refused with 403 saying why; eve
 from __future__ import annotations
 
 import pytest
+from django.contrib import admin
 
 from analytics.models import HourlyClick
 from core.api.scopes import ApiScope
@@ -461,3 +462,24 @@ def test_a_blank_slug_names_no_workspace(team):
     response = _as(team.owner).get("/api/v1/workspaces/%C2%A0/")
     assert response.status_code == 404
     assert response.json() == {"detail": "No workspace with this slug that you belong to."}
+
+
+@pytest.mark.parametrize(("days", "accepted"), [(36500, True), (36501, False)])
+def test_the_admin_holds_a_workspace_to_the_retention_the_api_allows(
+    team, rf, staff_user, days, accepted
+):
+    answer = _as(team.owner).patch(
+        "/api/v1/workspaces/acme/", {"raw_retention_days": days}, format="json"
+    )
+    assert (answer.status_code == 200) is accepted, answer.content
+    workspace = Workspace.objects.get(slug="acme")
+    request = rf.get("/")
+    request.user = staff_user
+    form_class = admin.site._registry[Workspace].get_form(request, obj=workspace)
+    form = form_class(
+        data={"slug": "acme", "name": workspace.name, "raw_retention_days": str(days)},
+        instance=workspace,
+    )
+    assert form.is_valid() is accepted, form.errors
+    if not accepted:
+        assert "raw_retention_days" in form.errors
