@@ -9,6 +9,7 @@ from redis.exceptions import RedisError
 
 from analytics import spool
 from analytics.buffer import VISITS_KEY
+from core.node_state import NodeLockBusy
 from core.redis_conn import live_redis_client, redis_failed
 
 # Messages per RPUSH when forwarding the spool: ~0.5 MB, one round trip.
@@ -18,9 +19,13 @@ FORWARD_BATCH = 2000
 FORWARD_LIMIT = 50_000
 
 
-def forward_spooled_visits() -> int:
+def forward_spooled_visits(*, deadline: float | None = None) -> int:
     """Services mode, the node's runner: move spooled visits onto the Redis buffer in batches
     (one pipelined round trip per batch). Returns how many were forwarded.
+
+    `deadline` (time.monotonic()): a caller answering a request (a conversion report) waits for
+    the node's spool lock until then at most, and stops after the batch that passes it; the
+    runner, which owns the work, passes none.
 
     A batch whose push fails stays in the spool (its offset is not saved) and is sent again
     next time; a batch pushed twice (the runner died before saving its offset) is stored once,
@@ -34,7 +39,9 @@ def forward_spooled_visits() -> int:
         client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
 
     try:
-        return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT)
+        return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT, deadline=deadline)
+    except NodeLockBusy:
+        return 0  # the runner is forwarding them now
     except RedisError as exc:
         redis_failed(exc, consequence="visits wait in the node's spool")
         return 0

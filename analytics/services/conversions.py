@@ -176,9 +176,9 @@ def _flush_pending_visits(asked_at: float) -> bool:
         rest = _last_flush["started"] + FLUSH_INTERVAL - time.monotonic()
         if rest > 0:
             time.sleep(rest)
-        _last_flush["started"] = time.monotonic()
+        _last_flush["started"] = started = time.monotonic()
         if uses_redis() and local_redirects():
-            forward_spooled_visits()
+            forward_spooled_visits(deadline=started + FLUSH_SECONDS)
         flush_pending(max_seconds=FLUSH_SECONDS)
         return True
     except Exception:

@@ -18,7 +18,7 @@ from django.test import Client
 
 from analytics import buffer, capture, services, spool
 from analytics.models import VisitRecord
-from core.node_state import generations
+from core.node_state import generations, node_lock
 from core.redis_conn import redis_client, reset_redis_state
 from links import cache as link_cache
 from links.services.create import link_create
@@ -180,6 +180,20 @@ def test_visits_wait_in_the_spool_while_redis_is_down(user, settings):
     while services.flush_pending():
         pass
     assert VisitRecord.objects.filter(link=link).count() == 2
+
+
+def test_a_caller_with_a_deadline_does_not_wait_out_the_runners_forwarding(user):
+    # A conversion report forwards the spool itself when its click is not stored yet; while
+    # the node's runner holds the spool, the report gives up at its deadline instead of
+    # waiting for as long as the runner takes.
+    link = link_create(user=user, long_url="https://example.com/busy").link
+    Client().get(f"/{link.code}")
+    with node_lock(spool.SPOOL_LOCK):  # the runner, forwarding
+        asked = time.monotonic()
+        assert capture.forward_spooled_visits(deadline=asked + 0.2) == 0
+        assert time.monotonic() - asked < 1.0
+    assert spool.pending_visits() == 1  # left for the runner, nothing lost
+    assert capture.forward_spooled_visits() == 1
 
 
 def test_a_waiting_sync_applies_a_change_as_soon_as_another_node_writes_it(user):
