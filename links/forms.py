@@ -7,8 +7,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
+from django.utils.functional import lazy
 
 from links.imports.formats import FORMATS
 from links.models import (
@@ -22,6 +25,20 @@ from links.models import (
 from links.selectors import DEFAULT_ORDER, LINK_ORDERS, STOPPED
 from links.services.targeting import DEVICES, MAX_CITY, MAX_VARIANTS, OS_NAMES, query_text
 from links.services.utm import UTM_FIELDS, UTM_MAX_LENGTH, utm_in_url
+
+
+def _fallback_help() -> str:
+    """The failover's help text, from the checker's settings (LINK_CHECK_OK_SECONDS,
+    LINK_CHECK_FAILURES) as this deployment has them."""
+    minutes = round(settings.LINK_CHECK_OK_SECONDS / 60)
+    failures = settings.LINK_CHECK_FAILURES
+    in_a_row = "once" if failures == 1 else f"{failures} times in a row"
+    return (
+        f"Optional. The link's destinations are checked regularly (about every {minutes} "
+        f"minute{pluralize(minutes)}); once one fails {in_a_row} (an error page, no answer), "
+        "visitors go here instead, until it works again."
+    )
+
 
 # `<input type="datetime-local">` sends this; the others are for people typing by hand.
 DATETIME_INPUT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
@@ -251,11 +268,7 @@ class GateFieldsMixin(forms.Form):
     fallback_url = _destination_field(
         "While the destination is broken, send visitors to",
         "https://example.com/offers",
-        help_text=(
-            "Optional. The link's destinations are checked regularly (every 15 minutes by "
-            "default); once one fails twice in a row (an error page, no answer), visitors go "
-            "here instead, until it works again."
-        ),
+        help_text=lazy(_fallback_help, str)(),
     )
 
 

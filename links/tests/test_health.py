@@ -586,6 +586,14 @@ def test_the_link_page_shows_its_health_and_recent_checks(client, user):
     assert page.count('<tr><td data-label="Checked">') == 2
 
 
+def test_the_failover_field_says_how_often_this_deployment_checks(client, user, settings):
+    settings.LINK_CHECK_OK_SECONDS = 300
+    settings.LINK_CHECK_FAILURES = 3
+    client.force_login(user)
+    page = client.get(reverse("home")).content.decode()  # the create form
+    assert "about every 5 minutes); once one fails 3 times in a row" in page
+
+
 def test_the_admin_shows_health_filters_by_it_and_lists_the_checks(admin_client, user):
     link = link_create(user=user, long_url=TARGET).link
     other = link_create(user=user, long_url=TARGET, title="Other").link
