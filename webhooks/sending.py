@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from urllib3.exceptions import HTTPError, TimeoutError
+from urllib3.exceptions import HTTPError, NewConnectionError, TimeoutError
 
 from links.outbound import STEP_TIMEOUT_SECONDS, Deadline
 from links.outbound import pinned_pool as _pool
@@ -75,6 +75,8 @@ def _open(url: str, addresses: list[str], body: bytes, headers: dict[str, str], 
                 retries=False,
                 preload_content=False,  # only the start of the answer is read, however long
             )
+        except NewConnectionError as exc:
+            error = exc  # refused or unreachable at once: the name's next address may answer
         except TimeoutError:
             raise
         except HTTPError as exc:

@@ -285,3 +285,20 @@ def test_a_webhook_deleted_during_an_attempt_is_no_error(user, receiver, monkeyp
     delivery.save()
     assert services.webhook_delivery_attempt(delivery_id=delivery.pk) is True
     assert not WebhookDelivery.objects.exists()
+
+
+def test_an_address_that_refuses_the_connection_gives_way_to_the_names_next(receiver):
+    # A name with two addresses (IPv6 and IPv4, say) whose first has nothing listening: the
+    # delivery goes to the next, as _open says, instead of failing the attempt.
+    from links.outbound import Deadline
+    from webhooks import sending
+
+    deadline = Deadline(5)
+    try:
+        answer = sending._open(
+            receiver.url, ["127.0.0.2", "127.0.0.1"], b"{}", {"X-Test": "1"}, deadline
+        )
+    finally:
+        deadline.cancel()
+    assert answer.status == 200
+    assert len(receiver.received) == 1
