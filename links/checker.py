@@ -28,7 +28,7 @@ from urllib3.exceptions import (
 )
 
 from links.models import CheckError
-from links.outbound import Deadline, LookupTimeout, UnsafeTarget, check_target, pinned_pool
+from links.outbound import Deadline, LookupTimeout, UnsafeTarget, check_target, open_pinned
 
 MAX_REDIRECTS = 5
 BODY_CAP = 64 * 1024
@@ -168,41 +168,16 @@ def _timed_out(deadline: Deadline, url: str) -> dict:
 
 def _get(url: str, addresses: list[str], deadline: Deadline) -> tuple[int, str, bytes]:
     """(status, Location, the body's start) from the first of `addresses` that answers."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     headers = {
-        "Host": parts.netloc.rsplit("@", 1)[-1],  # never the userinfo
         "User-Agent": user_agent(),
         "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
     }
-    error: Exception | None = None
-    for address in addresses:
-        if deadline.over():
-            break
-        pool = pinned_pool(parts.scheme, address, port, parts.hostname, deadline)
-        try:
-            response = pool.urlopen(
-                "GET",
-                target,
-                headers=headers,
-                redirect=False,  # each hop's address is checked first (links.outbound)
-                retries=False,
-                preload_content=False,
-            )
-        except NewConnectionError as exc:
-            error = exc  # the next address may take it
-            continue
-        except TimeoutError:
-            raise
-        except HTTPError as exc:
-            error = exc
-            continue
-        try:
-            body = response.read(BODY_CAP, decode_content=True) if response.status == 200 else b""
-        finally:
-            response.release_conn()
-        if deadline.over():
-            raise TimeoutError("cut off at the deadline")
-        return response.status, response.headers.get("Location", ""), body
-    raise error or HTTPError("no address to connect to")
+    # No redirect followed: each hop's address is checked first (_follow).
+    response = open_pinned("GET", url, addresses, deadline, headers=headers)
+    try:
+        body = response.read(BODY_CAP, decode_content=True) if response.status == 200 else b""
+    finally:
+        response.release_conn()
+    if deadline.over():
+        raise TimeoutError("cut off at the deadline")
+    return response.status, response.headers.get("Location", ""), body

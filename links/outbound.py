@@ -6,9 +6,9 @@ An address is public when it is not loopback, private, link-local, multicast, re
 unspecified or otherwise not global; an IPv6 address carrying an IPv4 one (6to4, NAT64,
 IPv4-mapped: links.services.policy.embedded_ipv4, the rule the link policy uses too) may not
 carry such an IPv4 address either. check_target resolves the name once and hands back the
-addresses it checked; the caller connects to one of those (pinned_pool) instead of resolving the
-name again, so a name that resolves to a public address for the check and to 127.0.0.1 for the
-connection (DNS rebinding) never reaches 127.0.0.1.
+addresses it checked; the caller connects to one of those (open_pinned, pinned_pool) instead of
+resolving the name again, so a name that resolves to a public address for the check and to
+127.0.0.1 for the connection (DNS rebinding) never reaches 127.0.0.1.
 
 Each caller says whether the address rule is lifted, from a setting of its own: webhooks from
 SHORTURL_WEBHOOK_ALLOW_PRIVATE (a receiver on the operator's own network), the checker from
@@ -16,10 +16,9 @@ LINK_CHECK_ALLOW_PRIVATE (test-only: a destination is any link owner's to choose
 lets anyone make the server fetch internal addresses). The scheme rule stays.
 
 Every outbound request has one Deadline for all of it (the name's lookup, connecting, TLS,
-sending, reading): a
-socket timeout alone is per read, so a server sending one byte every few seconds would hold the
-caller for as long as it liked. At the deadline a watchdog shuts the request's sockets down,
-which ends any read or write blocked on them.
+sending, reading): a socket timeout alone is per read, so a server sending one byte every few
+seconds would hold the caller for as long as it liked. At the deadline a watchdog shuts the
+request's sockets down, which ends any read or write blocked on them.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.exceptions import HTTPError, NewConnectionError, TimeoutError
 
 from links.services.policy import embedded_ipv4, is_local_address
 
@@ -210,3 +210,45 @@ def pinned_pool(
         pool = urllib3.HTTPConnectionPool(address, port, timeout=timeout, retries=False)
         pool.ConnectionCls = _watched(HTTPConnection, deadline)
     return pool
+
+
+def open_pinned(
+    method: str,
+    url: str,
+    addresses: list[str],
+    deadline: Deadline,
+    *,
+    headers: dict[str, str],
+    body: bytes | None = None,
+) -> urllib3.BaseHTTPResponse:
+    """`method` on `url` at the first of `addresses` (check_target's) that takes the connection,
+    spoken to as the URL's host (pinned_pool), within `deadline`: the answer unread
+    (preload_content=False: the caller reads only the start it needs), a redirect not followed
+    (its target is the caller's to check first). A connection refused tries the next address;
+    a timeout ends it."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = {**headers, "Host": parts.netloc.rsplit("@", 1)[-1]}  # never the userinfo
+    error: Exception | None = None
+    for address in addresses:
+        if deadline.over():
+            break
+        pool = pinned_pool(parts.scheme, address, port, parts.hostname, deadline)
+        try:
+            return pool.urlopen(
+                method,
+                target,
+                body=body,
+                headers=headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+            )
+        except NewConnectionError as exc:  # a TimeoutError to urllib3: the next address may take it
+            error = exc
+        except TimeoutError:
+            raise
+        except HTTPError as exc:
+            error = exc
+    raise error or HTTPError("no address to connect to")

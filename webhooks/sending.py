@@ -19,13 +19,12 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from django.conf import settings
-from urllib3.exceptions import HTTPError, NewConnectionError, TimeoutError
+from urllib3.exceptions import HTTPError, TimeoutError
 
+from links import outbound
 from links.outbound import STEP_TIMEOUT_SECONDS, Deadline
-from links.outbound import pinned_pool as _pool
 from webhooks.targets import UnsafeTarget, check_target
 
 EXCERPT_LENGTH = 500
@@ -54,36 +53,6 @@ def attempt_seconds() -> float:
     return float(settings.WEBHOOK_ATTEMPT_SECONDS)
 
 
-def _open(url: str, addresses: list[str], body: bytes, headers: dict[str, str], deadline: Deadline):
-    """POST to the first of `addresses` that takes the connection; the answer unread."""
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    host_header = parts.netloc.rsplit("@", 1)[-1]  # never the userinfo
-    error: Exception | None = None
-    for address in addresses:
-        if deadline.passed:
-            break
-        pool = _pool(parts.scheme, address, port, parts.hostname, deadline)
-        try:
-            return pool.urlopen(
-                "POST",
-                target,
-                body=body,
-                headers={**headers, "Host": host_header},
-                redirect=False,  # a redirect could lead anywhere
-                retries=False,
-                preload_content=False,  # only the start of the answer is read, however long
-            )
-        except NewConnectionError as exc:
-            error = exc  # refused or unreachable at once: the name's next address may answer
-        except TimeoutError:
-            raise
-        except HTTPError as exc:
-            error = exc
-    raise error or HTTPError("no address to connect to")
-
-
 def post(*, url: str, secret: str, payload: dict) -> AttemptResult:
     """POST the payload; 2xx is delivered. Over within settings.WEBHOOK_ATTEMPT_SECONDS, the
     name's lookup (webhooks.targets) included, whatever the receiver does."""
@@ -108,7 +77,10 @@ def _post(*, url: str, secret: str, payload: dict, deadline: Deadline) -> Attemp
         "X-Shorturl-Signature": signature(secret, body),
     }
     try:
-        response = _open(url, addresses, body, headers, deadline)
+        # A redirect is not followed: it could lead anywhere.
+        response = outbound.open_pinned(
+            "POST", url, addresses, deadline, headers=headers, body=body
+        )
         try:
             start = response.read(EXCERPT_LENGTH * 4, decode_content=True)
         finally:

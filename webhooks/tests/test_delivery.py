@@ -289,14 +289,14 @@ def test_a_webhook_deleted_during_an_attempt_is_no_error(user, receiver, monkeyp
 
 def test_an_address_that_refuses_the_connection_gives_way_to_the_names_next(receiver):
     # A name with two addresses (IPv6 and IPv4, say) whose first has nothing listening: the
-    # delivery goes to the next, as _open says, instead of failing the attempt.
-    from links.outbound import Deadline
-    from webhooks import sending
+    # delivery goes to the next (links.outbound.open_pinned, which webhooks send through),
+    # instead of failing the attempt.
+    from links.outbound import Deadline, open_pinned
 
     deadline = Deadline(5)
     try:
-        answer = sending._open(
-            receiver.url, ["127.0.0.2", "127.0.0.1"], b"{}", {"X-Test": "1"}, deadline
+        answer = open_pinned(
+            "POST", receiver.url, ["127.0.0.2", "127.0.0.1"], deadline, headers={}, body=b"{}"
         )
     finally:
         deadline.cancel()

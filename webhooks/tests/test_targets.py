@@ -99,7 +99,7 @@ def test_a_name_that_later_resolves_to_loopback_is_not_called(
     )
     _resolving(monkeypatch, {"rebind.example.com": ["127.0.0.1"]})
     posted = []
-    monkeypatch.setattr("webhooks.sending._open", lambda *args: posted.append(args))
+    monkeypatch.setattr(outbound, "open_pinned", lambda *args, **kw: posted.append(args))
     with django_capture_on_commit_callbacks(execute=True):
         link_create(user=user, long_url="https://example.com/rebind")
     assert services.webhook_deliver_due() == 1
@@ -137,7 +137,7 @@ def test_the_post_connects_to_the_address_just_checked_not_a_fresh_lookup(user, 
             opened.append((method, target, headers["Host"]))
             return _Answer()
 
-    monkeypatch.setattr(sending, "_pool", Pool)
+    monkeypatch.setattr(outbound, "pinned_pool", Pool)
     result = sending.post(
         url=webhook.url, secret=webhook.secret, payload={"id": "1", "event": "ping"}
     )
