@@ -17,6 +17,8 @@ from collections.abc import Iterator
 import harness
 import pytest
 
+from tests.oidc_provider.fixture import CLIENT_ID, CLIENT_SECRET, Provider, issuer_at
+
 MODES = ("embedded", "services")
 
 
@@ -74,8 +76,15 @@ def own_deployment(production_venv):
 @pytest.fixture(scope="session", params=MODES)
 def deployment(request, own_deployment):
     """The product started with `make serve` (and, in services mode, `make worker`/`make beat`),
-    healthy, with the demo users and an API token for `demo`."""
-    with own_deployment(request.param) as dep:
+    healthy, with the demo users and an API token for `demo`; single sign-on through a provider
+    on loopback (`SSO_ISSUER` in its env) that nothing starts until test_sso.py does."""
+    issuer = issuer_at(harness.free_port(), "localhost")
+    env = Provider(issuer, CLIENT_ID, CLIENT_SECRET).environment(
+        SSO_NAME="Example ID",
+        SSO_DEFAULT_WORKSPACE=harness.SSO_WORKSPACE[0],
+        SSO_DEFAULT_ROLE="editor",
+    )
+    with own_deployment(request.param, env=env) as dep:
         yield dep
 
 

@@ -541,6 +541,12 @@ class Deployment:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+# Single sign-on is set up on the session's deployments (conftest.py; test_sso.py starts the
+# provider they name: the product reads its discovery document at the first sign-in), so that
+# case needs no deployment of its own. People land in this workspace, which the case makes.
+SSO_WORKSPACE = ("example-team", "Example team")
+
+
 def _base_env(port: int, pidfile: Path) -> dict[str, str]:
     return clean_env(
         HOST=HOST,

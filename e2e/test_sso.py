@@ -1,22 +1,25 @@
-"""Single sign-on end to end, in both modes (the issue's "done when"): a person signs in through
+"""Single sign-on end to end, as deployed (the issue's "done when"): a person signs in through
 an OpenID Connect provider in Chromium and lands in the configured workspace, as a member with
-the configured role; and with passwords switched off (LOCAL_PASSWORDS=0) the demo user's
-password signs nobody in while single sign-on still does.
+the configured role, in both modes; and with passwords switched off (LOCAL_PASSWORDS=0) a
+posted password signs nobody in while single sign-on still does.
 
-Each mode gets one deployment of its own, started with `make serve` and the SSO settings in its
-environment, and one test provider (tests/oidc_provider: django-oauth-toolkit in OIDC mode, in a
-process of its own). The deployment is told the provider's issuer before the provider runs (the
-product reads the discovery document at the first sign-in), so the provider can be started
-afterwards with the deployment's callback address. The provider is named `localhost`, the
-deployment 127.0.0.1: a browser keeps cookies per host, not per port, and both sites are Django
-with a `sessionid` cookie, which would otherwise overwrite each other.
+The session's deployments have single sign-on set up from their start (conftest.py): their
+SSO_ISSUER names a provider on a loopback port that nothing serves until the case here starts
+it (tests/oidc_provider: django-oauth-toolkit in OIDC mode, in a process of its own) with the
+deployment's callback address; the product reads the discovery document at the first sign-in.
+Passwords off needs a deployment of its own, started once, in embedded mode. The provider is
+named `localhost`, the deployments 127.0.0.1: a browser keeps cookies per host, not per port,
+and both sites are Django with a `sessionid` cookie, which would otherwise overwrite each other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
+from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import harness
 import pytest
@@ -31,49 +34,52 @@ from tests.oidc_provider.fixture import (
     sign_in_at_provider,
 )
 
+WORKSPACE = harness.SSO_WORKSPACE
 CHROMIUM = "/usr/bin/chromium"
-WORKSPACE = ("example-team", "Example team")  # slug, name: SSO_DEFAULT_WORKSPACE's
 ALICE = Person("alice", "alice@example.com", first_name="Alice", last_name="Liddell")
 BOB = Person("bob", "bob@example.com", first_name="Bob")
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(mode, marks=pytest.mark.xdist_group(f"sso-{mode}"))
-        for mode in ("embedded", "services")
-    ],
-)
-def sso(request, own_deployment, tmp_path_factory):
-    """(deployment, provider): the deployment signs people in through the provider only
-    (LOCAL_PASSWORDS=0), into the workspace `example-team` as editors; demo owns it."""
-    mode = request.param
-    provider_port = harness.free_port()
-    planned = Provider(issuer_at(provider_port, "localhost"), CLIENT_ID, CLIENT_SECRET)
-    env = planned.environment(
+@contextlib.contextmanager
+def provider_for(dep: harness.Deployment, workdir) -> Iterator[Provider]:
+    """The provider `dep` was started to trust (its SSO_ISSUER), started now with its callback,
+    after the default workspace is made as its owner would: through the API with demo's token."""
+    with dep.api() as api:
+        made = api.post(
+            dep.url("/api/v1/workspaces/"),
+            json={"slug": WORKSPACE[0], "name": WORKSPACE[1]},
+            timeout=harness.HTTP_TIMEOUT,
+        )
+    assert made.status_code == 201, made.text[:500]
+    issuer = urlsplit(dep.env["SSO_ISSUER"])
+    with running_provider(
+        people=[ALICE, BOB],
+        redirect_uris=[dep.url("/accounts/sso/callback/")],
+        workdir=workdir,
+        port=issuer.port,
+        host=issuer.hostname,
+    ) as provider:
+        assert provider.issuer == dep.env["SSO_ISSUER"]
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def passwords_off(own_deployment, tmp_path_factory):
+    """(deployment, provider): an embedded deployment that signs people in through the provider
+    only (LOCAL_PASSWORDS=0), into `example-team` as editors."""
+    issuer = issuer_at(harness.free_port(), "localhost")
+    env = Provider(issuer, CLIENT_ID, CLIENT_SECRET).environment(
         SSO_NAME="Example ID",
         SSO_DEFAULT_WORKSPACE=WORKSPACE[0],
         SSO_DEFAULT_ROLE="editor",
         LOCAL_PASSWORDS="0",
     )
-    with own_deployment(mode, name=f"sso-{mode}", env=env) as dep:
-        # The default workspace, made as its owner would: through the API with demo's token.
-        with dep.api() as api:
-            made = api.post(
-                dep.url("/api/v1/workspaces/"),
-                json={"slug": WORKSPACE[0], "name": WORKSPACE[1]},
-                timeout=harness.HTTP_TIMEOUT,
-            )
-        assert made.status_code == 201, made.text[:500]
-        with running_provider(
-            people=[ALICE, BOB],
-            redirect_uris=[dep.url("/accounts/sso/callback/")],
-            workdir=tmp_path_factory.mktemp(f"oidc-provider-{mode}"),
-            port=provider_port,
-            host="localhost",
-        ) as provider:
-            assert provider.issuer == planned.issuer
-            yield dep, provider
+    workdir = tmp_path_factory.mktemp("oidc-provider-off")
+    with (
+        own_deployment("embedded", name="sso-passwords-off", env=env) as dep,
+        provider_for(dep, workdir) as provider,
+    ):
+        yield dep, provider
 
 
 def _members(dep: harness.Deployment) -> dict[str, str]:
@@ -83,12 +89,14 @@ def _members(dep: harness.Deployment) -> dict[str, str]:
 
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Chromium at {CHROMIUM}")
-def test_a_person_signs_in_through_the_provider_and_lands_in_the_configured_workspace(sso):
+def test_a_person_signs_in_through_the_provider_and_lands_in_the_configured_workspace(
+    deployment, tmp_path
+):
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
-    dep, provider = sso
-    assert "alice" not in _members(dep)
-    with sync_api.sync_playwright() as playwright:
+    dep = deployment
+    with provider_for(dep, tmp_path) as provider, sync_api.sync_playwright() as playwright:
+        assert "alice" not in _members(dep)
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
         )
@@ -96,8 +104,6 @@ def test_a_person_signs_in_through_the_provider_and_lands_in_the_configured_work
             page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
             page.set_default_timeout(15_000)
             page.goto(dep.url("/accounts/login/"))
-            # Passwords are off: the provider's button is the only way in.
-            expect(page.get_by_label("Password")).to_have_count(0)
             page.get_by_role("link", name="Sign in with Example ID").click()
 
             page.wait_for_url(re.compile("^" + re.escape(provider.issuer.rsplit("/o", 1)[0])))
@@ -116,8 +122,10 @@ def test_a_person_signs_in_through_the_provider_and_lands_in_the_configured_work
     assert _members(dep).get("alice") == "editor"
 
 
-def test_without_local_passwords_a_password_signs_nobody_in_but_the_provider_does(sso):
-    dep, provider = sso
+def test_without_local_passwords_a_password_signs_nobody_in_but_the_provider_does(
+    passwords_off,
+):
+    dep, provider = passwords_off
     with dep.session() as sess:
         page = sess.get(dep.url("/accounts/login/"), timeout=harness.HTTP_TIMEOUT)
         assert page.status_code == 200
