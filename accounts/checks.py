@@ -32,10 +32,11 @@ def sign_in_settings(app_configs, **kwargs):
     sign-in (docs/sso.md)."""
     from django.conf import settings
 
+    from accounts.sso import enabled
     from workspaces.models import Role
 
     problems = []
-    if not settings.LOCAL_PASSWORDS and not settings.SSO_ENABLED:
+    if not settings.LOCAL_PASSWORDS and not enabled():
         problems.append(
             Error(
                 "LOCAL_PASSWORDS is off but single sign-on is not set up: nobody could sign in.",
@@ -43,7 +44,7 @@ def sign_in_settings(app_configs, **kwargs):
                 id="accounts.E002",
             )
         )
-    if settings.SSO_ENABLED and not settings.SSO_CLIENT_ID:
+    if enabled() and not settings.SSO_CLIENT_ID:
         problems.append(
             Error(
                 "SSO_ISSUER is set without SSO_CLIENT_ID.",
@@ -52,7 +53,7 @@ def sign_in_settings(app_configs, **kwargs):
                 id="accounts.E003",
             )
         )
-    if settings.SSO_ENABLED and settings.SSO_DEFAULT_ROLE not in Role.values:
+    if enabled() and settings.SSO_DEFAULT_ROLE not in Role.values:
         problems.append(
             Error(
                 f"SSO_DEFAULT_ROLE={settings.SSO_DEFAULT_ROLE!r} is not a role.",
@@ -67,10 +68,11 @@ def sign_in_settings(app_configs, **kwargs):
 def sso_default_workspace(app_configs, **kwargs):
     from django.conf import settings
 
+    from accounts.sso import enabled
     from workspaces.models import Workspace
 
     slug = settings.SSO_DEFAULT_WORKSPACE
-    if not (settings.SSO_ENABLED and slug):
+    if not (enabled() and slug):
         return []
     try:
         found = Workspace.objects.filter(slug=slug).exists()

@@ -36,6 +36,17 @@ _REFUSED = (
 )
 
 
+def _endpoints_or_say_why(request: HttpRequest) -> sso.ProviderEndpoints | None:
+    """The provider's endpoints; None, with the reason logged and told to the person, when its
+    discovery document cannot be read."""
+    try:
+        return sso.provider_endpoints()
+    except sso.ProviderUnreachable as error:
+        logger.warning("single sign-on: %s", error)
+        messages.error(request, _UNREACHABLE)
+        return None
+
+
 class PasswordBackend(ModelBackend):
     """Django's username and password, refused everywhere while LOCAL_PASSWORDS is off."""
 
@@ -55,13 +66,10 @@ class ProviderBackend(OIDCAuthenticationBackend):
         self.UserModel = get_user_model()
 
     def authenticate(self, request, **kwargs):
-        if not settings.SSO_ENABLED or request is None or "nonce" not in kwargs:
+        if not sso.enabled() or request is None or "nonce" not in kwargs:
             return None
-        try:
-            endpoints = sso.provider_endpoints()
-        except sso.ProviderUnreachable as error:
-            logger.warning("single sign-on: %s", error)
-            messages.error(request, _UNREACHABLE)
+        endpoints = _endpoints_or_say_why(request)
+        if endpoints is None:
             return None
         self.OIDC_OP_TOKEN_ENDPOINT = endpoints.token
         self.OIDC_OP_USER_ENDPOINT = endpoints.userinfo
@@ -117,13 +125,8 @@ class ProviderSignInView(OIDCAuthenticationRequestView):
         super(OIDCAuthenticationRequestView, self).__init__(*args, **kwargs)
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        if not settings.SSO_ENABLED:
-            return redirect("login")
-        try:
-            endpoints = sso.provider_endpoints()
-        except sso.ProviderUnreachable as error:
-            logger.warning("single sign-on: %s", error)
-            messages.error(request, _UNREACHABLE)
+        endpoints = _endpoints_or_say_why(request) if sso.enabled() else None
+        if endpoints is None:
             return redirect("login")
         self.OIDC_OP_AUTH_ENDPOINT = endpoints.authorization
         self.OIDC_RP_CLIENT_ID = settings.SSO_CLIENT_ID

@@ -18,7 +18,6 @@ sign-in page, the admin's and any later channel decide alike:
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import requests
 from django.conf import settings
@@ -35,8 +34,11 @@ from workspaces.services import member_grant
 
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 DISCOVERY_CACHE_SECONDS = 3600
-# As every other call to the provider (settings.OIDC_TIMEOUT): to connect, then between reads.
-DISCOVERY_TIMEOUT = (5, 10)
+
+
+def enabled() -> bool:
+    """Single sign-on is on when the deployment names its provider (SSO_ISSUER)."""
+    return bool(settings.SSO_ISSUER)
 
 
 class SignInRefused(Exception):
@@ -56,33 +58,26 @@ class ProviderEndpoints:
     jwks: str
 
 
-_memo: dict[str, tuple[float, ProviderEndpoints]] = {}
+def _cache_key(issuer: str) -> str:
+    return f"sso:discovery:{issuer}"
 
 
 def provider_endpoints() -> ProviderEndpoints:
-    """The provider's endpoints from its discovery document: read at most once an hour per
-    process (kept in the shared cache too, so a new process asks no provider), never while
-    single sign-on is off."""
+    """The provider's endpoints from its discovery document, read at most once an hour (kept in
+    the cache, which every process shares in services mode), only at a sign-in through it."""
     issuer = settings.SSO_ISSUER
-    now = time.monotonic()
-    memo = _memo.get(issuer)
-    if memo is not None and memo[0] > now:
-        return memo[1]
-    cache_key = f"sso:discovery:{issuer}"
-    found = cache.get(cache_key)
+    found = cache.get(_cache_key(issuer))
     if found is None:
         found = _discover(issuer)
-        cache.set(cache_key, found, DISCOVERY_CACHE_SECONDS)
-    endpoints = ProviderEndpoints(**found)
-    _memo[issuer] = (now + DISCOVERY_CACHE_SECONDS, endpoints)
-    return endpoints
+        cache.set(_cache_key(issuer), found, DISCOVERY_CACHE_SECONDS)
+    return ProviderEndpoints(**found)
 
 
 def _discover(issuer: str) -> dict[str, str]:
     try:
         answer = requests.get(
             issuer + DISCOVERY_PATH,
-            timeout=DISCOVERY_TIMEOUT,
+            timeout=settings.OIDC_TIMEOUT,  # as mozilla-django-oidc's calls to it
             allow_redirects=False,
             headers={"Accept": "application/json"},
         )
@@ -106,8 +101,7 @@ def _discover(issuer: str) -> dict[str, str]:
 
 def forget_provider() -> None:
     """Read the discovery document again at the next sign-in (tests; a provider moved)."""
-    _memo.clear()
-    cache.delete(f"sso:discovery:{settings.SSO_ISSUER}")
+    cache.delete(_cache_key(settings.SSO_ISSUER))
 
 
 def _email_domain(email: str) -> str:
@@ -132,8 +126,7 @@ def sign_in_user(*, claims: dict) -> AbstractBaseUser:
         raise SignInRefused("The sign-in provider did not say who you are (no subject).")
     email = str(claims.get("email") or "").strip()
     _check_domain(email)
-    identity = SsoIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject)
-    identity = identity.first()
+    identity = _identity(issuer, subject)
     if identity is not None:
         user = identity.user
         _check_active(user)
@@ -144,6 +137,10 @@ def sign_in_user(*, claims: dict) -> AbstractBaseUser:
         user = _link_or_create(issuer=issuer, subject=subject, email=email, claims=claims)
     _join_default_workspace(user)
     return user
+
+
+def _identity(issuer: str, subject: str) -> SsoIdentity | None:
+    return SsoIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
 
 
 def _check_active(user: AbstractBaseUser) -> None:
@@ -164,11 +161,9 @@ def _link_or_create(*, issuer: str, subject: str, email: str, claims: dict) -> A
         except IntegrityError:
             # The same person's second tab won the race and linked them; or another new person
             # took the same username a moment ago, and the next try picks another.
-            identity = SsoIdentity.objects.select_related("user").filter(
-                issuer=issuer, subject=subject
-            )
-            if identity.exists():
-                return identity.get().user
+            identity = _identity(issuer, subject)
+            if identity is not None:
+                return identity.user
     return _link_or_create_once(issuer=issuer, subject=subject, email=email, claims=claims)
 
 
@@ -189,11 +184,12 @@ def _link_or_create_once(
             action = "user.sso_link"
         elif settings.SSO_CREATE_USERS:
             user = User._default_manager.create_user(
-                _free_username(email), email=email, password=None
+                _free_username(email),
+                email=email,
+                password=None,
+                first_name=str(claims.get("given_name") or "")[:150],
+                last_name=str(claims.get("family_name") or "")[:150],
             )
-            user.first_name = str(claims.get("given_name") or "")[:150]
-            user.last_name = str(claims.get("family_name") or "")[:150]
-            user.save(update_fields=["first_name", "last_name"])
             action = "user.create"
         else:
             raise SignInRefused(
@@ -224,11 +220,10 @@ def _free_username(email: str) -> str:
     return name
 
 
-def _join_default_workspace(user: AbstractBaseUser) -> Workspace | None:
+def _join_default_workspace(user: AbstractBaseUser) -> None:
     workspace = default_workspace()
     if workspace is not None:
         member_grant(workspace=workspace, user=user, role=settings.SSO_DEFAULT_ROLE)
-    return workspace
 
 
 def default_workspace() -> Workspace | None:

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services
+from accounts import selectors, services, sso
 from accounts.forms import (
     ApiKeyCreateForm,
     ApiKeyRateLimitForm,
@@ -145,7 +145,7 @@ def sign_in_methods() -> dict:
     """What the sign-in pages offer: the provider's button (its name; None while single sign-on
     is off) and the password form (off with LOCAL_PASSWORDS)."""
     return {
-        "sso_name": settings.SSO_NAME if settings.SSO_ENABLED else None,
+        "sso_name": settings.SSO_NAME if sso.enabled() else None,
         "local_passwords": settings.LOCAL_PASSWORDS,
     }
 

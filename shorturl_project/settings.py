@@ -323,7 +323,6 @@ LOGOUT_REDIRECT_URL = "login"
 # matched by the provider's subject, else linked or created by their provider-verified e-mail
 # (accounts.sso holds the rules).
 SSO_ISSUER = env.str("SSO_ISSUER", default="").rstrip("/")
-SSO_ENABLED = bool(SSO_ISSUER)
 SSO_NAME = env.str("SSO_NAME", default="single sign-on")
 SSO_CLIENT_ID = env.str("SSO_CLIENT_ID", default="")
 SSO_CLIENT_SECRET = env.str("SSO_CLIENT_SECRET", default="")
@@ -338,10 +337,9 @@ SSO_DEFAULT_ROLE = env.str("SSO_DEFAULT_ROLE", default="viewer")
 # Off: no password is accepted anywhere (sign-in page, admin, YOURLS' username/password); people
 # sign in through the provider and programs use API keys. Needs SSO_ISSUER (check accounts.E002).
 LOCAL_PASSWORDS = env.bool("LOCAL_PASSWORDS", default=True)
-# mozilla-django-oidc's own settings, from ours. Each call to the provider waits at most 5 s to
+# mozilla-django-oidc's own settings (the client and the endpoints it is given per sign-in by
+# accounts.oidc, from ours). Each call to the provider, discovery's too, waits at most 5 s to
 # connect and 10 s for each read; PKCE and a nonce on every sign-in; RS256 unless told.
-OIDC_RP_CLIENT_ID = SSO_CLIENT_ID
-OIDC_RP_CLIENT_SECRET = SSO_CLIENT_SECRET
 OIDC_RP_SIGN_ALGO = env.str("SSO_SIGN_ALGO", default="RS256")
 OIDC_RP_SCOPES = "openid email profile"
 OIDC_USE_PKCE = True

@@ -7,7 +7,6 @@ import pytest
 @pytest.fixture
 def sso_settings(settings):
     settings.SSO_ISSUER = "https://idp.example"
-    settings.SSO_ENABLED = True
     settings.SSO_NAME = "Example ID"
     settings.SSO_CLIENT_ID = "shorturl"
     settings.SSO_CLIENT_SECRET = "s"

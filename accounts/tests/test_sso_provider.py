@@ -132,7 +132,6 @@ def test_a_wrong_client_secret_is_told_as_the_provider_refusing(client, sso_on, 
 
 def test_an_unreachable_provider_sends_people_back_with_the_reason(client, settings):
     settings.SSO_ISSUER = "http://127.0.0.1:9/o"  # discard: nothing listens
-    settings.SSO_ENABLED = True
     settings.SSO_CLIENT_ID = "shorturl"
     sso.forget_provider()
     answer = client.get("/accounts/sso/")

@@ -323,7 +323,6 @@ def test_the_checks_pass_for_a_working_setup(sso_on, team):
 
 def test_no_passwords_without_single_sign_on_is_an_error(sso_on):
     sso_on.SSO_ISSUER = ""
-    sso_on.SSO_ENABLED = False
     sso_on.LOCAL_PASSWORDS = False
 
     assert "accounts.E002" in _ids(run_checks(include_deployment_checks=False))
@@ -355,7 +354,6 @@ def test_a_default_workspace_that_does_not_exist_is_a_warning(sso_on):
     assert "accounts.W002" in _ids(run_checks(databases=["default"]))
 
     sso_on.SSO_ISSUER = ""
-    sso_on.SSO_ENABLED = False
     assert checks.sso_default_workspace(None) == []
 
 

@@ -369,21 +369,22 @@ def _values_from_lead(lead: Conversion) -> dict:
     }
 
 
+def _leads(user: AbstractBaseUser, pinned_workspace_id: int | None) -> QuerySet:
+    """The leads of the workspaces `user` writes in (the key's own, when pinned): those a sale
+    may be told by."""
+    return Conversion.objects.filter(
+        kind=ConversionKind.LEAD,
+        workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
+    )
+
+
 def _sale_origin(click_id: str, user: AbstractBaseUser, pinned_workspace_id: int | None) -> dict:
     """The sale's link, click and dimensions: the stored click's, else (its raw visit deleted
     since a lead was counted for it) that lead's. ClickNotFound when neither is there."""
     try:
         visit = click_for(click_id=click_id, user=user, pinned_workspace_id=pinned_workspace_id)
     except ClickNotFound:
-        lead = (
-            Conversion.objects.filter(
-                click_id=click_id,
-                kind=ConversionKind.LEAD,
-                workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
-            )
-            .order_by("id")
-            .first()
-        )
+        lead = _leads(user, pinned_workspace_id).filter(click_id=click_id).order_by("id").first()
         if lead is None:
             raise
         return _values_from_lead(lead)
@@ -396,11 +397,7 @@ def _latest_lead(
     """`customer_id`'s latest lead in the workspaces `user` writes in (the key's own, when
     pinned). CustomerNotFound without one; a 400 naming customer_id when, with no workspace
     pinned, that customer has leads in several."""
-    leads = Conversion.objects.filter(
-        kind=ConversionKind.LEAD,
-        customer_id=customer_id,
-        workspace_id__in=_writable_workspaces(user, pinned_workspace_id),
-    )
+    leads = _leads(user, pinned_workspace_id).filter(customer_id=customer_id)
     # A customer id is the site's own, so two workspaces (two shops) may both have a
     # cus_1: unless the key names its workspace, which one the sale is for is not guessed.
     if pinned_workspace_id is None:

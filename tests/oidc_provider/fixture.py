@@ -37,20 +37,9 @@ class Provider:
     client_id: str
     client_secret: str
 
-    def settings(self, **more) -> dict:
-        """shorturl's settings for signing in through this provider."""
-        return {
-            "SSO_ISSUER": self.issuer,
-            "SSO_ENABLED": True,
-            "SSO_CLIENT_ID": self.client_id,
-            "SSO_CLIENT_SECRET": self.client_secret,
-            "OIDC_RP_CLIENT_ID": self.client_id,
-            "OIDC_RP_CLIENT_SECRET": self.client_secret,
-            **more,
-        }
-
     def environment(self, **more) -> dict[str, str]:
-        """The same, as a deployment's environment variables."""
+        """shorturl's settings for signing in through this provider: a deployment's environment
+        variables, and (strings all) what a test sets on pytest-django's `settings`."""
         return {
             "SSO_ISSUER": self.issuer,
             "SSO_CLIENT_ID": self.client_id,
@@ -65,7 +54,7 @@ def signing_in_through(settings, provider: Provider, **more) -> Iterator[Provide
     document read afresh on the way in and out."""
     from accounts import sso
 
-    for name, value in provider.settings(**more).items():
+    for name, value in provider.environment(**more).items():
         setattr(settings, name, value)
     sso.forget_provider()
     try:
