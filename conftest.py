@@ -169,6 +169,21 @@ def rates(settings):
 
 
 @pytest.fixture
+def sso_settings(settings):
+    """Single sign-on switched on for a test, with a made-up provider (the rules', the pages'
+    and the compat layers' tests; the protocol's tests start a real one: tests.oidc_provider)."""
+    settings.SSO_ISSUER = "https://idp.example"
+    settings.SSO_NAME = "Example ID"
+    settings.SSO_CLIENT_ID = "shorturl"
+    settings.SSO_CLIENT_SECRET = "s"
+    settings.SSO_ALLOWED_DOMAINS = []
+    settings.SSO_CREATE_USERS = True
+    settings.SSO_DEFAULT_WORKSPACE = ""
+    settings.SSO_DEFAULT_ROLE = "viewer"
+    return settings
+
+
+@pytest.fixture
 def requires_redis():
     if not uses_redis():
         pytest.skip("needs Redis: set REDIS_URL (the embedded run has none)")

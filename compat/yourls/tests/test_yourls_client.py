@@ -137,3 +137,15 @@ def test_credentials(api_url, user):
         YOURLSClient(api_url, username="marketer", password="wrong").db_stats()
     with pytest.raises(YOURLSHTTPError, match="Please log in"):
         YOURLSClient(api_url).db_stats()
+
+
+def test_with_passwords_off_the_clients_password_is_refused_and_its_signature_works(
+    api_url, user, sso_settings
+):
+    # Single sign-on with LOCAL_PASSWORDS=0 (docs/sso.md): YOURLS tools keep working with an
+    # API key as their signature; their username and password are refused like a wrong one.
+    sso_settings.LOCAL_PASSWORDS = False
+    with pytest.raises(YOURLSHTTPError, match="Invalid username or password"):
+        YOURLSClient(api_url, username="marketer", password="s3cret-pass-1").db_stats()
+    signed = YOURLSClient(api_url, signature=api_key_create(user=user, name="tool")[1])
+    assert signed.db_stats() == DBStats(total_clicks=0, total_links=0)
