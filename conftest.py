@@ -175,7 +175,7 @@ def sso_settings(settings):
     settings.SSO_ISSUER = "https://idp.example"
     settings.SSO_NAME = "Example ID"
     settings.SSO_CLIENT_ID = "shorturl"
-    settings.SSO_CLIENT_SECRET = "s"
+    settings.SSO_CLIENT_SECRET = "s"  # noqa: S105 (a made-up provider's, for tests)
     settings.SSO_ALLOWED_DOMAINS = []
     settings.SSO_CREATE_USERS = True
     settings.SSO_DEFAULT_WORKSPACE = ""
