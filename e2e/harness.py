@@ -283,6 +283,10 @@ class Proc:
 
 
 def start_process(name: str, argv: list[str], *, env: dict[str, str], log_path: Path) -> Proc:
+    # Once (CI of 36b90fe) the session's embedded deployment found its fresh log directory gone
+    # between start_deployment's mkdir and this open, and all 117 of its cases errored. What
+    # removed it was not found; a log directory made again here costs nothing.
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         popen = subprocess.Popen(
             argv,
