@@ -15,7 +15,7 @@ WEBHOOK_CONCURRENCY ?= 4
 
 .PHONY: install install-prod run serve test test-browser test-services check e2e lint format
 .PHONY: worker webhook-worker beat bench soak schemathesis clean
-.PHONY: geodata
+.PHONY: geodata drills
 
 $(PROD_STAMP): requirements.txt
 	@bash scripts/system-deps.sh
@@ -100,7 +100,13 @@ check:
 # modes run side by side, one per worker (E2E_WORKERS=0: one after the other; e2e/conftest.py).
 E2E_WORKERS ?= 2
 e2e: install
-	$(BIN)/pytest -p no:django -c e2e/pytest.ini -n $(E2E_WORKERS) --dist loadgroup e2e $(PYTEST_ARGS)
+	$(BIN)/pytest -p no:django -c e2e/pytest.ini -n $(E2E_WORKERS) --dist loadgroup e2e \
+		--ignore=e2e/drills $(PYTEST_ARGS)
+
+# Failover drills on a cluster started here (e2e/cluster.py): 3 Galera nodes, Redis with
+# Sentinel, HAProxy, 2 web nodes, 2 workers and beat; one table at the end, everything stopped.
+drills: install
+	$(BIN)/pytest -p no:django -c e2e/pytest.ini -n 0 e2e/drills $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
@@ -112,8 +118,10 @@ format: install
 	$(BIN)/ruff format .
 
 # The default queue: storing visits, roll-ups, the code pool, imports.
+# WORKER_NAME: each worker on one host needs its own (Celery's node name; %h is the host).
+WORKER_NAME ?= celery@%h
 worker: install-prod
-	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=celery
+	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=celery --hostname=$(WORKER_NAME)
 
 # Webhook deliveries only (their own queue): a slow receiver holds this worker, never the one
 # that stores visits. Threads: each delivery mostly waits on the network.
