@@ -8,7 +8,7 @@ Plain Python, no Django: the settings module imports it while Django is still lo
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 DEFAULT_MASTER = "mymaster"
 DEFAULT_SENTINEL_PORT = 26379
@@ -41,7 +41,7 @@ def _database_and_password(redis_url: str) -> tuple[int, str]:
         return 0, ""
     parts = urlsplit(redis_url)
     path = parts.path.strip("/")
-    return (int(path) if path.isdigit() else 0), (parts.password or "")
+    return (int(path) if path.isdigit() else 0), unquote(parts.password or "")
 
 
 def sentinel_cache_location(master: str, redis_url: str) -> str:
@@ -62,6 +62,60 @@ def sentinel_broker_url(sentinels: list[tuple[str, int]], redis_url: str) -> str
         f"sentinel://{auth}{f'[{host}]' if ':' in host else host}:{port}/{db}"
         for host, port in sentinels
     )
+
+
+def sentinel_kwargs(password: str) -> dict[str, object]:
+    """How the sentinels themselves are asked: under the same 1 s timeouts as the master (they
+    are asked on every reconnection), with their own password when they have one."""
+    return {
+        "socket_connect_timeout": 1,
+        "socket_timeout": 1,
+        **({"password": password} if password else {}),
+    }
+
+
+def redis_cache(
+    *,
+    location: str,
+    key_prefix: str,
+    sentinels: list[tuple[str, int]] | None = None,
+    sentinel_password: str = "",
+    cluster: bool = False,
+) -> dict[str, object]:
+    """The default cache on Redis: one server, a cluster node, or the master behind sentinels
+    (then `location` is sentinel_cache_location()'s)."""
+    options: dict[str, object] = {
+        "CLIENT_CLASS": "django_redis.client.DefaultClient",
+        # A Redis outage degrades pages to the database instead of failing them.
+        "IGNORE_EXCEPTIONS": True,
+        "SOCKET_CONNECT_TIMEOUT": 1,
+        "SOCKET_TIMEOUT": 1,
+    }
+    if sentinels:
+        # django-redis's Sentinel pool, behind the DefaultClient rather than its SentinelClient:
+        # that one reads from replicas, and a replica a moment behind would answer an entry
+        # just revoked or a pool code just taken. Reads and writes both go to the master.
+        options.update(
+            CONNECTION_FACTORY="django_redis.pool.SentinelConnectionFactory",
+            SENTINELS=sentinels,
+            SENTINEL_KWARGS=sentinel_kwargs(sentinel_password),
+        )
+    elif cluster:
+        # `location` names any node of a Redis Cluster; the broker must be a plain Redis or
+        # RabbitMQ (CELERY_BROKER_URL), which Celery needs.
+        options["CONNECTION_FACTORY"] = "core.redis_conn.ClusterConnectionFactory"
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": location,
+        "KEY_PREFIX": key_prefix,
+        "OPTIONS": options,
+    }
+
+
+def sentinel_broker_options(*, master: str, sentinel_password: str) -> dict[str, object]:
+    """CELERY_BROKER_TRANSPORT_OPTIONS for a sentinel:// broker: kombu asks the sentinels for
+    this master when it connects, and again on every reconnection."""
+    return {"master_name": master, "sentinel_kwargs": sentinel_kwargs(sentinel_password)}
 
 
 def sentinel_problems(*, sentinels: str, cluster: bool) -> list[str]:

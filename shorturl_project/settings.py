@@ -15,8 +15,11 @@ from django.core.exceptions import ImproperlyConfigured
 from core.redis_config import (
     DEFAULT_MASTER,
     parse_sentinels,
+    redis_cache,
+    sentinel_broker_options,
     sentinel_broker_url,
     sentinel_cache_location,
+    sentinel_problems,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -155,46 +158,26 @@ _sentinels = parse_sentinels(REDIS_SENTINELS)[0]
 REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default=DEFAULT_MASTER)
 REDIS_SENTINEL_PASSWORD = env.str("REDIS_SENTINEL_PASSWORD", default="")
 REDIS_CLUSTER = env.bool("REDIS_CLUSTER", default=False)
-_sentinel_kwargs = {
-    # The sentinels are asked under the same 1 s timeouts as the master is.
-    "socket_connect_timeout": 1,
-    "socket_timeout": 1,
-    **({"password": REDIS_SENTINEL_PASSWORD} if REDIS_SENTINEL_PASSWORD else {}),
-}
+if REDIS_SENTINELS and not _sentinels:
+    # Nothing to build a cache or broker from, and falling back to REDIS_URL's host or to eager
+    # tasks would hide it: refuse here, in every process (the worker runs no system checks).
+    raise ImproperlyConfigured(
+        " ".join(sentinel_problems(sentinels=REDIS_SENTINELS, cluster=REDIS_CLUSTER))
+    )
 if REDIS_SENTINELS:
     # Seen by everything that asks whether Redis is in use (services mode), and it is the cache's
     # LOCATION: redis://<master name>/<db>.
     REDIS_URL = sentinel_cache_location(REDIS_SENTINEL_MASTER, REDIS_URL)
 if REDIS_URL:
     CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="su"),
-            "OPTIONS": {
-                "CLIENT_CLASS": "django_redis.client.DefaultClient",
-                # A Redis outage degrades pages to the database instead of failing them.
-                "IGNORE_EXCEPTIONS": True,
-                "SOCKET_CONNECT_TIMEOUT": 1,
-                "SOCKET_TIMEOUT": 1,
-            },
-        }
+        "default": redis_cache(
+            location=REDIS_URL,
+            key_prefix=env.str("CACHE_KEY_PREFIX", default="su"),
+            sentinels=_sentinels,
+            sentinel_password=REDIS_SENTINEL_PASSWORD,
+            cluster=REDIS_CLUSTER,
+        )
     }
-    if REDIS_SENTINELS:
-        # django-redis's Sentinel pool, behind the DefaultClient rather than its SentinelClient:
-        # that one reads from replicas, and a replica a moment behind would answer an entry just
-        # revoked or a pool code just taken. Reads and writes both go to the master.
-        CACHES["default"]["OPTIONS"].update(
-            CONNECTION_FACTORY="django_redis.pool.SentinelConnectionFactory",
-            SENTINELS=_sentinels,
-            SENTINEL_KWARGS=_sentinel_kwargs,
-        )
-    elif REDIS_CLUSTER:
-        # REDIS_URL names any node of a Redis Cluster; the broker must be a plain Redis or
-        # RabbitMQ (CELERY_BROKER_URL), which Celery needs.
-        CACHES["default"]["OPTIONS"]["CONNECTION_FACTORY"] = (
-            "core.redis_conn.ClusterConnectionFactory"
-        )
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -268,10 +251,9 @@ CELERY_BROKER_URL = env.str(
 )
 if CELERY_BROKER_URL.startswith("sentinel://"):
     # kombu's Sentinel transport asks the sentinels for this master, and again on reconnecting.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "master_name": REDIS_SENTINEL_MASTER,
-        "sentinel_kwargs": _sentinel_kwargs,
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = sentinel_broker_options(
+        master=REDIS_SENTINEL_MASTER, sentinel_password=REDIS_SENTINEL_PASSWORD
+    )
 CELERY_TASK_ALWAYS_EAGER = env.bool(
     "CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://")
 )
