@@ -220,7 +220,7 @@ def test_cache_visit_buffer_and_change_stream_follow_a_failover(on_sentinels, us
     assert promoted_after < PROMOTION_SECONDS
 
 
-# --- Celery: a real worker and a long-lived producer, each in a process of its own -----------------
+# --- Celery: a real worker and a long-lived producer, each in a process of its own ------------
 
 TASK = "analytics.tasks.aggregate_hourly_task"  # reads Redis and the database, changes nothing here
 
