@@ -12,6 +12,16 @@ import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
+from core.redis_config import (
+    DEFAULT_MASTER,
+    parse_sentinels,
+    redis_cache,
+    sentinel_broker_options,
+    sentinel_broker_url,
+    sentinel_cache_location,
+    sentinel_problems,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -136,28 +146,38 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Redis ---------------------------------------------------------------------------
+# Redis is one server or cluster node (REDIS_URL), or a master that Redis Sentinel watches and
+# replaces (REDIS_SENTINELS="h1:26379,h2:26379,h3:26379", REDIS_SENTINEL_MASTER): then REDIS_URL
+# gives only the password and database number (redis://:secret@/0), and every Redis client here
+# asks the sentinels where the master is, again after a failover (core/redis_config.py; the
+# core.E001 check refuses entries it cannot read, and REDIS_CLUSTER with it).
 REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_SENTINELS = env.str("REDIS_SENTINELS", default="").strip()
+# Only the entries that read as host:port; core.E001 names the others at start-up.
+_sentinels = parse_sentinels(REDIS_SENTINELS)[0]
+REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default=DEFAULT_MASTER)
+REDIS_SENTINEL_PASSWORD = env.str("REDIS_SENTINEL_PASSWORD", default="")
+REDIS_CLUSTER = env.bool("REDIS_CLUSTER", default=False)
+if REDIS_SENTINELS and not _sentinels:
+    # Nothing to build a cache or broker from, and falling back to REDIS_URL's host or to eager
+    # tasks would hide it: refuse here, in every process (the worker runs no system checks).
+    raise ImproperlyConfigured(
+        " ".join(sentinel_problems(sentinels=REDIS_SENTINELS, cluster=REDIS_CLUSTER))
+    )
+if REDIS_SENTINELS:
+    # Seen by everything that asks whether Redis is in use (services mode), and it is the cache's
+    # LOCATION: redis://<master name>/<db>.
+    REDIS_URL = sentinel_cache_location(REDIS_SENTINEL_MASTER, REDIS_URL)
 if REDIS_URL:
     CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="su"),
-            "OPTIONS": {
-                "CLIENT_CLASS": "django_redis.client.DefaultClient",
-                # A Redis outage degrades pages to the database instead of failing them.
-                "IGNORE_EXCEPTIONS": True,
-                "SOCKET_CONNECT_TIMEOUT": 1,
-                "SOCKET_TIMEOUT": 1,
-            },
-        }
-    }
-    if env.bool("REDIS_CLUSTER", default=False):
-        # REDIS_URL names any node of a Redis Cluster; the broker must be a plain Redis or
-        # RabbitMQ (CELERY_BROKER_URL), which Celery needs.
-        CACHES["default"]["OPTIONS"]["CONNECTION_FACTORY"] = (
-            "core.redis_conn.ClusterConnectionFactory"
+        "default": redis_cache(
+            location=REDIS_URL,
+            key_prefix=env.str("CACHE_KEY_PREFIX", default="su"),
+            sentinels=_sentinels,
+            sentinel_password=REDIS_SENTINEL_PASSWORD,
+            cluster=REDIS_CLUSTER,
         )
+    }
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -224,7 +244,16 @@ LINK_CHECK_ALLOW_PRIVATE = env.bool("LINK_CHECK_ALLOW_PRIVATE", default=False)
 LINK_CHECK_ABOUT_URL = env.str("LINK_CHECK_ABOUT_URL", default="")
 
 # --- Celery ------------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_BROKER_URL = env.str(
+    "CELERY_BROKER_URL",
+    default=(sentinel_broker_url(_sentinels, REDIS_URL) if REDIS_SENTINELS else REDIS_URL)
+    or "memory://",
+)
+if CELERY_BROKER_URL.startswith("sentinel://"):
+    # kombu's Sentinel transport asks the sentinels for this master, and again on reconnecting.
+    CELERY_BROKER_TRANSPORT_OPTIONS = sentinel_broker_options(
+        master=REDIS_SENTINEL_MASTER, sentinel_password=REDIS_SENTINEL_PASSWORD
+    )
 CELERY_TASK_ALWAYS_EAGER = env.bool(
     "CELERY_TASK_ALWAYS_EAGER", default=CELERY_BROKER_URL.startswith("memory://")
 )

@@ -4,11 +4,7 @@ Redis, revoked, and their visits forwarded, stored and rolled up, with the link 
 over the masters and every multi-key script inside one hash slot.
 """
 
-import random
-import shutil
-import socket
 import subprocess
-import time
 
 import pytest
 from django.test import Client
@@ -19,72 +15,31 @@ from core.redis_conn import redis_client, reset_redis_state, uses_cluster
 from links import cache as link_cache
 from links.services.change import link_revoke
 from links.services.create import link_create
+from tests import redis_servers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _free_cluster_ports(count: int) -> list[int]:
-    """Ports whose cluster bus port (port + 10,000) is free and valid too."""
-    ports: list[int] = []
-    for port in random.sample(range(20_000, 50_000), 200):
-        if _is_free(port) and _is_free(port + 10_000):
-            ports.append(port)
-        if len(ports) == count:
-            return ports
-    pytest.skip("no free loopback ports for a throw-away cluster")
-
-
 @pytest.fixture(scope="module")
 def cluster_url(tmp_path_factory):
-    if not (shutil.which("redis-server") and shutil.which("redis-cli")):
-        pytest.skip("needs redis-server and redis-cli to start a throw-away cluster")
-    ports = _free_cluster_ports(3)
-    servers = []
-    for port in ports:
-        directory = tmp_path_factory.mktemp(f"cluster-{port}")
-        servers.append(
-            subprocess.Popen(
-                [
-                    "redis-server",
-                    "--bind",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ],
-                cwd=directory,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+    redis_servers.require("redis-server", "redis-cli")
+    # Each node's cluster bus port (port + 10,000) must be free and valid too.
+    ports = redis_servers.free_ports(
+        3, also_free=lambda port: port < 55_000 and redis_servers.is_free(port + 10_000)
+    )
+    servers = [
+        redis_servers.start(
+            tmp_path_factory.mktemp(f"cluster-{port}"),
+            port,
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
         )
+        for port in ports
+    ]
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            pings = [
-                subprocess.run(
-                    ["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True
-                ).stdout.strip()
-                for port in ports
-            ]
-            if pings == ["PONG"] * 3:
-                break
-            time.sleep(0.1)
+        redis_servers.wait_answering(ports)
         subprocess.run(
             [
                 "redis-cli",
@@ -99,21 +54,14 @@ def cluster_url(tmp_path_factory):
             capture_output=True,
             timeout=30,
         )
-        while time.monotonic() < deadline + 20:
-            info = subprocess.run(
-                ["redis-cli", "-p", str(ports[0]), "cluster", "info"],
-                capture_output=True,
-                text=True,
-            ).stdout
-            if "cluster_state:ok" in info:
-                break
-            time.sleep(0.2)
+        redis_servers.wait_until(
+            lambda: "cluster_state:ok" in redis_servers.cli(ports[0], "cluster", "info"),
+            timeout=20,
+            what="the throw-away cluster's state ok",
+        )
         yield f"redis://127.0.0.1:{ports[0]}/0"
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            server.wait(timeout=10)
+        redis_servers.stop(servers)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import struct
 import zlib
 from wsgiref.util import setup_testing_defaults
 
+from django.conf import settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -114,3 +115,10 @@ GATED_ENTRY = LinkEntry(
     rules=({"device": "mobile", "country": "CN", "location": "https://example.cn/m\tx"},),
     variants=(("https://example.com/a", 70), ("https://example.com/b", 30)),
 )
+
+
+def database_url() -> str:
+    """The test database (MySQL) as a DATABASE_URL, for a process the test starts."""
+    db = settings.DATABASES["default"]
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"mysql://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 3306}/{db['NAME']}"

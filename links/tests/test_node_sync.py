@@ -22,7 +22,7 @@ from core.node_state import generations, node_lock
 from core.redis_conn import redis_client, reset_redis_state
 from links import cache as link_cache
 from links.services.create import link_create
-from links.tests.helpers import redis_calls
+from links.tests.helpers import database_url, redis_calls
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,18 +39,12 @@ def _local_redirects(requires_redis, settings):
     link_cache.forget_sync_position()
 
 
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"mysql://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 3306}/{db['NAME']}"
-
-
 def run_on_another_node(tmp_path, script: str) -> str:
     """Run `script` (Django shell code) in a separate process with its own node state: only the
     database and Redis are shared, as between two servers. Returns what it printed."""
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": settings.REDIS_URL,
         "NODE_STATE_DIR": str(tmp_path / "other-node"),
         "SHOW_DEV_WARNING": "0",

@@ -182,6 +182,51 @@ def test_services_mode_reads_mysql_and_redis_urls():
     assert {"flush-visits", "aggregate-hourly"} <= set(beat)
 
 
+def test_redis_sentinels_set_the_cache_and_the_broker_from_one_rule():
+    expression = (
+        "[s.REDIS_URL, s.CACHES['default']['OPTIONS'], s.CELERY_BROKER_URL, "
+        "s.CELERY_BROKER_TRANSPORT_OPTIONS, s.CELERY_TASK_ALWAYS_EAGER]"
+    )
+    result = _settings_in_subprocess(
+        {
+            "REDIS_SENTINELS": "10.0.0.1:26379, 10.0.0.2:26380",
+            "REDIS_SENTINEL_MASTER": "shop",
+            "REDIS_SENTINEL_PASSWORD": "s-pass",
+            "REDIS_URL": "redis://:p%40ss@ignored-host:6379/3",
+        },
+        expression,
+    )
+    assert result.returncode == 0, result.stderr
+    location, options, broker, transport, eager = eval(result.stdout)  # noqa: S307 - our own output
+    assert location == "redis://:p%40ss@shop/3"  # the master's name, REDIS_URL's password and db
+    assert options["CONNECTION_FACTORY"] == "django_redis.pool.SentinelConnectionFactory"
+    assert options["SENTINELS"] == [("10.0.0.1", 26379), ("10.0.0.2", 26380)]
+    assert options["SENTINEL_KWARGS"]["password"] == "s-pass"
+    assert (options["IGNORE_EXCEPTIONS"], options["SOCKET_TIMEOUT"]) == (True, 1)
+    assert broker == "sentinel://:p%40ss@10.0.0.1:26379/3;sentinel://:p%40ss@10.0.0.2:26380/3"
+    assert transport["master_name"] == "shop"
+    assert eager is False
+
+
+@pytest.mark.parametrize(
+    ("environment", "said"),
+    [
+        ({"REDIS_SENTINELS": "10.0.0.1:26379", "REDIS_CLUSTER": "1"}, "REDIS_CLUSTER are both"),
+        ({"REDIS_SENTINELS": "10.0.0.1:26379,10.0.0.2:x"}, "not host:port: 10.0.0.2:x"),
+    ],
+)
+def test_unusable_redis_sentinels_are_refused_at_start_up(environment, said):
+    result = python("", environment, "manage.py", "check")
+    assert result.returncode != 0
+    assert "core.E001" in result.stderr and said in result.stderr, result.stderr
+
+
+def test_redis_sentinels_naming_no_sentinel_stop_every_process():
+    result = _settings_in_subprocess({"REDIS_SENTINELS": "redis-a:port"}, "s.CACHES")
+    assert result.returncode != 0
+    assert "not host:port: redis-a:port" in result.stderr
+
+
 def test_celery_speaks_json_only_and_has_time_limits():
     from shorturl_project.celery import app
 
