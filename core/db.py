@@ -32,6 +32,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
@@ -91,11 +92,17 @@ def _undo(callbacks: list[Callable[[], None]]) -> None:
 
 
 def retry_on_conflict(
-    func: F | None = None, *, using: str = DEFAULT_DB_ALIAS, attempts: int = ATTEMPTS
+    func: F | None = None,
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+    attempts: int = ATTEMPTS,
+    atomic: bool = True,
 ) -> F | Callable[[F], F]:
     """Decorator: `func` becomes a unit of work retried on a write conflict (module doc).
 
-    `@retry_on_conflict` or `@retry_on_conflict(attempts=3)`.
+    `@retry_on_conflict` or `@retry_on_conflict(attempts=3)`. `atomic=False`: `func` is one
+    autocommitted statement (a conditional UPDATE on the redirect path), retried as it is
+    without the round trips of a transaction around it.
     """
 
     def decorate(func: F) -> F:
@@ -111,7 +118,7 @@ def retry_on_conflict(
                 undo: list[Callable[[], None]] = []
                 stack.append(undo)
                 try:
-                    with transaction.atomic(using=using):
+                    with transaction.atomic(using=using) if atomic else nullcontext():
                         return func(*args, **kwargs)
                 except BaseException as exc:
                     _undo(undo)

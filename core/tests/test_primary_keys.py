@@ -1,5 +1,6 @@
-"""Every table has a primary key (issue #31): MariaDB Galera replicates rows by their key, and a
-table without one is refused writes (wsrep_certify_nonPK aside, which makes them slow and unsafe)."""
+"""Every table has a primary key (issue #31): MariaDB Galera certifies and applies rows by their
+key; a table without one replicates badly (a full scan per row on every other node) or not at
+all (wsrep_certify_nonPK off)."""
 
 import pytest
 from django.db import connection
