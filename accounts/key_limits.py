@@ -26,6 +26,7 @@ from django.db.models import F
 
 from accounts.models import ApiKey, ApiKeyWindow
 from core.api.throttles import KeyLimit
+from core.db import retry_on_conflict
 
 WINDOW_SECONDS = 60
 
@@ -61,6 +62,7 @@ def _count_in_cache(key_id: int, window: int) -> int | None:
         return None
 
 
+@retry_on_conflict
 def _count_in_database(key_id: int, window: int) -> int:
     """This request's number in the window, from the key's ApiKeyWindow row."""
     rows = ApiKeyWindow.objects.filter(api_key_id=key_id, window=window)

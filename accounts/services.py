@@ -23,6 +23,7 @@ from accounts.models import ApiKey, PasswordCheckTries, Profile, all_scopes
 from audit import channels
 from audit.services import audit_change, snapshot
 from core.api.throttles import key_rate_problem
+from core.db import retry_on_conflict
 from core.login_attempts import attempted_username
 from workspaces.models import Workspace
 from workspaces.selectors import WorkspaceNotFound, personal_workspace_of, workspace_get
@@ -210,6 +211,22 @@ class PasswordChecksPaused(Exception):
     address): no password is checked, not even the right one, until the pause ends."""
 
 
+@retry_on_conflict
+def _count_password_try(user_id: int, now) -> tuple[bool, PasswordCheckTries]:
+    """Count one try (unless paused): (whether checks were paused, the row). One unit of work
+    (core.db): on Galera two nodes may both lock the row and count from the same number; the
+    later commit fails its certification and its retry counts from the other's."""
+    tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
+        user_id=user_id, defaults={"last_try_at": now}
+    )
+    paused = tries.is_paused(now)
+    if not paused:
+        tries.tries = tries.tries_counted(now) + 1
+    tries.last_try_at = now
+    tries.save(update_fields=["tries", "last_try_at"])
+    return paused, tries
+
+
 def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: str) -> bool:
     """Whether `password` is the signed-in user's own, for the password-change pages.
 
@@ -221,15 +238,7 @@ def password_check(*, request: HttpRequest, user: AbstractBaseUser, password: st
     PasswordChecksPaused is raised, even for the right password. A try is counted before the
     password is checked, so requests sent at once cannot check more than the limit."""
     now = timezone.now()
-    with transaction.atomic():
-        tries, _ = PasswordCheckTries.objects.select_for_update().get_or_create(
-            user_id=user.pk, defaults={"last_try_at": now}
-        )
-        paused = tries.is_paused(now)
-        if not paused:
-            tries.tries = tries.tries_counted(now) + 1
-        tries.last_try_at = now
-        tries.save(update_fields=["tries", "last_try_at"])
+    paused, tries = _count_password_try(user.pk, now)
     if paused:
         raise PasswordChecksPaused()
     checked = authenticate(request, username=user.get_username(), password=password)

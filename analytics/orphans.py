@@ -23,6 +23,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
 from analytics.models import OrphanKind, OrphanVisitCount
+from core.db import retry_on_conflict
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ def flush_orphans() -> int:
     return len(pending)
 
 
+@retry_on_conflict
 def _add(hour: int, kind: str, host: str, path: str, referrer: str, count: int) -> None:
     moment = datetime.fromtimestamp(hour * 3600, tz=UTC)
     key = hashlib.sha1(

@@ -26,10 +26,11 @@ DATABASE_UNAVAILABLE_MESSAGE = (
 
 # OperationalError also carries errors of our own making (on SQLite "no such table" after a
 # skipped migrate; on MySQL some data errors): only these mean "cannot talk to it right now".
-# MySQL/MariaDB: too many connections, shutting down, lock wait timeout, deadlock, connection
+# MySQL/MariaDB: too many connections, a Galera node out of the primary component (1047),
+# shutting down, lock wait timeout, deadlock (or certification conflict), connection
 # killed, client-side connect/host/gone away/lost/read failures, disconnected by the server.
 _UNAVAILABLE_MYSQL_CODES = frozenset(
-    {1040, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
+    {1040, 1047, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
 )
 _UNAVAILABLE_SQLITE_MESSAGES = ("unable to open database", "database is locked", "disk i/o error")
 

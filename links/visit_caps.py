@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from redis.exceptions import RedisError
 
+from core.db import retry_on_conflict
 from core.node_state import state_dir
 from core.redis_conn import live_redis_client, redis_failed, uses_redis
 from links.cache import database_reads
@@ -148,6 +149,7 @@ def _take_in_file(link_id: int, max_visits: int, *, counted: bool) -> bool:
         os.close(fd)  # and with it the lock
 
 
+@retry_on_conflict(atomic=False)
 def _take_on_row(link_id: int, *, counted: bool) -> bool:
     """The conditional UPDATE: the database serialises the row's updates."""
     database_reads["count"] += 1

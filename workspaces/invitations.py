@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_change
+from core.db import retry_on_conflict
 from workspaces.models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
 from workspaces.selectors import (
     MANAGERS_ONLY_MESSAGE,
@@ -75,6 +76,7 @@ def _may_list_accounts(user: AbstractBaseUser) -> bool:
     return bool(user.is_staff and user.has_perm(f"{meta.app_label}.view_{meta.model_name}"))
 
 
+@retry_on_conflict
 def invitation_create(
     *, by: AbstractBaseUser, workspace: Workspace, address: str, role: str
 ) -> Invitation:
@@ -156,6 +158,7 @@ def _waiting_locked(user: AbstractBaseUser, invitation_id: int) -> Invitation:
     return invitation
 
 
+@retry_on_conflict
 def invitation_accept(*, user: AbstractBaseUser, invitation_id: int) -> Membership:
     """`user` accepts an invitation made to them: they become a member with its role (one who
     is a member already keeps their role). An inviter who may no longer offer that role (no
@@ -178,6 +181,7 @@ def invitation_accept(*, user: AbstractBaseUser, invitation_id: int) -> Membersh
     return membership
 
 
+@retry_on_conflict
 def invitation_decline(*, user: AbstractBaseUser, invitation_id: int) -> Invitation:
     """`user` turns an invitation down: it leaves their list; the inviter's list shows it
     waiting until it expires (see the module's note)."""

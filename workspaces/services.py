@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 
 from audit.services import audit_change, snapshot
 from core.api.throttles import key_rate_problem
+from core.db import retry_on_conflict
 from workspaces import events
 from workspaces.models import (
     MAX_RETENTION_DAYS,
@@ -257,6 +258,7 @@ def _user_named(username: str) -> AbstractBaseUser:
     return user
 
 
+@retry_on_conflict
 def member_add(
     *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
 ) -> Membership:
@@ -277,6 +279,7 @@ def member_add(
     return membership
 
 
+@retry_on_conflict
 def member_grant(*, workspace: Workspace, user: AbstractBaseUser, role: str) -> Membership:
     """Make `user` a member as the deployment's configuration says (single sign-on's default
     workspace and role): no one's consent asked, recorded as the user's own joining. An existing
@@ -308,6 +311,7 @@ def _keep_an_owner(workspace: Workspace, membership: Membership) -> None:
         )
 
 
+@retry_on_conflict
 def member_set_role(
     *, by: AbstractBaseUser, workspace: Workspace, username: str, role: str
 ) -> Membership:
@@ -328,6 +332,7 @@ def member_set_role(
     return membership
 
 
+@retry_on_conflict
 def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) -> None:
     """Owners remove anyone; any member may leave. The last owner and a personal workspace's
     own user stay."""

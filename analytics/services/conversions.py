@@ -39,6 +39,7 @@ from analytics.forward import forward_spooled_visits
 from analytics.models import Conversion, ConversionKind, VisitRecord
 from analytics.selectors.breakdowns import referrer_host
 from analytics.services.ingest import flush_pending
+from core.db import retry_on_conflict
 from core.errors import NotFound
 from core.node_state import local_redirects
 from core.redis_conn import uses_redis
@@ -222,8 +223,11 @@ def click_for(
     return visit
 
 
+@retry_on_conflict
 def _store(values: dict, once_key: str | None) -> ConversionResult:
-    """Insert the row, or hand back the one its once_key already names."""
+    """Insert the row, or hand back the one its once_key already names. One unit of work
+    (core.db): on Galera two nodes may both insert a once_key; the later commit fails its
+    certification (1213), and the retry finds the row the other stored (IntegrityError)."""
     try:
         with transaction.atomic():
             conversion = Conversion.objects.create(**values, once_key=once_key)

@@ -22,6 +22,7 @@ from analytics.models import (
     VisitRecord,
 )
 from analytics.services.rollups import aggregation_paused
+from core.db import retry_on_conflict
 
 
 def link_visits_delete(*, link) -> int:
@@ -31,15 +32,21 @@ def link_visits_delete(*, link) -> int:
     the link (links.selectors.link_get_changeable). Visits still on their way (buffered, a
     second or two) are stored and counted afterwards. The visit cap's count is not given back:
     it counts the people let through, not stats."""
-    with aggregation_paused(), transaction.atomic():
-        sums = HourlyClick.objects.filter(link=link).aggregate(c=Sum("clicks"), b=Sum("bot_clicks"))
-        counted = (sums["c"] or 0) + (sums["b"] or 0)
-        stored = VisitRecord.objects.filter(link=link).delete()[0]
-        for model in (HourlyClick, HourlyBreakdown, DailyBreakdown, LinkVisitor):
-            model.objects.filter(link=link).delete()
+    with aggregation_paused():
+        return _delete_link_visits(link)
+
+
+@retry_on_conflict
+def _delete_link_visits(link) -> int:
+    sums = HourlyClick.objects.filter(link=link).aggregate(c=Sum("clicks"), b=Sum("bot_clicks"))
+    counted = (sums["c"] or 0) + (sums["b"] or 0)
+    stored = VisitRecord.objects.filter(link=link).delete()[0]
+    for model in (HourlyClick, HourlyBreakdown, DailyBreakdown, LinkVisitor):
+        model.objects.filter(link=link).delete()
     return max(counted, stored)
 
 
+@retry_on_conflict
 def orphan_visits_delete() -> int:
     """Delete every orphan visit count (analytics.orphans: requests that reached no link,
     counted per hour, kind, host, path and Referer) of the install; returns the visits they

@@ -27,6 +27,7 @@ from analytics.messages import decode_visits
 from analytics.models import utc_hour
 from analytics.services.inserts import _store
 from analytics.services.rollups import _recompute_pairs
+from core.db import retry_on_conflict
 from core.node_state import NodeLockBusy
 from core.redis_conn import redis_client, uses_cluster
 
@@ -72,6 +73,7 @@ def _store_isolating(
 # --- Direct path (embedded default, Redis down) ----------------------------------------------
 
 
+@retry_on_conflict
 def store_visits(*, messages: Iterable[str | bytes | dict]) -> int:
     """Store visits and update their hours right away, without Redis or a worker."""
     visits = [visit for visit in decode_visits(list(messages)) if visit is not None]

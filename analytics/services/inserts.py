@@ -22,6 +22,7 @@ from analytics import enrich, events, privacy
 from analytics.models import VisitRecord, utc_hour
 from analytics.services.privacy import link_privacy_modes, visitor_secret
 from core import channels
+from core.db import retry_on_conflict
 
 # Rows per INSERT: 1,000 measured ~35 % faster than 500 on MariaDB; at most ~1.6 MB a statement.
 _INSERT_BATCH = 1000
@@ -217,6 +218,7 @@ def _mysql_values(rows: list[_VisitRow]) -> Iterator[str]:
         yield b",".join(parts).decode()
 
 
+@retry_on_conflict
 def _store(visits: list[dict]) -> tuple[int, set[tuple[int, datetime]]]:
     """Insert the visits not stored yet; returns (new rows, touched (link id, hour) pairs).
 

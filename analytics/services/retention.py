@@ -32,6 +32,7 @@ from django.utils import timezone
 from analytics.models import HourlyBreakdown, HourlyClick, LinkVisitor, VisitRecord, utc_hour
 from analytics.selectors.visits import visitor_visits
 from analytics.services.rollups import HOUR, aggregate_hourly, aggregation_paused, breakdown_sums
+from core.db import retry_on_conflict
 from workspaces.models import Workspace
 from workspaces.selectors import manage_required, retention_days
 
@@ -64,6 +65,7 @@ class RetentionResult:
     workspaces: dict[str, int] = field(default_factory=dict)
 
 
+@retry_on_conflict
 def _delete_batch(ids: list[int]) -> Deleted:
     """Delete these visits, their counts kept (module docstring). Called with the roll-up paused."""
     visits = VisitRecord.objects.filter(pk__in=ids)

@@ -35,6 +35,7 @@ from analytics.selectors.breakdowns import (
     breakdown_columns,
     breakdown_key,
 )
+from core.db import retry_on_conflict
 from core.errors import Unavailable
 from core.node_state import node_lock
 from core.redis_conn import redis_client
@@ -263,6 +264,7 @@ def _add_kept(rows: list[HourlyClick], *, start: datetime, end: datetime) -> Non
         row.bot_clicks += bots
 
 
+@retry_on_conflict
 def _recompute(
     *, start: datetime, end: datetime, link_ids: list[int] | None = None, visitors: bool = True
 ) -> int:

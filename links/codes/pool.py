@@ -18,6 +18,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
+from core.db import on_rollback, retry_on_conflict
 from core.redis_conn import live_redis_client, redis_failed, sadd_all, uses_redis
 from links.codes.base import Candidate, CodeStrategy
 from links.codes.shape import random_code
@@ -62,6 +63,16 @@ def _publish(client, codes: list[str]) -> None:
         client.sadd(POOL_SET_KEY, *codes)
     except RedisError as exc:
         redis_failed(exc, consequence="new pool codes are served from the database")
+
+
+def _give_back(popped: list[str]) -> None:
+    client = live_redis_client()
+    if client is None:
+        return
+    unused = UniqueCode.objects.filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
+    codes = list(unused.values_list("code", flat=True))
+    if codes:
+        _publish(client, codes)
 
 
 def pool_status() -> dict[str, int | None]:
@@ -169,6 +180,7 @@ def _claim_popped(popped: list[str]) -> list[str]:
     )
 
 
+@retry_on_conflict
 def pool_claim(count: int) -> list[str]:
     """Up to `count` unused pool codes, each handed out once, in a few round trips.
 
@@ -178,25 +190,28 @@ def pool_claim(count: int) -> list[str]:
     empty pool is refilled inline once. The UrlLink unique index stays the ground truth.
     """
     claimed: list[str] = []
-    with transaction.atomic():
-        popped = _pop_from_redis(count)
-        if popped:
-            claimed += _claim_popped(popped)
-        for attempt in range(2):
-            missing = count - len(claimed)
-            if missing <= 0:
-                break
-            if attempt:
-                # Empty pool (first run, or beat not running): refill inline, then claim again.
-                pool_refill(batch=max(missing, settings.SHORTURL_POOL_MIN))
-            claimed += _mark_used(
-                dict(
-                    UniqueCode.objects.select_for_update(skip_locked=True)
-                    .filter(status=UniqueCodeStatus.UNUSED)
-                    .order_by("id")
-                    .values_list("id", "code")[:missing]
-                )
+    popped = _pop_from_redis(count)
+    if popped:
+        # If the unit of work is rolled back (a write conflict retried, or any error, while
+        # claiming them or later), the popped codes still unused go back into the set: a retry
+        # would otherwise leave them out until the set is next loaded from the database.
+        on_rollback(partial(_give_back, popped))
+        claimed += _claim_popped(popped)
+    for attempt in range(2):
+        missing = count - len(claimed)
+        if missing <= 0:
+            break
+        if attempt:
+            # Empty pool (first run, or beat not running): refill inline, then claim again.
+            pool_refill(batch=max(missing, settings.SHORTURL_POOL_MIN))
+        claimed += _mark_used(
+            dict(
+                UniqueCode.objects.select_for_update(skip_locked=True)
+                .filter(status=UniqueCodeStatus.UNUSED)
+                .order_by("id")
+                .values_list("id", "code")[:missing]
             )
+        )
     return claimed
 
 

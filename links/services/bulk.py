@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
+from core.db import retry_on_conflict
 from links import cache as link_cache
 from links import events
 from links.codes.base import CodeGenerationError
@@ -386,30 +387,7 @@ def link_create_many(
             )
         except ValidationError as exc:
             errors[index] = exc.message_dict
-    with transaction.atomic():
-        hold_owner(user)  # first, before reading reusable links or claiming codes
-        to_create, reused = _bulk_reuse_existing(user, workspace, prepared)
-        to_create = _bulk_refuse_taken_aliases(to_create, errors)
-        _bulk_assign_codes(to_create, errors)
-        to_create = [item for item in to_create if item.index not in errors]
-        _bulk_insert(to_create, errors)
-        new_aliases = [item for item in to_create if item.alias and item.index not in errors]
-        link_cache.aliases_added_after_commit(
-            [link_cache.key_of_link(item.link) for item in new_aliases]
-        )
-        warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
-        link_tags_set_many(
-            tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
-        )
-        link_audit_many(
-            action="link.create",
-            user=user,
-            changed=[
-                (item.link, None, link_snapshot(item.link, tags=item.tags or []))
-                for item in to_create
-                if item.index not in errors
-            ],
-        )
+    to_create, reused, warnings, errors = _bulk_write(user, workspace, prepared, errors)
     created = {item.index: item.link for item in to_create if item.index not in errors}
     link_cache.forget_missing_after_commit(
         [link_cache.key_of_link(link) for link in created.values()]
@@ -435,3 +413,42 @@ def link_create_many(
                 link = link.link
             results.append(BulkItemResult(link=link, created=False))
     return results
+
+
+@retry_on_conflict
+def _bulk_write(
+    user: AbstractBaseUser,
+    workspace: Workspace,
+    prepared: list[_BulkItem],
+    prepare_errors: dict[int, dict],
+) -> tuple[list[_BulkItem], dict, dict, dict[int, dict]]:
+    """link_create_many's writes, one unit of work (core.db): run again whole on a write
+    conflict, from the prepared items and the errors found before it (an attempt's own errors,
+    codes and rows are the rolled-back attempt's)."""
+    errors = dict(prepare_errors)
+    for item in prepared:
+        item.link.pk, item.link._state.adding = None, True
+    hold_owner(user)  # first, before reading reusable links or claiming codes
+    to_create, reused = _bulk_reuse_existing(user, workspace, prepared)
+    to_create = _bulk_refuse_taken_aliases(to_create, errors)
+    _bulk_assign_codes(to_create, errors)
+    to_create = [item for item in to_create if item.index not in errors]
+    _bulk_insert(to_create, errors)
+    new_aliases = [item for item in to_create if item.alias and item.index not in errors]
+    link_cache.aliases_added_after_commit(
+        [link_cache.key_of_link(item.link) for item in new_aliases]
+    )
+    warnings = _case_warnings(new_aliases)  # after the insert: sees the call's own
+    link_tags_set_many(
+        tagged=[(item.link, item.tags) for item in to_create if item.index not in errors],
+    )
+    link_audit_many(
+        action="link.create",
+        user=user,
+        changed=[
+            (item.link, None, link_snapshot(item.link, tags=item.tags or []))
+            for item in to_create
+            if item.index not in errors
+        ],
+    )
+    return to_create, reused, warnings, errors

@@ -19,6 +19,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core.db import retry_on_conflict
 from core.errors import FieldProblem, NotFound
 from links import cache as link_cache
 from links import events
@@ -244,6 +245,7 @@ def _plan(link: UrlLink, changes: dict, target, now, current_tags, domains):
     return fields, tags, revoking
 
 
+@retry_on_conflict  # one unit of work (core.db): run again whole on a write conflict
 def _apply(links: dict, plans: dict, changes: dict, target, now, *, user, befores) -> None:
     """Write the planned changes: one UPDATE per kind of change, the tags in a few queries per
     workspace, the cached entries of links whose redirect changed dropped with them, and one

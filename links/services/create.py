@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from core.db import retry_on_conflict
 from links import cache as link_cache
 from links import events
 from links.codes.aliases import validate_alias
@@ -346,29 +347,44 @@ def link_create(
         fallback_url=fallback_url,
         track_conversions=track_conversions,
     )
-    with transaction.atomic():
-        hold_owner(user)
-        if prepared.plain:
-            existing = (
-                UrlLink.objects.reusable_plain(
-                    user=user,
-                    workspace_id=workspace.pk,
-                    long_url_hashes=[prepared.link.long_url_hash],
-                )
-                .filter(long_url=prepared.link.long_url, domain_id=prepared.link.domain_id)
-                .first()
-            )
-            if existing is not None:
-                return LinkCreateResult(link=existing, created=False)
-        warnings = {}
-        if prepared.alias:
-            link = create_with_alias(prepared.link, prepared.alias)
-            warnings = alias_case_warnings(prepared.alias, link.domain_id)
-        else:
-            link = create_with_strategy(prepared.link)
-        if prepared.tags:
-            link_tags_set(link=link, tags=prepared.tags)
-        link_audit(action="link.create", link=link, user=user, before=None)
+    result = _create_prepared(user=user, workspace=workspace, prepared=prepared)
+    if not result.created:
+        return result
+    link = result.link
     link_cache.forget_missing_after_commit([link_cache.key_of_link(link)])
     events.announce_after_commit(events.LINK_CREATED, [link])
+    return result
+
+
+@retry_on_conflict
+def _create_prepared(
+    *, user: AbstractBaseUser, workspace: Workspace, prepared: PreparedLink
+) -> LinkCreateResult:
+    """link_create's writes, one unit of work (core.db): run again whole on a write conflict,
+    with the prepared link's row and code state reset first (a rolled-back attempt's insert
+    left them on the instance; its pool code went back to the pool, see pool._claim_popped)."""
+    link = prepared.link
+    link.pk, link._state.adding = None, True
+    hold_owner(user)
+    if prepared.plain:
+        existing = (
+            UrlLink.objects.reusable_plain(
+                user=user,
+                workspace_id=workspace.pk,
+                long_url_hashes=[link.long_url_hash],
+            )
+            .filter(long_url=link.long_url, domain_id=link.domain_id)
+            .first()
+        )
+        if existing is not None:
+            return LinkCreateResult(link=existing, created=False)
+    warnings = {}
+    if prepared.alias:
+        link = create_with_alias(link, prepared.alias)
+        warnings = alias_case_warnings(prepared.alias, link.domain_id)
+    else:
+        link = create_with_strategy(link)
+    if prepared.tags:
+        link_tags_set(link=link, tags=prepared.tags)
+    link_audit(action="link.create", link=link, user=user, before=None)
     return LinkCreateResult(link=link, created=True, warnings=warnings)

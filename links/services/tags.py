@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
 from audit.services import audit_change, snapshot
+from core.db import retry_on_conflict
 from links.models import TAG_MAX_LENGTH, Tag, UrlLink, tag_key
 from links.selectors import TagNotFound, may_change_every_link
 from links.services.policy import is_storable_text
@@ -194,6 +195,7 @@ def _merge(*, source: Tag, target: Tag) -> None:
     source.delete()  # its link rows go with it
 
 
+@retry_on_conflict
 def tag_rename(
     *,
     user: AbstractBaseUser,
@@ -254,6 +256,7 @@ def tag_rename(
     return result
 
 
+@retry_on_conflict
 def tag_delete(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) -> int:
     """Delete the workspace's tag `tag` (any case; workspace_id None: the user's personal
     workspace), for its owners and editors: it leaves every link that carried it (the links
@@ -267,6 +270,7 @@ def tag_delete(*, user: AbstractBaseUser, workspace_id: int | None, tag: str) ->
     return untagged
 
 
+@retry_on_conflict
 def tag_delete_many(*, user: AbstractBaseUser, workspace_id: int | None, tags: list[str]) -> int:
     """tag_delete for each of `tags` the workspace has, together; names it does not have are
     skipped (Shlink's delete). Returns how many tags went. TagNotFound: not a member;

@@ -1,0 +1,51 @@
+"""A link create that loses a write conflict is run again and leaves exactly one link and one used
+pool code (issue #31). A real InnoDB deadlock (error 1213, as Galera's certification conflict)
+makes the create's first attempt its victim: core.tests.deadlocks."""
+
+import logging
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from core.redis_conn import redis_client
+from core.tests.deadlocks import DeadlockOnce
+from links.codes import pool
+from links.models import UniqueCode, UniqueCodeStatus, UrlLink
+from links.services.create import link_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_create_that_loses_a_deadlock_makes_one_link_with_one_pool_code(
+    requires_mysql, requires_redis, settings, user, caplog
+):
+    settings.SHORTURL_CODE_STRATEGY = "pool"
+    pool.pool_refill(batch=5)
+    codes = list(UniqueCode.objects.order_by("id").values_list("code", flat=True))
+    client = redis_client()
+    client.delete(pool.POOL_SET_KEY)
+    # The one code Redis hands out (a retry that took from the database would get codes[0]).
+    client.sadd(pool.POOL_SET_KEY, codes[-1])
+    code_table = UniqueCode._meta.db_table
+    user_table = get_user_model()._meta.db_table
+    # The create locks the owner (A, hold_owner), then claims codes[-1]'s row (B).
+    with (
+        caplog.at_level(logging.WARNING, logger="core.db"),
+        DeadlockOnce(
+            hold=(f"SELECT id FROM {code_table} WHERE code = %s FOR UPDATE", [codes[-1]]),  # noqa: S608
+            then=(f"SELECT id FROM {user_table} WHERE id = %s FOR UPDATE", [user.pk]),  # noqa: S608
+        ),
+    ):
+        result = link_create(user=user, long_url="https://example.com/conflict")
+
+    retries = [r.getMessage() for r in caplog.records if r.name == "core.db"]
+    assert len(retries) == 1 and retries[0].startswith(
+        "certification conflict, retrying (attempt 2 of 5)"
+    ), retries
+    assert result.created
+    assert list(UrlLink.objects.values_list("code", flat=True)) == [codes[-1]]
+    used = UniqueCode.objects.filter(status=UniqueCodeStatus.USED)
+    assert list(used.values_list("code", flat=True)) == [codes[-1]]
+    # The rolled-back attempt gave its code back and the retry took it: none lost, none extra.
+    assert client.scard(pool.POOL_SET_KEY) == 0
+    assert UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).count() == 4
