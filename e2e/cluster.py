@@ -20,6 +20,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -266,6 +267,7 @@ class Cluster:
             DB_LISTEN=f"{HOST}:{self.db_port}",
             DB_ANY_LISTEN=f"{HOST}:{self.db_any_port}",
             STATS_LISTEN=f"{HOST}:{self.stats_port}",
+            ADMIN_SOCKET=str(self.admin_socket),
             WEB1=f"{HOST}:{self.web['web1'].port}",
             WEB2=f"{HOST}:{self.web['web2'].port}",
             DB1=self.galera[0].address,
@@ -282,6 +284,21 @@ class Cluster:
             env=env,
             log_path=ARTIFACTS / "haproxy.log",
         )
+
+    @property
+    def admin_socket(self) -> Path:
+        return self.workdir / "haproxy.sock"
+
+    def haproxy_admin(self, command: str) -> str:
+        """One command on HAProxy's admin socket (e.g. "show errors"); its answer."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(5)
+            sock.connect(str(self.admin_socket))
+            sock.sendall(command.encode() + b"\n")
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
 
     def haproxy_backends_up(self) -> dict[str, str]:
         """server name → UP/DOWN/... for the web nodes and the one-writer database front."""
@@ -434,8 +451,6 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
             DATABASE_URL=f"mysql://root@{HOST}:{cluster.db_port}/{DATABASE}",
             REDIS_SENTINELS=sentinels,
             REDIS_SENTINEL_MASTER=SENTINEL_MASTER,
-            REDIS_URL=f"redis://{HOST}:{master.port}/0",  # TEMP
-            CELERY_BROKER_URL=f"redis://{HOST}:{master.port}/1",  # TEMP
             BEAT_SCHEDULE=str(workdir / "celerybeat-schedule"),
         )
         # The web nodes need HAProxy's database front, HAProxy needs the web nodes' ports.

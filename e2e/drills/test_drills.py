@@ -51,7 +51,7 @@ def _settled(front: harness.Deployment, expected: dict[str, int]) -> dict[str, i
 
 def _links_per_url(node_port: int, tag: str) -> dict[str, int]:
     out = topology.mariadb(
-        "SELECT long_url, COUNT(*) FROM links_urllink "
+        f"SELECT long_url, COUNT(*) FROM {topology.DATABASE}.links_urllink "
         f"WHERE long_url LIKE 'https://example.com/drill/{tag}/%' "
         "AND long_url NOT LIKE '%/edited/%' GROUP BY long_url",
         node_port,
@@ -89,7 +89,7 @@ def drill(
     back_in_service: Callable[[], bool],
 ) -> dict:
     front = cluster.front
-    tag = f"{name}-{secrets.token_hex(4)}"
+    tag = f"{name.lower().replace(' ', '-')}-{secrets.token_hex(4)}"
     links = {}
     for i in range(LINKS):
         long_url = f"https://example.com/drill/{tag}/clicked/{i}"
@@ -132,6 +132,9 @@ def drill(
         "edit_everywhere": f"{_edit_reaches_every_node(cluster, edited, tag):.2f}",
     }
     ROWS.append(row)
+    # What HAProxy found wrong in requests or answers, for the logs of a failing drill.
+    errors = cluster.haproxy_admin("show errors")
+    (topology.ARTIFACTS / f"haproxy-errors-{tag}.txt").write_text(errors)
     print(row, f"edits: {seen.edits}", f"wrong: {seen.wrong[:5]}")
 
     assert not seen.server_errors, f"{name}: 5xx other than 503: {seen.server_errors[:10]}"
