@@ -106,6 +106,7 @@ e2e: install
 # Failover drills on a cluster started here (e2e/cluster.py): 3 Galera nodes, Redis with
 # Sentinel, HAProxy, 2 web nodes, 2 workers and beat; one table at the end, everything stopped.
 drills: install
+	@bash scripts/drill-deps.sh
 	$(BIN)/pytest -p no:django -c e2e/pytest.ini -n 0 e2e/drills $(PYTEST_ARGS)
 
 lint: install

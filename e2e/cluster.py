@@ -341,8 +341,10 @@ class Cluster:
             log_path=ARTIFACTS / f"{name}.log",
         )
         wait_until(
-            lambda: dep.procs["web"].exited() is None
-            and harness.get_fresh(dep.port, "/healthz", timeout=5).status == 200,
+            lambda: (
+                dep.procs["web"].exited() is None
+                and harness.get_fresh(dep.port, "/healthz", timeout=5).status == 200
+            ),
             timeout=harness.START_TIMEOUT,
             what=f"{name} on port {dep.port} to answer /healthz with 200",
         )
@@ -356,16 +358,18 @@ class Cluster:
         proc.popen.wait(timeout=10)
 
     def start_worker(self, name: str) -> Proc:
+        log_path = ARTIFACTS / f"{name}.log"
+        offset = log_path.stat().st_size if log_path.exists() else 0
         proc = start_process(
             name,
             [*harness.make_command("worker"), f"WORKER_NAME={name}@%h"],
             # Workers store visits on any synced node: certification conflicts between them are
             # what the product's retries are for.
             env=self._node_env(name, 0, db_port=self.db_any_port),
-            log_path=ARTIFACTS / f"{name}.log",
+            log_path=log_path,
         )
         self.workers[name] = proc
-        harness._wait_log(proc, rf"{name}@\S+ ready\.", timeout=90, dep=self.front_or_none())
+        _wait_for_line(proc, rf"{name}@\S+ ready\.", offset=offset)
         return proc
 
     def kill_worker(self, name: str) -> None:
@@ -374,8 +378,19 @@ class Cluster:
             os.killpg(proc.pgid, signal.SIGKILL)
         proc.popen.wait(timeout=10)
 
-    def front_or_none(self):
-        return self.front or _NoDeployment()
+    # -- logs
+
+    def log_offsets(self) -> dict[Path, int]:
+        return {path: path.stat().st_size for path in ARTIFACTS.glob("*.log")}
+
+    def count_in_logs(self, pattern: str, offsets: dict[Path, int]) -> int:
+        """Lines matching `pattern` written to any log since `offsets` were taken."""
+        regex = re.compile(pattern)
+        found = 0
+        for path in ARTIFACTS.glob("*.log"):
+            text = harness.tail(path, start=offsets.get(path, 0), max_lines=10**7)
+            found += sum(1 for line in text.splitlines() if regex.search(line))
+        return found
 
     # -- everything
 
@@ -390,9 +405,17 @@ class Cluster:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-class _NoDeployment:
-    def check_alive(self) -> None:
-        pass
+def _wait_for_line(proc: Proc, pattern: str, *, offset: int = 0, timeout: float = 90) -> None:
+    """Wait until `proc`'s log says `pattern` after byte `offset` (a restarted process appends
+    to the log its first run wrote)."""
+    regex = re.compile(pattern)
+
+    def said() -> bool:
+        if proc.exited() is not None:
+            raise HarnessError(f"{proc.name} exited:\n{harness.tail(proc.log_path, start=offset)}")
+        return bool(regex.search(harness.tail(proc.log_path, start=offset, max_lines=10_000)))
+
+    wait_until(said, timeout=timeout, interval=0.25, what=f"{proc.name} to say {pattern!r}")
 
 
 def start_cluster(venv: Path, *, progress=print) -> Cluster:
@@ -507,8 +530,10 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
             env=cluster._node_env("beat", 0),
             log_path=ARTIFACTS / "beat.log",
         )
-        harness._wait_log(cluster.beat, r"beat: Starting", timeout=60, dep=front)
-        progress(f"Celery: 2 workers and beat; the cluster was up in {time.monotonic() - began:.0f} s")
+        _wait_for_line(cluster.beat, r"beat: Starting")
+        progress(
+            f"Celery: 2 workers and beat; the cluster was up in {time.monotonic() - began:.0f} s"
+        )
     except BaseException:
         cluster.stop()
         raise

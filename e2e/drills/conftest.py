@@ -6,15 +6,18 @@ from __future__ import annotations
 import cluster as topology
 import pytest
 from load import ROWS
+
 COLUMNS = (
     ("drill", "drill"),
     ("answered", "redirects answered"),
     ("stored", "visits stored"),
-    ("unanswered", "unanswered (503 or cut)"),
+    ("unavailable", "503"),
+    ("cut", "cut off"),
     ("server_errors", "other 5xx"),
     ("duplicates", "duplicates"),
     ("lost", "lost"),
     ("created", "links created"),
+    ("retried", "conflicts retried"),
     ("visible", "fault seen by clients (s)"),
     ("recovered", "back in service (s)"),
     ("edit_everywhere", "edit on every node (s)"),
@@ -40,8 +43,10 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("failover drills")
     for n, line in enumerate(cells):
         terminalreporter.write_line(
-            " | ".join(cell.rjust(width) if n and i else cell.ljust(width)
-                       for i, (cell, width) in enumerate(zip(line, widths)))
+            " | ".join(
+                cell.rjust(width) if n and i else cell.ljust(width)
+                for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+            )
         )
     text = "\n".join(" | ".join(line) for line in cells) + "\n"
     topology.ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ once, every answer is either right or a clear 503.
 from __future__ import annotations
 
 import http.client
+import re
 import secrets
 import threading
 import time
@@ -32,6 +33,7 @@ class Seen:
 
     answered: Counter = field(default_factory=Counter)  # code → redirects answered right
     unavailable: int = 0  # 503s (HAProxy's or the product's): clear, to be retried
+    unavailable_samples: Counter = field(default_factory=Counter)  # what the 503s said
     server_errors: list[str] = field(default_factory=list)  # any other 5xx: a failed drill
     wrong: list[str] = field(default_factory=list)  # a 2xx-4xx that is not the right answer
     lost: int = 0  # connection failures: the answer, if any, never arrived
@@ -49,6 +51,12 @@ class Seen:
         """Seconds from `since` to the first and to the last answer that was not right."""
         bad = [at for at, ok in self.timeline if not ok and at >= since]
         return (bad[0] - since, bad[-1] - since) if bad else None
+
+
+def _title(text: str) -> str:
+    """The <title> of an HTML answer (or the start of a JSON one), to tell whose 503 it was."""
+    match = re.search(r"<title>([^<]*)</title>", text)
+    return match.group(1).strip() if match else text.split(":", 1)[-1].strip()[:60]
 
 
 class Load:
@@ -80,6 +88,7 @@ class Load:
     def _answer(self, status: int, what: str) -> bool:
         if status == 503:
             self.seen.unavailable += 1
+            self.seen.unavailable_samples[what.split(":", 1)[0] + ": " + _title(what)] += 1
         elif status >= 500:
             self.seen.server_errors.append(f"{status} {what}")
         else:
@@ -104,7 +113,10 @@ class Load:
                     if ok:
                         self.seen.answered[code] += 1
                     else:
-                        self._answer(answer.status, f"GET /{code}: {answer.body[:160]!r}")
+                        self._answer(
+                            answer.status,
+                            f"GET /{code}: {answer.body[:600].decode(errors='replace')}",
+                        )
                 self.seen.record(ok)
             i += CLICKERS
 
@@ -130,7 +142,7 @@ class Load:
                     if ok:
                         self.seen.created[long_url] = response.json()["code"]
                     else:
-                        self._answer(response.status_code, f"POST: {response.text[:160]}")
+                        self._answer(response.status_code, f"POST: {response.text[:600]}")
                 self.seen.record(ok)
                 time.sleep(0.2)
 
@@ -155,6 +167,6 @@ class Load:
                     if ok:
                         self.seen.edits += 1
                     else:
-                        self._answer(response.status_code, f"PATCH: {response.text[:160]}")
+                        self._answer(response.status_code, f"PATCH: {response.text[:600]}")
                 self.seen.record(ok)
                 time.sleep(0.5)

@@ -25,6 +25,8 @@ LINKS = 8
 BEFORE, DURING, AFTER = 4.0, 8.0, 4.0
 SETTLE_TIMEOUT = 90.0
 EDIT_TIMEOUT = 15.0
+# What core.db.retry_on_conflict logs for each unit of work it runs again.
+RETRY_LINE = r"(certification conflict|lock wait timeout|node not ready \(WSREP\)), retrying"
 
 
 def _stored(front: harness.Deployment, codes: list[str]) -> dict[str, int]:
@@ -50,8 +52,9 @@ def _settled(front: harness.Deployment, expected: dict[str, int]) -> dict[str, i
 
 
 def _links_per_url(node_port: int, tag: str) -> dict[str, int]:
+    # The tag is the drill's own (letters, digits, dashes): nothing here comes from outside.
     out = topology.mariadb(
-        f"SELECT long_url, COUNT(*) FROM {topology.DATABASE}.links_urllink "
+        f"SELECT long_url, COUNT(*) FROM {topology.DATABASE}.links_urllink "  # noqa: S608
         f"WHERE long_url LIKE 'https://example.com/drill/{tag}/%' "
         "AND long_url NOT LIKE '%/edited/%' GROUP BY long_url",
         node_port,
@@ -96,6 +99,7 @@ def drill(
         links[harness.create_link(front, long_url)["code"]] = long_url
     edited = harness.create_link(front, f"https://example.com/drill/{tag}/edited/0")["code"]
 
+    offsets = cluster.log_offsets()
     with Load(front, links, edited, tag) as load:
         time.sleep(BEFORE)
         fault_at = time.monotonic()
@@ -122,11 +126,13 @@ def drill(
         "drill": name,
         "answered": answered,
         "stored": total_stored,
-        "unanswered": unanswered,
+        "unavailable": seen.unavailable,
+        "cut": seen.lost,
         "server_errors": len(seen.server_errors),
         "duplicates": len(duplicated) + doubled_visits,
         "lost": lost_visits + len(missing_links),
         "created": len(seen.created),
+        "retried": cluster.count_in_logs(RETRY_LINE, offsets),
         "visible": "none" if span is None else f"{span[0]:.1f}-{span[1]:.1f}",
         "recovered": f"{recovered:.1f}",
         "edit_everywhere": f"{_edit_reaches_every_node(cluster, edited, tag):.2f}",
@@ -135,7 +141,7 @@ def drill(
     # What HAProxy found wrong in requests or answers, for the logs of a failing drill.
     errors = cluster.haproxy_admin("show errors")
     (topology.ARTIFACTS / f"haproxy-errors-{tag}.txt").write_text(errors)
-    print(row, f"edits: {seen.edits}", f"wrong: {seen.wrong[:5]}")
+    print(row, f"edits: {seen.edits}", f"503s seen: {seen.unavailable_samples}")
 
     assert not seen.server_errors, f"{name}: 5xx other than 503: {seen.server_errors[:10]}"
     assert not seen.wrong, f"{name}: wrong answers: {seen.wrong[:10]}"
