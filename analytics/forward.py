@@ -5,6 +5,7 @@ NODE_SYNC_SECONDS; a conversion report whose click is not stored yet does it at 
 
 from __future__ import annotations
 
+from django.conf import settings
 from redis.exceptions import RedisError
 
 from analytics import spool
@@ -19,6 +20,11 @@ FORWARD_BATCH = 2000
 FORWARD_LIMIT = 50_000
 
 
+class NotReplicated(RedisError):
+    """A pushed batch no replica confirmed: it stays in the spool and is pushed again (the
+    copy already on the master is stored once, by event id)."""
+
+
 def forward_spooled_visits(*, deadline: float | None = None) -> int:
     """Services mode, the node's runner: move spooled visits onto the Redis buffer in batches
     (one pipelined round trip per batch). Returns how many were forwarded.
@@ -29,14 +35,24 @@ def forward_spooled_visits(*, deadline: float | None = None) -> int:
 
     A batch whose push fails stays in the spool (its offset is not saved) and is sent again
     next time; a batch pushed twice (the runner died before saving its offset) is stored once,
-    by event id.
+    by event id. With REDIS_WAIT_REPLICAS, a push counts only once that many replicas hold it:
+    Redis copies to replicas after answering, so a master killed in between would take with it
+    a batch the node had already let go of.
     """
     client = live_redis_client()
     if client is None:
         return 0
+    replicas = settings.REDIS_WAIT_REPLICAS
 
     def push(lines: list[str]) -> None:
         client.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
+        if replicas:
+            held = client.execute_command("WAIT", replicas, settings.REDIS_WAIT_MS)
+            if held < replicas:
+                raise NotReplicated(
+                    f"{held} of {replicas} replica(s) acknowledged the batch within "
+                    f"{settings.REDIS_WAIT_MS} ms"
+                )
 
     try:
         return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT, deadline=deadline)

@@ -181,6 +181,11 @@ if REDIS_URL:
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A batch of spooled visits leaves the node's disk only once this many replicas hold it (Redis
+# WAIT, up to REDIS_WAIT_MS): a master killed right after the push loses no visit the node has
+# let go of. 1 by default with Sentinel (where a master is expected to die), else 0 (no wait).
+REDIS_WAIT_REPLICAS = env.int("REDIS_WAIT_REPLICAS", default=1 if REDIS_SENTINELS else 0)
+REDIS_WAIT_MS = env.int("REDIS_WAIT_MS", default=1000)
 
 # --- Node-local state: what the processes of one server share --------------------------------
 # The link-cache generation table, the visit spool and the background runner's lock live here:

@@ -176,6 +176,26 @@ def test_visits_wait_in_the_spool_while_redis_is_down(user, settings):
     assert VisitRecord.objects.filter(link=link).count() == 2
 
 
+def test_a_batch_no_replica_confirmed_stays_in_the_spool_and_is_stored_once(user, settings):
+    # This Redis has no replica: with one required, every push is pushed (the master holds it)
+    # but not confirmed, so the node keeps the batch; once confirmation is not asked for, the
+    # batch goes again and the two copies on the buffer make one stored visit each.
+    link = link_create(user=user, long_url="https://example.com/unreplicated").link
+    browser = Client()
+    browser.get(f"/{link.code}")
+    browser.get(f"/{link.code}")
+    settings.REDIS_WAIT_REPLICAS, settings.REDIS_WAIT_MS = 1, 50
+    assert capture.forward_spooled_visits() == 0
+    assert spool.pending_visits() == 2
+    settings.REDIS_WAIT_REPLICAS = 0
+    reset_redis_state()
+    assert capture.forward_spooled_visits() == 2
+    assert spool.pending_visits() == 0
+    while services.flush_pending():
+        pass
+    assert VisitRecord.objects.filter(link=link).count() == 2
+
+
 def test_a_caller_with_a_deadline_does_not_wait_out_the_runners_forwarding(user):
     # A conversion report forwards the spool itself when its click is not stored yet; while
     # the node's runner holds the spool, the report gives up at its deadline instead of
