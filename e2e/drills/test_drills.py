@@ -13,9 +13,13 @@ brought back, a few seconds more; then, once what was answered has had time to b
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
+import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import cluster as topology
 import harness
@@ -228,3 +232,59 @@ def test_a_worker_killed(cluster):
         bring_back=lambda: cluster.start_worker("worker1"),
         back_in_service=lambda: "worker1" in cluster.workers,
     )
+
+
+RACE_SCRIPT = """
+import json, os, time
+from django.contrib.auth import get_user_model
+from links.services.create import link_create
+user = get_user_model().objects.get(username="demo")
+start, urls = float(os.environ["RACE_START"]), json.loads(os.environ["RACE_URLS"])
+codes = []
+for n, url in enumerate(urls):
+    time.sleep(max(0.0, start + n * 0.25 - time.time()))
+    codes.append(link_create(user=user, long_url=url).link.code)
+print(json.dumps(codes))
+"""
+
+
+def test_one_owner_creating_one_url_through_two_galera_nodes_at_once_gets_one_link(cluster):
+    """Two processes, each writing to its own Galera node, create the same URLs for one owner at
+    the same instants. A plain create gives back the owner's link for that URL; across nodes
+    that holds only because both creates write the owner's turn row (core.db.take_turn), so the
+    second commit fails certification and its retry finds the first one's link."""
+    tag = f"two-writers-{secrets.token_hex(4)}"
+    urls = [f"https://example.com/drill/{tag}/{n}" for n in range(30)]
+    start = time.time() + 8  # both processes loaded Django by then
+
+    def create_through(node: topology.GaleraNode) -> tuple[list[str], str]:
+        env = cluster._node_env(f"race-{node.name}", 0, db_port=node.port)
+        env.update(RACE_START=str(start), RACE_URLS=json.dumps(urls))
+        done = subprocess.run(
+            [str(harness.VENV / "bin" / "python"), "manage.py", "shell", "-c", RACE_SCRIPT],
+            cwd=harness.REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"{node.name}: {done.stderr[-2000:]}"
+        return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+    with ThreadPoolExecutor(2) as pool:
+        (first, first_log), (second, second_log) = pool.map(create_through, cluster.galera[:2])
+    retried = sum(
+        1 for line in (first_log + second_log).splitlines() if re.search(RETRY_LINE, line)
+    )
+    per_url = _links_per_url(cluster.galera[2].port, tag)
+    ROWS.append(
+        {
+            "drill": "same URL, two writers",
+            "created": f"{len(per_url)} of {len(urls)}",
+            "duplicates": sum(n - 1 for n in per_url.values()),
+            "retried": retried,
+        }
+    )
+    assert first == second, "the two writers were given different links for one URL"
+    assert per_url == dict.fromkeys(urls, 1), f"links per URL: {per_url}"
