@@ -1,5 +1,4 @@
-"""Start-up checks of the infrastructure settings (registered by links' AppConfig.ready: core is
-no Django app of its own)."""
+"""Start-up checks of the infrastructure settings (registered by CoreConfig.ready)."""
 
 from django.conf import settings
 from django.core.checks import Error, register

@@ -22,6 +22,13 @@ What a retried attempt must not repeat or lose, the unit's body sees to:
   Celery tasks, cache and Redis writes), and a rolled-back attempt's callbacks are dropped;
 - something taken from outside during the attempt that the rollback cannot give back (a code
   popped from the Redis pool) is given back by a callback registered with `on_rollback`.
+
+Taking turns across nodes: a rule that needs one writer at a time ("one owner's creates take
+turns", "owners change one at a time") cannot rest on SELECT … FOR UPDATE there, which only the
+local node honours and Galera does not certify. `take_turn(scope)` writes the scope's row of
+core.models.Turn instead: on one node the UPDATE's row lock makes the next taker wait, as FOR
+UPDATE did; across nodes the two writes conflict at commit and the loser's unit is run again
+(above), now seeing the winner's result.
 """
 
 from __future__ import annotations
@@ -35,7 +42,14 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    OperationalError,
+    connections,
+    models,
+    transaction,
+)
+from django.db.transaction import TransactionManagementError
 
 logger = logging.getLogger(__name__)
 
@@ -149,3 +163,32 @@ def retry_on_conflict(
 def run_retrying(func: Callable, *args, using: str = DEFAULT_DB_ALIAS, **kwargs):
     """`func(*args, **kwargs)` as a unit of work (retry_on_conflict), for a one-off call."""
     return retry_on_conflict(func, using=using)(*args, **kwargs)
+
+
+def take_turn(scope: str, *, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Wait for, and hold until the transaction ends, the turn of `scope` (e.g.
+    f"links.owner:{user.pk}"): one transaction at a time per scope, on one node or across a
+    Galera cluster's nodes (module doc). Call it first in the transaction, before reading what
+    the turn protects and before locking anything else, so takers always lock in one order.
+
+    One small write per call: `taken = taken + 1` on the scope's core.models.Turn row, a real
+    change (an UPDATE that changed nothing would still lock the row here, but is no write for
+    Galera to certify). The first taker of a scope inserts its row (a second inserting at once
+    is ignored as a duplicate, then waits on the first one's row lock) and updates it too.
+    SQLite: every transaction begins IMMEDIATE (settings), already one writer at a time; the
+    row is written all the same.
+    """
+    from core.models import Turn  # here: the retry rule above needs no app registry
+
+    if not connections[using].in_atomic_block:
+        raise TransactionManagementError(
+            f"take_turn({scope!r}) outside a transaction: the turn is held until the "
+            "transaction ends, so it must be taken inside transaction.atomic() or a unit of work "
+            "(retry_on_conflict)."
+        )
+    turns = Turn.objects.using(using).filter(scope=scope)
+    if turns.update(taken=models.F("taken") + 1):
+        return
+    Turn.objects.using(using).bulk_create([Turn(scope=scope)], ignore_conflicts=True)
+    if not turns.update(taken=models.F("taken") + 1):
+        raise AssertionError(f"the turn row of {scope!r} is missing just after its insert")

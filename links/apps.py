@@ -20,8 +20,6 @@ class LinksConfig(AppConfig):
     verbose_name = "Links"
 
     def ready(self) -> None:
-        from core import checks  # noqa: F401 - registers the Redis settings' start-up check
-
         # A flush (tests) empties the domain table after migration 0008 made the default row;
         # Django sends post_migrate after a flush too.
         post_migrate.connect(_ensure_default_domain, sender=self)

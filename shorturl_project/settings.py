@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "core",
     # Before rest_framework.authtoken: its drf_create_token command is accounts' (hashed keys).
     "accounts",
     "rest_framework",

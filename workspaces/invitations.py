@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_change
-from core.db import retry_on_conflict
+from core.db import retry_on_conflict, take_turn
 from workspaces.models import MANAGE_PERMISSION, ROLE_RANK, Invitation, Membership, Role, Workspace
 from workspaces.selectors import (
     MANAGERS_ONLY_MESSAGE,
@@ -116,7 +116,11 @@ def invitation_create(
     expires_at = timezone.now() + timedelta(days=settings.WORKSPACE_INVITATION_DAYS)
     with transaction.atomic():
         # One inviter at a time per workspace: one invitation per address, the cap counted right.
-        Workspace.objects.select_for_update().filter(pk=workspace.pk).exists()
+        # A turn (core.db.take_turn), not SELECT … FOR UPDATE on the workspace row: on a Galera
+        # cluster that lock holds on one node only and is not certified, so two inviters on two
+        # nodes both passed it. Both write the turn's row: the later commit fails (1213) and is
+        # run again (retry_on_conflict), now counting and finding the other's invitation.
+        take_turn(f"workspace:{workspace.pk}:invitations")
         waiting = invitations_open_in(workspace)
         invitation = waiting.filter(address__iexact=address).first()
         if invitation is None:

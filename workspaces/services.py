@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 
 from audit.services import audit_change, snapshot
 from core.api.throttles import key_rate_problem
-from core.db import retry_on_conflict
+from core.db import retry_on_conflict, take_turn
 from workspaces import events
 from workspaces.models import (
     MAX_RETENTION_DAYS,
@@ -269,6 +269,9 @@ def member_add(
     role = _check_role(role)
     user = _user_named(username)
     with transaction.atomic():
+        # The owners' turn first, as member_set_role (called below for a new role) takes it:
+        # one order of locks for both.
+        take_turn(_owners_turn(workspace))
         membership, created = Membership.objects.select_for_update().get_or_create(
             workspace=workspace, user=user, defaults={"role": role}
         )
@@ -349,10 +352,23 @@ def member_remove(*, by: AbstractBaseUser, workspace: Workspace, username: str) 
         events.member_departed_send(user=user, workspace_id=workspace.pk, why=events.REMOVED)
 
 
+def _owners_turn(workspace: Workspace) -> str:
+    return f"workspace:{workspace.pk}:owners"
+
+
 def _membership_locked(workspace: Workspace, user: AbstractBaseUser) -> Membership:
-    # Owners' rows locked together: two owners demoting each other at once keep one.
-    list(Membership.objects.select_for_update().filter(workspace=workspace, role=Role.OWNER))
+    """`user`'s membership, read once the workspace's owners' turn is this transaction's: role
+    changes and removals in one workspace take turns, so two owners demoting or removing each
+    other at once keep one owner (the second sees the first's change in _keep_an_owner).
+
+    A turn (core.db.take_turn), not SELECT … FOR UPDATE on the owners' rows: on a Galera cluster
+    that lock holds on the local node only and is not certified, and the two changes write
+    different rows, so two nodes could both pass it and both commit, leaving no owner. The
+    turn's row is written by both: the later commit fails its certification (1213) and is run
+    again (retry_on_conflict), now seeing the other's change."""
+    take_turn(_owners_turn(workspace))
     try:
+        # Locked too: writers that take no turn (a new member's row) may touch it.
         return Membership.objects.select_for_update().get(workspace=workspace, user=user)
     except Membership.DoesNotExist:
         raise ValidationError(

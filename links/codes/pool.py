@@ -50,7 +50,7 @@ def pool_refill(*, batch: int | None = None, progress=None) -> int:
         if client is not None and fresh:
             # Only committed rows may be handed out: a create that claims a code whose row is
             # still being inserted waits on the inserting transaction, which may itself be
-            # waiting for that create (both hold one owner's lock or row, see hold_owner).
+            # waiting for that create (both hold one owner's turn or row, see hold_owner).
             transaction.on_commit(partial(_publish, client, fresh))
         stored += len(fresh)
         if progress:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from core.db import retry_on_conflict
+from core.db import retry_on_conflict, take_turn
 from links import cache as link_cache
 from links import events
 from links.codes.aliases import validate_alias
@@ -52,25 +51,36 @@ class LinkCreateResult:
 
 
 def hold_owner(user: AbstractBaseUser) -> None:
-    """Lock the owner's user row until the transaction ends: one owner's creates take turns, so
-    a plain create looks for a reusable link only once the one before it has committed its own.
+    """Take the owner's turn (core.db.take_turn) until the transaction ends: one owner's
+    creates take turns, so a plain create looks for a reusable link only once the one before
+    it has committed its own, on one database node or across a Galera cluster's nodes.
 
-    Every create takes it first, before any code or row: inserting a link takes a shared lock
-    on the owner's row (the foreign key), and a create that took that after claiming a pool
-    code could wait for a plain create that waits for the code (a deadlock).
+    A turn rather than SELECT … FOR UPDATE on the owner's user row: on Galera that lock holds
+    on the local node only and is not certified, so two nodes' creates both passed it and could
+    both insert a link for one URL. The turn is a write (the owner's core.models.Turn row):
+    on one node the second create waits for the first's commit, as with the lock; across nodes
+    the later commit fails its certification (1213) and the create is run again
+    (retry_on_conflict), now finding the link the other made. The cost: one small row write per
+    create, and per bulk batch.
 
-    MariaDB/MySQL: SELECT … FOR UPDATE, and READ COMMITTED (settings) lets the read after the
-    wait see the link just committed. SQLite ignores FOR UPDATE, but every transaction there
-    begins IMMEDIATE (settings), which already holds the database's single write lock.
+    Every create takes it first, before any code or row: a create that had claimed a pool code
+    (locked its row) and then waited for the turn could wait for a plain create that holds the
+    turn and waits for that code (a deadlock). Taken first, a create waiting for a turn holds
+    nothing another create could be waiting for. (Inserting the link also takes a shared lock
+    on the owner's user row, for the foreign key; creates no longer lock that row otherwise, so
+    it orders nothing between them.)
 
-    A row lock rather than a unique index on (owner, long_url_hash): "plain and active" changes
+    READ COMMITTED (settings) lets the read after the wait see the link just committed. SQLite:
+    every transaction there begins IMMEDIATE (settings), which already holds the database's
+    single write lock; the turn's row is written all the same.
+
+    A turn rather than a unique index on (owner, long_url_hash): "plain and active" changes
     with revokes, expiries and edits, and MariaDB has no partial unique index, so such an index
     would need a key column kept right by every write path (and old duplicates removed first);
-    the lock needs no schema, covers link_create and link_create_many alike, and holds another
-    create of the same owner back for one insert only.
+    the turn needs no such column, covers link_create and link_create_many alike, and holds
+    another create of the same owner back for one insert only.
     """
-    manager = get_user_model()._default_manager  # `user` may be request.user, a lazy object
-    list(manager.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+    take_turn(f"links.owner:{user.pk}")  # `user` may be request.user, a lazy object: pk works
 
 
 def create_with_alias(link: UrlLink, alias: str) -> UrlLink:

@@ -5,8 +5,8 @@ makes the create's first attempt its victim: core.tests.deadlocks."""
 import logging
 
 import pytest
-from django.contrib.auth import get_user_model
 
+from core.models import Turn
 from core.redis_conn import redis_client
 from core.tests.deadlocks import DeadlockOnce
 from links.codes import pool
@@ -27,13 +27,17 @@ def test_a_create_that_loses_a_deadlock_makes_one_link_with_one_pool_code(
     # The one code Redis hands out (a retry that took from the database would get codes[0]).
     client.sadd(pool.POOL_SET_KEY, codes[-1])
     code_table = UniqueCode._meta.db_table
-    user_table = get_user_model()._meta.db_table
-    # The create locks the owner (A, hold_owner), then claims codes[-1]'s row (B).
+    turn_table = Turn._meta.db_table
+    # The create takes the owner's turn (A, hold_owner: the row it inserts on first use), then
+    # claims codes[-1]'s row (B).
     with (
         caplog.at_level(logging.WARNING, logger="core.db"),
         DeadlockOnce(
             hold=(f"SELECT id FROM {code_table} WHERE code = %s FOR UPDATE", [codes[-1]]),  # noqa: S608
-            then=(f"SELECT id FROM {user_table} WHERE id = %s FOR UPDATE", [user.pk]),  # noqa: S608
+            then=(
+                f"SELECT scope FROM {turn_table} WHERE scope = %s FOR UPDATE",  # noqa: S608
+                [f"links.owner:{user.pk}"],
+            ),
         ),
     ):
         result = link_create(user=user, long_url="https://example.com/conflict")

@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
 from links import domains
 from links.models import DEFAULT_DOMAIN_ID, Domain, UrlLink
 from links.services.bulk import link_create_many
 from links.services.change import link_revoke, link_update
-from links.services.create import link_create
+from links.services.create import hold_owner, link_create
 from links.services.domains import clean_host, domain_delete, domain_save
 from links.tests.helpers import call_wsgi, client_for
 
@@ -425,6 +426,8 @@ def test_a_bulk_call_naming_a_domain_in_every_item_costs_no_query_per_item(user,
         return len(queries.captured_queries)
 
     domains.current_table()  # read once per process, as the redirect does
+    with transaction.atomic():
+        hold_owner(user)  # the owner's turn row made now: its first use costs two queries more
     assert queries_for(GO) == queries_for(None)
 
 
