@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -51,19 +50,27 @@ def redis_cli(port: int, *args: str) -> str:
 
 
 @dataclass(repr=False)
-class GaleraNode:
+class Node:
+    """One server process of the cluster (a Redis server, a sentinel), on its own port."""
+
     name: str
     workdir: Path
     log_path: Path
     port: int = field(default_factory=free_port)
-    gcomm_port: int = field(default_factory=free_port)
-    ist_port: int = field(default_factory=free_port)
-    sst_port: int = field(default_factory=free_port)
     proc: Proc | None = None
 
     @property
     def address(self) -> str:
         return f"{HOST}:{self.port}"
+
+
+@dataclass(repr=False)
+class GaleraNode(Node):
+    """A MariaDB Galera node: its client port, and its own ports for the group, IST and SST."""
+
+    gcomm_port: int = field(default_factory=free_port)
+    ist_port: int = field(default_factory=free_port)
+    sst_port: int = field(default_factory=free_port)
 
     def status(self, name: str) -> str:
         out = mariadb(f"SHOW GLOBAL STATUS LIKE '{name}'", self.port, timeout=5)
@@ -77,21 +84,12 @@ class GaleraNode:
 
 
 @dataclass(repr=False)
-class RedisNode:
-    name: str
-    workdir: Path
-    log_path: Path
-    port: int = field(default_factory=free_port)
-    proc: Proc | None = None
-
-
-@dataclass(repr=False)
 class Cluster:
     workdir: Path
     env: dict[str, str]  # what every product process of the cluster gets
     galera: list[GaleraNode] = field(default_factory=list)
-    redis: list[RedisNode] = field(default_factory=list)
-    sentinels: list[RedisNode] = field(default_factory=list)
+    redis: list[Node] = field(default_factory=list)
+    sentinels: list[Node] = field(default_factory=list)
     haproxy: Proc | None = None
     web_port: int = field(default_factory=free_port)
     db_port: int = field(default_factory=free_port)
@@ -186,7 +184,7 @@ class Cluster:
 
     # -- Redis and Sentinel
 
-    def start_redis_node(self, node: RedisNode, *, replica_of: int | None) -> None:
+    def start_redis_node(self, node: Node, *, replica_of: int | None) -> None:
         node.workdir.mkdir(parents=True, exist_ok=True)
         argv = [
             shutil.which("redis-server") or "redis-server",
@@ -218,7 +216,7 @@ class Cluster:
             what=f"{node.name} on port {node.port}",
         )
 
-    def start_sentinel(self, node: RedisNode, master_port: int) -> None:
+    def start_sentinel(self, node: Node, master_port: int) -> None:
         node.workdir.mkdir(parents=True, exist_ok=True)
         conf = node.workdir / "sentinel.conf"
         if not conf.exists():  # sentinel rewrites its file with what it learns; keep that
@@ -249,7 +247,7 @@ class Cluster:
         )
         return int(out.split()[-1])
 
-    def redis_node_at(self, port: int) -> RedisNode:
+    def redis_node_at(self, port: int) -> Node:
         return next(node for node in self.redis if node.port == port)
 
     def linked_replicas(self) -> int:
@@ -442,15 +440,14 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
         progress(f"Galera: 3 nodes synced in {time.monotonic() - began:.0f} s")
 
         cluster.redis = [
-            RedisNode(f"redis{i}", workdir / f"redis{i}", ARTIFACTS / f"redis{i}.log")
-            for i in (1, 2, 3)
+            Node(f"redis{i}", workdir / f"redis{i}", ARTIFACTS / f"redis{i}.log") for i in (1, 2, 3)
         ]
         master = cluster.redis[0]
         cluster.start_redis_node(master, replica_of=None)
         for node in cluster.redis[1:]:
             cluster.start_redis_node(node, replica_of=master.port)
         cluster.sentinels = [
-            RedisNode(f"sentinel{i}", workdir / f"sentinel{i}", ARTIFACTS / f"sentinel{i}.log")
+            Node(f"sentinel{i}", workdir / f"sentinel{i}", ARTIFACTS / f"sentinel{i}.log")
             for i in (1, 2, 3)
         ]
         for node in cluster.sentinels:
@@ -459,18 +456,12 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
         progress("Redis: a master, 2 replicas, 3 sentinels")
 
         sentinels = ",".join(f"{HOST}:{node.port}" for node in cluster.sentinels)
-        cluster.env = harness.clean_env(
-            DEBUG="0",
-            SECRET_KEY=secrets.token_hex(32),
-            ALLOWED_HOSTS=f"{HOST},localhost",
-            # The visitor's own X-Forwarded-For, then HAProxy's.
+        # A deployment's settings as the e2e layer gives them (harness.base_env), for several
+        # nodes: the visitor's own X-Forwarded-For then HAProxy's, one process a node.
+        cluster.env = harness.base_env(0, workdir / "unused.pid")
+        cluster.env.update(
             NUM_PROXIES="2",
-            SHOW_DEV_WARNING="0",
-            SESSION_COOKIE_SECURE="0",
-            CSRF_COOKIE_SECURE="0",
             WEB_CONCURRENCY=str(WEB_CONCURRENCY),
-            WEB_THREADS="4",
-            ANALYTICS_FLUSH_SECONDS="0.5",
             DATABASE_URL=f"mysql://root@{HOST}:{cluster.db_port}/{DATABASE}",
             REDIS_SENTINELS=sentinels,
             REDIS_SENTINEL_MASTER=SENTINEL_MASTER,

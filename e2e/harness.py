@@ -551,7 +551,7 @@ class Deployment:
 SSO_WORKSPACE = ("example-team", "Example team")
 
 
-def _base_env(port: int, pidfile: Path) -> dict[str, str]:
+def base_env(port: int, pidfile: Path) -> dict[str, str]:
     return clean_env(
         HOST=HOST,
         PORT=str(port),
@@ -648,7 +648,7 @@ def start_deployment(
     dep = Deployment(
         mode=mode,
         port=port,
-        env=_base_env(port, pidfile),
+        env=base_env(port, pidfile),
         workdir=workdir,
         log_dir=log_dir,
         pidfile=pidfile,

@@ -81,7 +81,7 @@ def lone_server(production_venv):
     dep = harness.Deployment(
         mode="embedded",
         port=port,
-        env=harness._base_env(port, pidfile),
+        env=harness.base_env(port, pidfile),
         workdir=workdir,
         log_dir=log_dir,
         pidfile=pidfile,

@@ -120,30 +120,34 @@ class Load:
                 self.seen.record(ok)
             i += CLICKERS
 
+    def _call(self, api, method: str, path: str, body: dict, expected: int):
+        """One API call, its outcome recorded; the response when it was `expected`, else None."""
+        try:
+            response = api.request(
+                method, self.front.url(path), json=body, timeout=harness.HTTP_TIMEOUT
+            )
+        except requests.RequestException:
+            with self.seen.lock:
+                self.seen.lost += 1
+            self.seen.record(False)
+            return None
+        ok = response.status_code == expected
+        if not ok:
+            with self.seen.lock:
+                self._answer(response.status_code, f"{method} {path}: {response.text[:600]}")
+        self.seen.record(ok)
+        return response if ok else None
+
     def _creator(self, index: int) -> None:
         with self.front.api() as api:
             while not self.stop.is_set():
                 long_url = f"https://example.com/drill/{self.tag}/{index}/{secrets.token_hex(6)}"
                 with self.seen.lock:
                     self.seen.create_attempts.append(long_url)
-                try:
-                    response = api.post(
-                        self.front.url("/api/v1/links/"),
-                        json={"long_url": long_url},
-                        timeout=harness.HTTP_TIMEOUT,
-                    )
-                except requests.RequestException:
+                response = self._call(api, "POST", "/api/v1/links/", {"long_url": long_url}, 201)
+                if response is not None:
                     with self.seen.lock:
-                        self.seen.lost += 1
-                    self.seen.record(False)
-                    continue
-                ok = response.status_code == 201
-                with self.seen.lock:
-                    if ok:
                         self.seen.created[long_url] = response.json()["code"]
-                    else:
-                        self._answer(response.status_code, f"POST: {response.text[:600]}")
-                self.seen.record(ok)
                 time.sleep(0.2)
 
     def _editor(self) -> None:
@@ -151,22 +155,8 @@ class Load:
             n = 0
             while not self.stop.is_set():
                 n += 1
-                try:
-                    response = api.patch(
-                        self.front.url(f"/api/v1/links/{self.edited}/"),
-                        json={"long_url": f"https://example.com/drill/{self.tag}/edited/{n}"},
-                        timeout=harness.HTTP_TIMEOUT,
-                    )
-                except requests.RequestException:
+                body = {"long_url": f"https://example.com/drill/{self.tag}/edited/{n}"}
+                if self._call(api, "PATCH", f"/api/v1/links/{self.edited}/", body, 200) is not None:
                     with self.seen.lock:
-                        self.seen.lost += 1
-                    self.seen.record(False)
-                    continue
-                ok = response.status_code == 200
-                with self.seen.lock:
-                    if ok:
                         self.seen.edits += 1
-                    else:
-                        self._answer(response.status_code, f"PATCH: {response.text[:600]}")
-                self.seen.record(ok)
                 time.sleep(0.5)

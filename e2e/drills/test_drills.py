@@ -184,7 +184,7 @@ def test_a_galera_node_stopped_and_brought_back(cluster):
 def test_the_redis_master_killed(cluster):
     """SIGKILL of the Redis master: Sentinel promotes a replica; the old master, started
     again, comes back as a replica of the new one."""
-    killed: list[topology.RedisNode] = []
+    killed: list[topology.Node] = []
 
     def kill_master() -> None:
         node = cluster.redis_node_at(cluster.redis_master_port())

@@ -28,13 +28,19 @@ def _turns(scope: str) -> int:
     return Turn.objects.filter(scope=scope).values_list("taken", flat=True).first() or 0
 
 
-@pytest.mark.parametrize("change", ["demote", "remove"])
-def test_owners_demoting_or_removing_each_other_at_once_keep_one_owner(requires_mysql, change):
+def _team_of_owners():
+    """A workspace with OWNERS owners: the first made it, and added the others."""
     first = UserFactory(username="owner0")
     team = workspace_create(user=first, name="Acme", slug="acme")
     owners = [first] + [UserFactory(username=f"owner{i}") for i in range(1, OWNERS)]
     for owner in owners[1:]:
         member_add(by=first, workspace=team, username=owner.username, role=Role.OWNER)
+    return team, owners
+
+
+@pytest.mark.parametrize("change", ["demote", "remove"])
+def test_owners_demoting_or_removing_each_other_at_once_keep_one_owner(requires_mysql, change):
+    team, owners = _team_of_owners()
     scope = f"workspace:{team.pk}:owners"
     taken_before = _turns(scope)
 
@@ -58,11 +64,7 @@ def test_owners_demoting_or_removing_each_other_at_once_keep_one_owner(requires_
 
 def test_inviters_at_once_make_one_invitation_per_address_within_the_cap(requires_mysql, settings):
     settings.WORKSPACE_INVITATIONS_OPEN_MAX = 3
-    first = UserFactory(username="owner0")
-    team = workspace_create(user=first, name="Acme", slug="acme")
-    owners = [first] + [UserFactory(username=f"owner{i}") for i in range(1, OWNERS)]
-    for owner in owners[1:]:
-        member_add(by=first, workspace=team, username=owner.username, role=Role.OWNER)
+    team, owners = _team_of_owners()
     scope = f"workspace:{team.pk}:invitations"
 
     # All at one address: one invitation, renewed by the others.
