@@ -1,4 +1,11 @@
-"""Health checks for load balancers and operators: database, cache and broker, each `ok` or `down`.
+"""Health checks for operators and load balancers.
+
+`/healthz`: the database, cache and broker, each `ok` or `down` (200 only when all are): what
+monitoring watches. `/healthz/node`: only what this node needs of its own to serve redirects and
+keep their visits (its state directory takes a write): what a load balancer in front of several
+nodes checks. The database and Redis are shared by every node, so when they fail they fail
+for all at once, and a balancer that took nodes out for it would answer 503 for every redirect
+the nodes could still serve from their own link entries (their visits wait in each node's spool).
 
 The answer is public, so it says no more than that: why a component is down (exception text
 with host names, ports, database user names) goes to the log, where the operator reads it.
@@ -12,6 +19,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
+from core.node_state import state_dir
 from core.redis_conn import redis_client
 
 logger = logging.getLogger("shorturl")
@@ -74,12 +82,32 @@ def check_broker() -> str | None:
     return None
 
 
+def check_node_state() -> str | None:
+    """None when this node's state directory (visit spool, generation table) takes a write."""
+    try:
+        probe = state_dir() / ".healthz"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        return f"{exc.__class__.__name__}: {exc}"
+    return None
+
+
 CHECKS = {"db": check_database, "cache": check_cache, "broker": check_broker}
+NODE_CHECKS = {"node_state": check_node_state}
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
+    return _answer(CHECKS)
+
+
+def node_healthz(request: HttpRequest) -> JsonResponse:
+    return _answer(NODE_CHECKS)
+
+
+def _answer(checks: dict) -> JsonResponse:
     report = {}
-    for component, check in CHECKS.items():
+    for component, check in checks.items():
         problem = check()
         if problem is not None:
             logger.warning("Health check: %s is down: %s", component, problem)

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_safe
 
 from compat.yourls.views import YourlsApiView
 from core.api.base import api_not_found
-from core.health import healthz
+from core.health import healthz, node_healthz
 from links import views as link_views
 from links.codes.aliases import RESERVED_ALIASES
 from serving.app_links import association_file
@@ -73,6 +73,7 @@ urlpatterns = [
     path("v4/", include("compat.bitly.clicks")),  # clicks
     path("v4/", include("compat.bitly.views")),
     path("healthz", healthz, name="healthz"),
+    path("healthz/node", node_healthz, name="node-healthz"),
     # A dot is in no short code: the WSGI fast path never takes it; before the redirect pattern.
     path("favicon.ico", favicon, name="favicon"),
     path("robots.txt", robots_txt, name="robots_txt"),

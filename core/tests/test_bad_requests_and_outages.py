@@ -202,6 +202,26 @@ def test_healthz_says_down_without_the_exception_text_when_the_database_is_down(
     assert any("db" in r.getMessage() and r.levelno >= logging.WARNING for r in caplog.records)
 
 
+@pytest.mark.backends
+def test_the_node_check_stays_ok_while_the_shared_database_is_down(database_down, client):
+    # What a load balancer asks: the database is every node's, so its outage is no reason to
+    # take this node out (its cached redirects still answer); /healthz still says it is down.
+    assert client.get("/healthz").status_code == 503
+    response = client.get("/healthz/node")
+    assert response.status_code == 200
+    assert response.json()["node_state"] == "ok"
+
+
+def test_the_node_check_says_down_when_the_node_cannot_keep_visits(client, settings, tmp_path):
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the node's state directory should be")
+    settings.NODE_STATE_DIR = str(blocked)
+    response = client.get("/healthz/node")
+    assert response.status_code == 503
+    assert response.json()["node_state"] == "down"
+    assert "not-a-directory" not in response.content.decode()
+
+
 @pytest.mark.django_db
 def test_healthz_says_down_without_the_exception_text_when_the_cache_is_down(
     client, settings, caplog
