@@ -37,7 +37,8 @@ class Seen:
     server_errors: list[str] = field(default_factory=list)  # any other 5xx: a failed drill
     wrong: list[str] = field(default_factory=list)  # a 2xx-4xx that is not the right answer
     lost: int = 0  # connection failures: the answer, if any, never arrived
-    created: dict[str, str] = field(default_factory=dict)  # long URL → code, for each 201
+    # long URL → the codes answered for it (201, or 200: the owner's link for that URL given back)
+    created: dict[str, set[str]] = field(default_factory=dict)
     create_attempts: list[str] = field(default_factory=list)  # every long URL sent
     edits: int = 0
     timeline: list[tuple[float, bool]] = field(default_factory=list)
@@ -120,8 +121,9 @@ class Load:
                 self.seen.record(ok)
             i += CLICKERS
 
-    def _call(self, api, method: str, path: str, body: dict, expected: int):
-        """One API call, its outcome recorded; the response when it was `expected`, else None."""
+    def _call(self, api, method: str, path: str, body: dict, expected: tuple[int, ...]):
+        """One API call, its outcome recorded; the response when its status is one `expected`,
+        else None."""
         try:
             response = api.request(
                 method, self.front.url(path), json=body, timeout=harness.HTTP_TIMEOUT
@@ -131,7 +133,7 @@ class Load:
                 self.seen.lost += 1
             self.seen.record(False)
             return None
-        ok = response.status_code == expected
+        ok = response.status_code in expected
         if not ok:
             with self.seen.lock:
                 self._answer(response.status_code, f"{method} {path}: {response.text[:600]}")
@@ -139,15 +141,22 @@ class Load:
         return response if ok else None
 
     def _creator(self, index: int) -> None:
+        """Creates new URLs; every other one is a URL the other creators send at about the same
+        moment, which must give them all one link."""
         with self.front.api() as api:
+            n = 0
             while not self.stop.is_set():
-                long_url = f"https://example.com/drill/{self.tag}/{index}/{secrets.token_hex(6)}"
+                n += 1
+                mine = f"{index}/{secrets.token_hex(6)}" if n % 2 else f"shared/{n}"
+                long_url = f"https://example.com/drill/{self.tag}/{mine}"
                 with self.seen.lock:
                     self.seen.create_attempts.append(long_url)
-                response = self._call(api, "POST", "/api/v1/links/", {"long_url": long_url}, 201)
+                response = self._call(
+                    api, "POST", "/api/v1/links/", {"long_url": long_url}, (200, 201)
+                )
                 if response is not None:
                     with self.seen.lock:
-                        self.seen.created[long_url] = response.json()["code"]
+                        self.seen.created.setdefault(long_url, set()).add(response.json()["code"])
                 time.sleep(0.2)
 
     def _editor(self) -> None:
@@ -156,7 +165,8 @@ class Load:
             while not self.stop.is_set():
                 n += 1
                 body = {"long_url": f"https://example.com/drill/{self.tag}/edited/{n}"}
-                if self._call(api, "PATCH", f"/api/v1/links/{self.edited}/", body, 200) is not None:
+                path = f"/api/v1/links/{self.edited}/"
+                if self._call(api, "PATCH", path, body, (200,)) is not None:
                     with self.seen.lock:
                         self.seen.edits += 1
                 time.sleep(0.5)
