@@ -118,16 +118,18 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# The default queue: storing visits, roll-ups, the code pool, imports.
+# The default queue: storing visits, roll-ups, the code pool, imports. Both workers are started
+# again if they exit on their own (scripts/keep-running); SIGTERM stops them.
 # WORKER_NAME: each worker on one host needs its own (Celery's node name; %h is the host).
 WORKER_NAME ?= celery@%h
 worker: install-prod
-	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=celery --hostname=$(WORKER_NAME)
+	@scripts/keep-running $(BIN)/celery -A shorturl_project worker --loglevel=info --queues=celery \
+		--hostname=$(WORKER_NAME)
 
 # Webhook deliveries only (their own queue): a slow receiver holds this worker, never the one
 # that stores visits. Threads: each delivery mostly waits on the network.
 webhook-worker: install-prod
-	$(BIN)/celery -A shorturl_project worker --loglevel=info --queues=webhooks \
+	@scripts/keep-running $(BIN)/celery -A shorturl_project worker --loglevel=info --queues=webhooks \
 		--hostname=webhooks@%h --pool=threads --concurrency=$(WEBHOOK_CONCURRENCY)
 
 # Where beat keeps its schedule: one beat per file (two deployments started from one venv set
