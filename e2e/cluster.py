@@ -151,20 +151,7 @@ class Cluster:
         return config
 
     def start_galera_node(self, node: GaleraNode, *, bootstrap: bool = False) -> None:
-        datadir = node.workdir / "data"
-        if not datadir.exists():
-            harness.run(
-                [
-                    shutil.which("mariadb-install-db") or "mariadb-install-db",
-                    "--no-defaults",
-                    f"--datadir={datadir}",
-                    "--user=root",
-                    "--auth-root-authentication-method=normal",
-                    "--skip-test-db",
-                ],
-                env=harness.clean_env(),
-                timeout=120,
-            )
+        harness.init_mariadb_datadir(node.workdir / "data")
         config = self._galera_config(node, bootstrap=bootstrap)
         node.proc = start_process(
             node.name,

@@ -402,24 +402,30 @@ def _mariadb_answers(port: int) -> bool:
     return True
 
 
+def init_mariadb_datadir(datadir: Path) -> None:
+    """A new MariaDB data directory (root without a password), unless `datadir` exists."""
+    if datadir.exists():
+        return
+    run(
+        [
+            shutil.which("mariadb-install-db") or "mariadb-install-db",
+            "--no-defaults",
+            f"--datadir={datadir}",
+            "--user=root",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ],
+        env=clean_env(),
+        timeout=120,
+    )
+
+
 def start_mariadb(workdir: Path, log_path: Path, port: int | None = None) -> tuple[Proc, int]:
     """A private MariaDB server with its own data directory on a spare loopback port, for the
     cases that stop the database (never the shared one); with `port` and the same `workdir`,
     the same server started again."""
     datadir = workdir / "data"
-    if not datadir.exists():
-        run(
-            [
-                shutil.which("mariadb-install-db") or "mariadb-install-db",
-                "--no-defaults",
-                f"--datadir={datadir}",
-                "--user=root",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ],
-            env=clean_env(),
-            timeout=120,
-        )
+    init_mariadb_datadir(datadir)
     port = port or free_port()
     proc = start_process(
         "mariadb",

@@ -14,8 +14,11 @@ connection, in a thread:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 import time
+from collections.abc import Iterator
 
 import MySQLdb
 from django.db import connection
@@ -75,38 +78,47 @@ class DeadlockOnce:
             self.held.set()
             self.raw.rollback()
 
-    def _victim_waits(self) -> bool:
+    @staticmethod
+    def _probe(*queries: tuple[str, list]) -> list:
+        """The rows of `queries`, asked on a connection of their own (the others are busy)."""
         probe = MySQLdb.connect(**connection.get_connection_params())
         try:
             cursor = probe.cursor()
-            # A statement of the product's running this long, while the scratch table and row B
-            # are all this connection holds, waits for B (information_schema.innodb_trx does not
-            # always list a waiting transaction on MariaDB 10.11).
-            cursor.execute(
+            rows: list = []
+            for sql, params in queries:
+                cursor.execute(sql, params)
+                rows += cursor.fetchall()
+            return rows
+        finally:
+            probe.close()
+
+    def _victim_waits(self) -> bool:
+        # A statement of the product's running this long, while the scratch table and row B
+        # are all this connection holds, waits for B (information_schema.innodb_trx does not
+        # always list a waiting transaction on MariaDB 10.11).
+        ((count,),) = self._probe(
+            (
                 "SELECT COUNT(*) FROM information_schema.processlist "
                 "WHERE id = %s AND command = 'Query' AND time_ms > 300",
                 [self.victim_id],
             )
-            return cursor.fetchone()[0] > 0
-        finally:
-            probe.close()
+        )
+        return count > 0
 
     def _trx(self) -> list:
-        probe = MySQLdb.connect(**connection.get_connection_params())
-        try:
-            cursor = probe.cursor()
-            cursor.execute(
+        rows = self._probe(
+            (
                 "SELECT trx_mysql_thread_id, trx_state, trx_query "
-                "FROM information_schema.innodb_trx"
-            )
-            trx = cursor.fetchall()
-            cursor.execute(
+                "FROM information_schema.innodb_trx",
+                [],
+            ),
+            (
                 "SELECT id, command, state, info FROM information_schema.processlist "
-                "WHERE db = DATABASE()"
-            )
-            return [*trx, *cursor.fetchall(), ("victim", self.victim_id)]
-        finally:
-            probe.close()
+                "WHERE db = DATABASE()",
+                [],
+            ),
+        )
+        return [*rows, ("victim", self.victim_id)]
 
     def __exit__(self, *exc_info) -> None:
         self.thread.join(30)
@@ -118,3 +130,15 @@ class DeadlockOnce:
         if exc_info[0] is None:
             assert self.error is None, f"the deadlock maker failed: {self.error!r}"
             assert self.cycle_closed
+
+
+@contextlib.contextmanager
+def lost_once(caplog, *, hold: tuple[str, list], then: tuple[str, list]) -> Iterator[None]:
+    """The unit of work run inside loses one real deadlock (DeadlockOnce: `hold` is row B, `then`
+    row A), and core.db logs exactly one retry of it."""
+    with caplog.at_level(logging.WARNING, logger="core.db"), DeadlockOnce(hold=hold, then=then):
+        yield
+    retries = [r.getMessage() for r in caplog.records if r.name == "core.db"]
+    assert len(retries) == 1 and retries[0].startswith(
+        "certification conflict, retrying (attempt 2 of 5)"
+    ), retries
