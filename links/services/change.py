@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core.db import retry_on_conflict, run_retrying
+from core.db import retry_on_conflict
 from links import cache as link_cache
 from links import events
 from links.models import UrlLink
@@ -81,7 +81,7 @@ def link_revoke(
     if link.revoked_at is None:
         before = link_snapshot(link)
         mark_revoked(link, timezone.now())
-        run_retrying(_save_revoke, link, user, before)
+        _save_revoke(link, user, before)
         events.announce_after_commit(events.LINK_REVOKED, [link])
     else:
         link_cache.drop(link_cache.key_of_link(link))
@@ -243,20 +243,25 @@ def link_update(
             fallback_url, field="fallback_url", url_rules=url_rules
         )
         changed.append("fallback_url")
-    _save_update(link, user, before, changed, archived, tags)
+    # Decided here, not in the unit: an attempt sets link.archived, and a retry comparing against
+    # it would find nothing to change and save nothing.
+    archive = None if archived is _UNSET or bool(archived) == link.archived else bool(archived)
+    _save_update(link, user, before, changed, archive, tags)
     return link
 
 
 @retry_on_conflict
-def _save_update(link: UrlLink, user, before: dict, validated: list[str], archived, tags) -> None:
+def _save_update(
+    link: UrlLink, user, before: dict, validated: list[str], archive: bool | None, tags
+) -> None:
     """link_update's writes, one unit of work (core.db): the fields validated before it, run
     again whole on a write conflict."""
     changed = list(validated)
     changed += health_forget(link, changed)
     if changed:
         _save_and_drop_cache(link, changed)
-    if archived is not _UNSET and bool(archived) != link.archived:
-        link.archived = bool(archived)
+    if archive is not None:
+        link.archived = archive
         link.save(update_fields=["archived", "updated_at"])
         changed.append("archived")
     if tags is not _UNSET:
@@ -267,6 +272,7 @@ def _save_update(link: UrlLink, user, before: dict, validated: list[str], archiv
         events.announce_after_commit(events.LINK_UPDATED, [link])
 
 
+@retry_on_conflict
 def _save_revoke(link: UrlLink, user, before: dict) -> None:
     _save_and_drop_cache(link, ["revoked_at", "expires_at"])
     link_audit(action="link.revoke", link=link, user=user, before=before, always=True)

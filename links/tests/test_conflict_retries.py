@@ -9,6 +9,7 @@ from core.redis_conn import redis_client
 from core.tests.deadlocks import lost_once
 from links.codes import pool
 from links.models import UniqueCode, UniqueCodeStatus, UrlLink
+from links.services.change import link_update
 from links.services.create import link_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,3 +46,24 @@ def test_a_create_that_loses_a_deadlock_makes_one_link_with_one_pool_code(
     # The rolled-back attempt gave its code back and the retry took it: none lost, none extra.
     assert client.scard(pool.POOL_SET_KEY) == 0
     assert UniqueCode.objects.filter(status=UniqueCodeStatus.UNUSED).count() == 4
+
+
+def test_an_archive_that_loses_a_deadlock_is_still_saved(requires_mysql, user, caplog):
+    # The update archives the link (A: its row), then replaces its tags (B: the old tag's row of
+    # the link-tag table). A retry must not read the first attempt's in-memory "archived" as
+    # already done.
+    link = link_create(user=user, long_url="https://example.com/archived", tags=["old"]).link
+    through = UrlLink.tags.through
+    with lost_once(
+        caplog,
+        hold=(
+            f"SELECT id FROM {through._meta.db_table} WHERE urllink_id = %s FOR UPDATE",  # noqa: S608
+            [link.pk],
+        ),
+        then=(f"SELECT id FROM {UrlLink._meta.db_table} WHERE id = %s FOR UPDATE", [link.pk]),  # noqa: S608
+    ):
+        link_update(code=link.code, user=user, archived=True, tags=["new"])
+
+    link.refresh_from_db()
+    assert link.archived
+    assert list(link.tags.values_list("name", flat=True)) == ["new"]
