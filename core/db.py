@@ -63,6 +63,9 @@ _REASONS = {
     ER_UNKNOWN_COM_ERROR: "node not ready (WSREP)",
 }
 
+# What a unit of work is run again for; core.outages answers them 503 once the attempts are spent.
+RETRIED_MYSQL_CODES = frozenset(_REASONS)
+
 ATTEMPTS = 5  # in all, the first included
 BACKOFF_SECONDS = 0.02  # doubled each retry, jittered (x0.5-1.5), at most MAX_BACKOFF_SECONDS
 MAX_BACKOFF_SECONDS = 0.5
@@ -78,7 +81,7 @@ def conflict_code(exc: BaseException) -> int | None:
     if not isinstance(exc, OperationalError) or not exc.args:
         return None
     code = exc.args[0]
-    return code if isinstance(code, int) and code in _REASONS else None
+    return code if isinstance(code, int) and code in RETRIED_MYSQL_CODES else None
 
 
 def on_rollback(callback: Callable[[], None]) -> None:
@@ -154,15 +157,9 @@ def retry_on_conflict(
                     stack.pop()
             raise AssertionError("unreachable")  # pragma: no cover
 
-        unit.retries_on_conflict = True
         return unit  # type: ignore[return-value]
 
     return decorate(func) if func is not None else decorate
-
-
-def run_retrying(func: Callable, *args, using: str = DEFAULT_DB_ALIAS, **kwargs):
-    """`func(*args, **kwargs)` as a unit of work (retry_on_conflict), for a one-off call."""
-    return retry_on_conflict(func, using=using)(*args, **kwargs)
 
 
 def take_turn(scope: str, *, using: str = DEFAULT_DB_ALIAS) -> None:

@@ -12,6 +12,8 @@ with host names, ports, database user names) goes to the log, where the operator
 """
 
 import logging
+import os
+import threading
 
 from celery import current_app
 from django.conf import settings
@@ -85,7 +87,7 @@ def check_broker() -> str | None:
 def check_node_state() -> str | None:
     """None when this node's state directory (visit spool, generation table) takes a write."""
     try:
-        probe = state_dir() / ".healthz"
+        probe = state_dir() / f".healthz-{os.getpid()}-{threading.get_ident()}"
         probe.write_bytes(b"ok")
         probe.unlink()
     except OSError as exc:

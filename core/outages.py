@@ -18,6 +18,8 @@ from django.template.loader import render_to_string
 from django.utils.log import log_response
 from django.views import defaults
 
+from core.db import RETRIED_MYSQL_CODES
+
 RETRY_AFTER_SECONDS = 30
 DATABASE_UNAVAILABLE_MESSAGE = (
     "The database is unavailable right now; please try again in a moment."
@@ -29,8 +31,8 @@ DATABASE_UNAVAILABLE_MESSAGE = (
 # MySQL/MariaDB: too many connections, a Galera node out of the primary component (1047),
 # shutting down, lock wait timeout, deadlock (or certification conflict), connection
 # killed, client-side connect/host/gone away/lost/read failures, disconnected by the server.
-_UNAVAILABLE_MYSQL_CODES = frozenset(
-    {1040, 1047, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
+_UNAVAILABLE_MYSQL_CODES = (
+    frozenset({1040, 1053, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}) | RETRIED_MYSQL_CODES
 )
 _UNAVAILABLE_SQLITE_MESSAGES = ("unable to open database", "database is locked", "disk i/o error")
 

@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from core.db import on_rollback, retry_on_conflict
+from core.db import on_rollback
 from core.redis_conn import live_redis_client, redis_failed, sadd_all, uses_redis
 from links.codes.base import Candidate, CodeStrategy
 from links.codes.shape import random_code
@@ -66,13 +66,11 @@ def _publish(client, codes: list[str]) -> None:
 
 
 def _give_back(popped: list[str]) -> None:
+    # All of them, without asking the database (whose connection may be the one that failed):
+    # the set tolerates codes already used, which _claim_popped skips.
     client = live_redis_client()
-    if client is None:
-        return
-    unused = UniqueCode.objects.filter(code__in=popped, status=UniqueCodeStatus.UNUSED)
-    codes = list(unused.values_list("code", flat=True))
-    if codes:
-        _publish(client, codes)
+    if client is not None:
+        _publish(client, popped)
 
 
 def pool_status() -> dict[str, int | None]:
@@ -180,7 +178,6 @@ def _claim_popped(popped: list[str]) -> list[str]:
     )
 
 
-@retry_on_conflict
 def pool_claim(count: int) -> list[str]:
     """Up to `count` unused pool codes, each handed out once, in a few round trips.
 
@@ -188,6 +185,8 @@ def pool_claim(count: int) -> list[str]:
     rows still unused count. Then unused rows straight from the database, skipping rows other
     transactions hold (SKIP LOCKED; SQLite has a single writer and ignores the clause). An
     empty pool is refilled inline once. The UrlLink unique index stays the ground truth.
+    Called within a create's unit of work (core.db.retry_on_conflict), which is what a conflict
+    runs again.
     """
     claimed: list[str] = []
     popped = _pop_from_redis(count)

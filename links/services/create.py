@@ -372,7 +372,7 @@ def _create_prepared(
 ) -> LinkCreateResult:
     """link_create's writes, one unit of work (core.db): run again whole on a write conflict,
     with the prepared link's row and code state reset first (a rolled-back attempt's insert
-    left them on the instance; its pool code went back to the pool, see pool._claim_popped)."""
+    left them on the instance; its pool code went back to the pool, see pool._give_back)."""
     link = prepared.link
     link.pk, link._state.adding = None, True
     hold_owner(user)
