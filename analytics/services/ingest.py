@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import DatabaseError, DataError, connection, transaction
+from django.db import DatabaseError, DataError, connection
 
 from analytics import buffer, spool
 from analytics.messages import decode_visits
@@ -79,11 +79,10 @@ def store_visits(*, messages: Iterable[str | bytes | dict]) -> int:
     visits = [visit for visit in decode_visits(list(messages)) if visit is not None]
     if not visits:
         return 0
-    with transaction.atomic():
-        stored, pairs = _store(visits)
-        # Same transaction, rows locked first: concurrent direct stores of one hour queue up
-        # and the last one counts everybody's visits.
-        _recompute_pairs(pairs, lock_first=True)
+    # One transaction (the unit's), rows locked first: concurrent direct stores of one hour
+    # queue up and the last one counts everybody's visits.
+    stored, pairs = _store(visits)
+    _recompute_pairs(pairs, lock_first=True)
     return stored
 
 
