@@ -37,7 +37,7 @@ CONNECTIONS = 64
 
 def stored_visits(cluster: topology.Cluster) -> int:
     table = f"{topology.DATABASE}.analytics_visitrecord"
-    out = topology.mariadb(f"SELECT COUNT(*) FROM {table}", cluster.galera[0].port)  # noqa: S608
+    out = harness.mariadb(f"SELECT COUNT(*) FROM {table}", cluster.galera[0].port)  # noqa: S608
     return int(out.strip() or 0)
 
 

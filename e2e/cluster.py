@@ -4,7 +4,7 @@
   directory and ports; the second and third join by a full copy from a donor (mariabackup SST).
 - Redis with Sentinel: one master, two replicas, three sentinels (quorum 2).
 - HAProxy (deploy/haproxy/haproxy.cfg, the file production starts from) in front of the web
-  nodes (checking /healthz) and of the Galera nodes (deploy/haproxy/galera-check: Synced only).
+  nodes (checking /healthz/node) and of the Galera nodes (deploy/haproxy/galera-check: Synced only).
 - Two web nodes started with `make serve`, two Celery workers (`make worker`) and one beat, all
   from the production install (requirements.txt only), each web node with its own node state.
 
@@ -38,11 +38,6 @@ DATABASE = "shorturl"
 WEB_CONCURRENCY = 1
 
 
-def mariadb(sql: str, port: int, timeout: float = 30) -> str:
-    argv = ["mariadb", "-uroot", f"-h{HOST}", f"-P{port}", "--connect-timeout=2", "-N", "-e", sql]
-    return harness.run(argv, env=harness.clean_env(), timeout=timeout)
-
-
 def redis_cli(port: int, *args: str) -> str:
     return harness.run(
         ["redis-cli", "-h", HOST, "-p", str(port), *args], env=harness.clean_env(), timeout=10
@@ -73,7 +68,7 @@ class GaleraNode(Node):
     sst_port: int = field(default_factory=free_port)
 
     def status(self, name: str) -> str:
-        out = mariadb(f"SHOW GLOBAL STATUS LIKE '{name}'", self.port, timeout=5)
+        out = harness.mariadb(f"SHOW GLOBAL STATUS LIKE '{name}'", self.port, timeout=5)
         return out.split("\t", 1)[1].strip() if "\t" in out else ""
 
     def synced(self) -> bool:
@@ -173,34 +168,13 @@ class Cluster:
 
     def start_redis_node(self, node: Node, *, replica_of: int | None) -> None:
         node.workdir.mkdir(parents=True, exist_ok=True)
-        argv = [
-            shutil.which("redis-server") or "redis-server",
-            "--port",
-            str(node.port),
-            "--bind",
-            HOST,
-            "--dir",
-            str(node.workdir),
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-            "--protected-mode",
-            "yes",
-            # A master refuses writes it cannot copy to a replica: with the product's WAIT after
-            # each forwarded batch, no acknowledged visit lives on the master alone.
-            "--min-replicas-to-write",
-            "1",
-            "--min-replicas-max-lag",
-            "10",
-        ]
+        # A master refuses writes it cannot copy to a replica: with the product's WAIT after
+        # each forwarded batch, no acknowledged visit lives on the master alone.
+        more = ["--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"]
         if replica_of is not None:
-            argv += ["--replicaof", HOST, str(replica_of)]
-        node.proc = start_process(node.name, argv, env=harness.clean_env(), log_path=node.log_path)
-        wait_until(
-            lambda: node.proc.exited() is None and harness.redis_ping(node.port),
-            timeout=20,
-            what=f"{node.name} on port {node.port}",
+            more += ["--replicaof", HOST, str(replica_of)]
+        node.proc, _ = harness.start_redis(
+            node.workdir, node.log_path, node.port, *more, name=node.name
         )
 
     def start_sentinel(self, node: Node, master_port: int) -> None:
@@ -222,10 +196,8 @@ class Cluster:
             env=harness.clean_env(),
             log_path=node.log_path,
         )
-        wait_until(
-            lambda: node.proc.exited() is None and harness.redis_ping(node.port),
-            timeout=20,
-            what=f"{node.name} on port {node.port}",
+        harness.wait_answering(
+            node.proc, lambda: harness.redis_ping(node.port), 20, f"{node.name} on port {node.port}"
         )
 
     def redis_master_port(self) -> int:
@@ -305,20 +277,22 @@ class Cluster:
         )
         return env
 
+    def _web_deployment(self, name: str) -> harness.Deployment:
+        """A web node's Deployment, not started (HAProxy needs its port before it runs)."""
+        port = free_port()
+        (self.workdir / name).mkdir(parents=True, exist_ok=True)
+        dep = self.web[name] = harness.Deployment(
+            mode="services",
+            port=port,
+            env=self._node_env(name, port),
+            workdir=self.workdir / name,
+            log_dir=ARTIFACTS,
+            pidfile=self.workdir / name / "server.pid",
+        )
+        return dep
+
     def start_web(self, name: str) -> harness.Deployment:
-        dep = self.web.get(name)
-        if dep is None:
-            port = free_port()
-            (self.workdir / name).mkdir(parents=True, exist_ok=True)
-            dep = harness.Deployment(
-                mode="services",
-                port=port,
-                env=self._node_env(name, port),
-                workdir=self.workdir / name,
-                log_dir=ARTIFACTS,
-                pidfile=self.workdir / name / "server.pid",
-            )
-            self.web[name] = dep
+        dep = self.web[name]
         dep.procs["web"] = start_process(
             name,
             [*harness.make_command("serve"), f"HOST={HOST}", f"PORT={dep.port}"],
@@ -337,10 +311,7 @@ class Cluster:
 
     def kill_web(self, name: str) -> None:
         """SIGKILL the whole node (server, its workers and its runner), as a host dying would."""
-        proc = self.web[name].procs.pop("web")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pgid, signal.SIGKILL)
-        proc.popen.wait(timeout=10)
+        _kill(self.web[name].procs.pop("web"))
 
     def start_worker(self, name: str) -> Proc:
         log_path = ARTIFACTS / f"{name}.log"
@@ -358,15 +329,9 @@ class Cluster:
         return proc
 
     def kill_worker(self, name: str) -> None:
-        proc = self.workers.pop(name)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pgid, signal.SIGKILL)
-        proc.popen.wait(timeout=10)
+        _kill(self.workers.pop(name))
 
     # -- logs
-
-    def log_offsets(self) -> dict[Path, int]:
-        return {path: path.stat().st_size for path in ARTIFACTS.glob("*.log")}
 
     def count_in_logs(self, pattern: str, offsets: dict[Path, int]) -> int:
         """Lines matching `pattern` written to any log since `offsets` were taken."""
@@ -388,6 +353,13 @@ class Cluster:
             if proc is not None and proc.exited() is None:
                 proc.stop(grace=10)
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _kill(proc: Proc) -> None:
+    """SIGKILL `proc`'s whole process group and wait for it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pgid, signal.SIGKILL)
+    proc.popen.wait(timeout=10)
 
 
 def _wait_for_line(proc: Proc, pattern: str, *, offset: int = 0, timeout: float = 90) -> None:
@@ -420,7 +392,7 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
         cluster.start_galera_node(cluster.galera[0], bootstrap=True)
         for node in cluster.galera[1:]:
             cluster.start_galera_node(node)
-        mariadb(
+        harness.mariadb(
             f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
             cluster.galera[0].port,
         )
@@ -456,16 +428,7 @@ def start_cluster(venv: Path, *, progress=print) -> Cluster:
         )
         # The web nodes need HAProxy's database front, HAProxy needs the web nodes' ports.
         for name in ("web1", "web2"):
-            port = free_port()
-            (workdir / name).mkdir()
-            cluster.web[name] = harness.Deployment(
-                mode="services",
-                port=port,
-                env=cluster._node_env(name, port),
-                workdir=workdir / name,
-                log_dir=ARTIFACTS,
-                pidfile=workdir / name / "server.pid",
-            )
+            cluster._web_deployment(name)
         cluster.start_haproxy()
         wait_until(
             lambda: cluster.haproxy_backends_up().get("galera_one_writer/db1") == "UP",

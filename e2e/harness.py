@@ -340,12 +340,15 @@ def redis_ping(port: int) -> bool:
         return sock.recv(64).startswith(b"+PONG")
 
 
-def start_redis(workdir: Path, log_path: Path, port: int | None = None) -> tuple[Proc, int]:
+def start_redis(
+    workdir: Path, log_path: Path, port: int | None = None, *more: str, name: str = "redis"
+) -> tuple[Proc, int]:
     """A private redis-server on a spare loopback port, AOF on (the visit buffer needs it); with
-    `port` and the same `workdir`, the same server started again (its AOF read back)."""
+    `port` and the same `workdir`, the same server started again (its AOF read back). `more`:
+    further redis-server options (a replica's --replicaof, say)."""
     port = port or free_port()
     proc = start_process(
-        "redis",
+        name,
         [
             shutil.which("redis-server") or "redis-server",
             "--port",
@@ -362,15 +365,16 @@ def start_redis(workdir: Path, log_path: Path, port: int | None = None) -> tuple
             "no",
             "--protected-mode",
             "yes",
+            *more,
         ],
         env=clean_env(),
         log_path=log_path,
     )
-    _wait_answering(proc, lambda: redis_ping(port), 20, f"redis-server on port {port}")
+    wait_answering(proc, lambda: redis_ping(port), 20, f"{name} on port {port}")
     return proc, port
 
 
-def _wait_answering(proc: Proc, answers: Callable[[], bool], timeout: float, what: str) -> None:
+def wait_answering(proc: Proc, answers: Callable[[], bool], timeout: float, what: str) -> None:
     """Wait until a store just started answers; stop it and raise if it does not."""
     try:
         wait_until(lambda: proc.exited() is None and answers(), timeout=timeout, what=what)
@@ -379,9 +383,9 @@ def _wait_answering(proc: Proc, answers: Callable[[], bool], timeout: float, wha
         raise
 
 
-def mariadb(sql: str, port: int = 3306) -> str:
-    argv = ["mariadb", "-uroot", f"-h{HOST}", f"-P{port}", "-N", "-e", sql]
-    return run(argv, env=clean_env(), timeout=60)
+def mariadb(sql: str, port: int = 3306, *, timeout: float = 60) -> str:
+    argv = ["mariadb", "-uroot", f"-h{HOST}", f"-P{port}", "--connect-timeout=2", "-N", "-e", sql]
+    return run(argv, env=clean_env(), timeout=timeout)
 
 
 def fresh_mariadb_database(name: str, port: int = 3306) -> None:
@@ -444,7 +448,7 @@ def start_mariadb(workdir: Path, log_path: Path, port: int | None = None) -> tup
         env=clean_env(),
         log_path=log_path,
     )
-    _wait_answering(proc, lambda: _mariadb_answers(port), 60, f"a private MariaDB on port {port}")
+    wait_answering(proc, lambda: _mariadb_answers(port), 60, f"a private MariaDB on port {port}")
     return proc, port
 
 

@@ -37,9 +37,10 @@ class Seen:
     server_errors: list[str] = field(default_factory=list)  # any other 5xx: a failed drill
     wrong: list[str] = field(default_factory=list)  # a 2xx-4xx that is not the right answer
     lost: int = 0  # connection failures: the answer, if any, never arrived
+    # Clicks answered 503 or cut off: the only unanswered requests that may have stored a visit
+    clicks_unanswered: int = 0
     # long URL → the codes answered for it (201, or 200: the owner's link for that URL given back)
     created: dict[str, set[str]] = field(default_factory=dict)
-    create_attempts: list[str] = field(default_factory=list)  # every long URL sent
     edits: int = 0
     timeline: list[tuple[float, bool]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -86,7 +87,7 @@ class Load:
             future.result()  # a client's own bug fails the drill, not hidden
         self.pool.shutdown()
 
-    def _answer(self, status: int, what: str) -> bool:
+    def _answer(self, status: int, what: str) -> None:
         if status == 503:
             self.seen.unavailable += 1
             self.seen.unavailable_samples[what.split(":", 1)[0] + ": " + _title(what)] += 1
@@ -94,7 +95,6 @@ class Load:
             self.seen.server_errors.append(f"{status} {what}")
         else:
             self.seen.wrong.append(f"{status} {what}")
-        return False
 
     def _clicker(self, first: int) -> None:
         i = first
@@ -107,6 +107,7 @@ class Load:
             except (OSError, http.client.HTTPException):
                 with self.seen.lock:
                     self.seen.lost += 1
+                    self.seen.clicks_unanswered += 1
                 self.seen.record(False)
             else:
                 ok = answer.status == 302 and answer.location == self.links[code]
@@ -114,6 +115,7 @@ class Load:
                     if ok:
                         self.seen.answered[code] += 1
                     else:
+                        self.seen.clicks_unanswered += answer.status == 503
                         self._answer(
                             answer.status,
                             f"GET /{code}: {answer.body[:600].decode(errors='replace')}",
@@ -149,8 +151,6 @@ class Load:
                 n += 1
                 mine = f"{index}/{secrets.token_hex(6)}" if n % 2 else f"shared/{n}"
                 long_url = f"https://example.com/drill/{self.tag}/{mine}"
-                with self.seen.lock:
-                    self.seen.create_attempts.append(long_url)
                 response = self._call(
                     api, "POST", "/api/v1/links/", {"long_url": long_url}, (200, 201)
                 )

@@ -58,7 +58,7 @@ def _settled(front: harness.Deployment, expected: dict[str, int]) -> dict[str, i
 
 def _links_per_url(node_port: int, tag: str) -> dict[str, int]:
     # The tag is the drill's own (letters, digits, dashes): nothing here comes from outside.
-    out = topology.mariadb(
+    out = harness.mariadb(
         f"SELECT long_url, COUNT(*) FROM {topology.DATABASE}.links_urllink "  # noqa: S608
         f"WHERE long_url LIKE 'https://example.com/drill/{tag}/%' "
         "AND long_url NOT LIKE '%/edited/%' GROUP BY long_url",
@@ -104,7 +104,7 @@ def drill(
         links[harness.create_link(front, long_url)["code"]] = long_url
     edited = harness.create_link(front, f"https://example.com/drill/{tag}/edited/0")["code"]
 
-    offsets = cluster.log_offsets()
+    offsets = front.log_offsets()
     with Load(front, links, edited, tag) as load:
         time.sleep(BEFORE)
         fault_at = time.monotonic()
@@ -120,13 +120,12 @@ def drill(
     stored = _settled(front, dict(seen.answered) | {c: 0 for c in links if c not in seen.answered})
     answered = sum(seen.answered.values())
     total_stored = sum(stored.values())
-    unanswered = seen.unavailable + seen.lost
     per_url = _links_per_url(cluster.galera[0].port, tag)
     duplicated = {url: n for url, n in per_url.items() if n > 1}
     missing_links = [url for url in seen.created if url not in per_url]
     split = {url: codes for url, codes in seen.created.items() if len(codes) > 1}
     lost_visits = sum(max(0, seen.answered[code] - stored[code]) for code in links)
-    doubled_visits = max(0, total_stored - answered - unanswered)
+    doubled_visits = max(0, total_stored - answered - seen.clicks_unanswered)
     span = seen.faulty_span(fault_at)
     row = {
         "drill": name,
@@ -154,7 +153,7 @@ def drill(
     assert lost_visits == 0, f"{name}: answered {dict(seen.answered)}, stored {stored}"
     assert doubled_visits == 0, (
         f"{name}: {total_stored} visits stored for {answered} answered redirects "
-        f"and {unanswered} unanswered ones"
+        f"and {seen.clicks_unanswered} unanswered clicks"
     )
     assert not duplicated, f"{name}: links stored more than once: {duplicated}"
     assert not split, f"{name}: one URL answered with several links: {split}"
