@@ -92,7 +92,7 @@ test-services: install
 	if [ $$first -eq 5 ] && [ $$alone -eq 5 ]; then exit 5; fi; \
 	for code in $$first $$alone; do [ $$code -eq 0 ] || [ $$code -eq 5 ] || exit $$code; done
 
-# Everything CI runs, each layer once: lint, test, test-browser, test-services, e2e, soak.
+# Everything CI runs, each layer once: lint, test, test-browser, test-services, e2e, soak, drills.
 check:
 	bash .ci/run
 

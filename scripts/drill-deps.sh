@@ -15,9 +15,12 @@ command -v haproxy >/dev/null 2>&1 || needed+=(haproxy)
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "Installing what the drills start: ${needed[*]}"
   # Installing mariadb-server or redis-server must not start Debian's own services: the drills
-  # run their own, and this machine may already serve 3306 and 6379.
-  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
-  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  # run their own, and this machine may already serve 3306 and 6379. A policy already there
+  # (Debian's container images ship one) is left as it is.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${needed[@]}" >/dev/null
 else
   echo "The drills need: ${needed[*]}. Install them with:" >&2
