@@ -71,7 +71,7 @@ class WorkspaceErasureView(LinkApiView):
         examples=[ERASED_EXAMPLE],
     )
     def post(self, request, slug: str):
-        workspace = self.workspace_param(slug)  # 404 for one the caller is not in
+        workspace = self.workspace_named(slug)  # 404 for one the caller is not in
         data = validated(VisitorSerializer, request.data)
         deleted = services.visitor_visits_erase(workspace=workspace, by=request.user, **data)
         return Response(ErasedSerializer(deleted.as_dict()).data)
@@ -97,7 +97,7 @@ class WorkspaceVisitorDataView(LinkApiView):
         },
     )
     def get(self, request, slug: str):
-        workspace = self.workspace_param(slug)
+        workspace = self.workspace_named(slug)
         manage_required(user=request.user, workspace=workspace)
         query = validated(VisitorExportQuerySerializer, request.query_params.dict())
         output = query.pop("output")

@@ -239,7 +239,7 @@ class WorkspaceStatsView(LinkApiView):
         responses={200: WorkspaceStatsSerializer, **error_responses(400, 401, 404, 429)},
     )
     def get(self, request, slug: str):
-        workspace = self.workspace_param(slug)  # 404 for one the caller is not in
+        workspace = self.workspace_named(slug)  # 404 for one the caller is not in
         query = validated(StatsQuerySerializer, request.query_params.dict())
         stats = workspace_stats(workspace_id=workspace.pk, **query)
         return Response(WorkspaceStatsSerializer({**stats, "workspace": workspace.slug}).data)

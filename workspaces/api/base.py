@@ -29,6 +29,14 @@ class WorkspaceApiView(ApiView):
             raise WorkspaceNotFound(slug)
         return workspace
 
+    def workspace_named(self, slug: str) -> Workspace:
+        """The workspace a URL path names: as workspace_param, but a blank slug (spaces, a
+        no-break space) names none and is a 404 too, never None."""
+        workspace = self.workspace_param(slug)
+        if workspace is None:
+            raise WorkspaceNotFound(slug)
+        return workspace
+
     def workspace_id_to_read(self, slug: str | None) -> int | None:
         """The workspace a read is restricted to: the one `?workspace=` names, else the key's
         pinned one, else None (the selectors' default: all of the user's workspaces, or for

@@ -140,14 +140,6 @@ class _WorkspaceView(WorkspaceApiView):
     serializer_class = WorkspaceSerializer
     pagination_class = None  # a person's workspaces and a workspace's members: plain lists
 
-    def get_workspace(self, slug: str) -> Workspace:
-        """A workspace the caller belongs to (staff: any; an API key: its own only); 404 for
-        anything else (WorkspaceNotFound)."""
-        workspace = self.workspace_param(slug)
-        if workspace is None:  # a blank slug (spaces) names none
-            raise selectors.WorkspaceNotFound(slug)
-        return workspace
-
 
 class WorkspaceListCreateView(_WorkspaceView):
     @extend_schema(
@@ -196,7 +188,7 @@ class WorkspaceDetailView(_WorkspaceView):
         examples=[OpenApiExample("A workspace", value=WORKSPACE_EXAMPLE, response_only=True)],
     )
     def get(self, request, slug: str):
-        return Response(WorkspaceSerializer(_shown([self.get_workspace(slug)])[0]).data)
+        return Response(WorkspaceSerializer(_shown([self.workspace_named(slug)])[0]).data)
 
     @extend_schema(
         tags=TAGS,
@@ -213,7 +205,7 @@ class WorkspaceDetailView(_WorkspaceView):
         responses={200: WorkspaceSerializer, **error_responses(400, 401, 403, 404, 429)},
     )
     def patch(self, request, slug: str):
-        workspace = self.get_workspace(slug)  # 404 before 400
+        workspace = self.workspace_named(slug)  # 404 before 400
         data = validated(WorkspaceUpdateSerializer, request.data)
         with transaction.atomic():  # all of a PATCH's changes, or none
             if "name" in data:
@@ -247,7 +239,7 @@ class MemberListCreateView(_WorkspaceView):
         responses={200: MemberSerializer(many=True), **error_responses(401, 403, 404, 429)},
     )
     def get(self, request, slug: str):
-        members = selectors.members_of(self.get_workspace(slug))
+        members = selectors.members_of(self.workspace_named(slug))
         return Response(MemberSerializer([_member(m) for m in members], many=True).data)
 
     @extend_schema(
@@ -264,7 +256,7 @@ class MemberListCreateView(_WorkspaceView):
 
 
 def _invite(view: _WorkspaceView, request, slug: str) -> Response:
-    workspace = view.get_workspace(slug)
+    workspace = view.workspace_named(slug)
     data = validated(MemberAddSerializer, request.data)
     invitation = invitations.invitation_create(
         by=request.user, workspace=workspace, address=data["user"], role=data["role"]
@@ -287,7 +279,7 @@ class InvitationListCreateView(_WorkspaceView):
         responses={200: InvitationSerializer(many=True), **error_responses(401, 403, 404, 429)},
     )
     def get(self, request, slug: str):
-        workspace = self.get_workspace(slug)
+        workspace = self.workspace_named(slug)
         selectors.manage_required(user=request.user, workspace=workspace)
         waiting = selectors.invitations_open_in(workspace)
         return Response(InvitationSerializer([_invitation(i) for i in waiting], many=True).data)
@@ -319,7 +311,7 @@ class InvitationDetailView(_WorkspaceView):
         },
     )
     def delete(self, request, slug: str, invitation_id: int):
-        workspace = self.get_workspace(slug)
+        workspace = self.workspace_named(slug)
         try:
             invitations.invitation_withdraw(
                 by=request.user, workspace=workspace, invitation_id=invitation_id
@@ -425,7 +417,7 @@ class MemberDetailView(_WorkspaceView):
         responses={200: MemberSerializer, **error_responses(400, 401, 403, 404, 429)},
     )
     def patch(self, request, slug: str, username: str):
-        workspace = self.get_workspace(slug)
+        workspace = self.workspace_named(slug)
         data = validated(MemberUpdateSerializer, request.data)
         membership = services.member_set_role(
             by=request.user, workspace=workspace, username=username, role=data["role"]
@@ -445,6 +437,6 @@ class MemberDetailView(_WorkspaceView):
         },
     )
     def delete(self, request, slug: str, username: str):
-        workspace = self.get_workspace(slug)
+        workspace = self.workspace_named(slug)
         services.member_remove(by=request.user, workspace=workspace, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -136,3 +136,22 @@ def test_an_owner_sets_retention_on_the_workspace_page(team, client):
     assert bad.status_code == 400
     client.force_login(team.editor)
     assert "Raw visit retention" not in client.get("/workspaces/acme/").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("post", "/api/v1/workspaces/%C2%A0/erasure/"),
+        ("get", "/api/v1/workspaces/%C2%A0/visitor-data/?ip=115.236.0.1"),
+        ("get", "/api/v1/workspaces/%C2%A0/stats/"),
+        ("get", "/api/v1/workspaces/%20/"),
+    ],
+)
+def test_a_blank_workspace_slug_in_the_path_is_not_found(team, method, path):
+    # Found by the schema fuzzer: a no-break space strips to nothing, which names no workspace;
+    # the erasure, visitor-data and stats views took that None for a workspace (500).
+    client = native(token_of(team.owner))
+    answer = client.post(path, {"ip": ALICE}, "json") if method == "post" else client.get(path)
+    assert answer.status_code == 404, answer.content
+    assert "workspace" in answer.json()["detail"].lower()
