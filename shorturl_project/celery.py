@@ -5,6 +5,9 @@ import os
 
 from celery import Celery
 
+# Its signal handlers stop a worker that stays up but consumes nothing (its docstring says why).
+from shorturl_project import worker_watchdog  # noqa: F401
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shorturl_project.settings")
 
 app = Celery("shorturl")

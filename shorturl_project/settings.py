@@ -279,6 +279,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker that, this many seconds in a row, holds no task while its queues hold messages ends
+# itself for its supervisor to start a fresh one (shorturl_project/worker_watchdog.py: kombu has
+# left workers alive and consuming nothing after a broker restart). 0: never.
+WORKER_STALL_SECONDS = env.float("WORKER_STALL_SECONDS", default=15.0)
 CELERY_TIMEZONE = "UTC"
 # How often imports whose process died are ended (beat in services mode, the node runner in
 # the embedded mode); one is taken for dead when its row has not moved for 10 minutes.
