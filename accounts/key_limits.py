@@ -2,7 +2,7 @@
 
 Each key's requests are counted in fixed one-minute windows (Unix time // 60):
 
-- Services mode (REDIS_URL set): one counter per key and minute in Redis, incremented
+- Services mode (the cache is Redis): one counter per key and minute in Redis, incremented
   atomically (INCR), which every worker of every node shares.
 - Embedded mode (no Redis: each process's cache is its own): one ApiKeyWindow row per key and
   minute, incremented by a single `UPDATE … SET count = count + 1` and read back in the same
@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import time
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -27,6 +26,7 @@ from django.db.models import F
 from accounts.models import ApiKey, ApiKeyWindow
 from core.api.throttles import KeyLimit
 from core.db import retry_on_conflict
+from core.redis_conn import uses_redis
 
 WINDOW_SECONDS = 60
 
@@ -39,7 +39,7 @@ def take(api_key: ApiKey) -> KeyLimit | None:
         return None
     now = time.time()
     window = int(now // WINDOW_SECONDS)
-    count = _count_in_cache(api_key.pk, window) if settings.REDIS_URL else None
+    count = _count_in_cache(api_key.pk, window) if uses_redis() else None
     if count is None:
         count = _count_in_database(api_key.pk, window)
     return KeyLimit(
