@@ -5,17 +5,20 @@ every case against the embedded deployment, stops it, then runs them against the
 deployment. Under pytest-xdist (`make e2e` runs `-n 2 --dist loadgroup`) each mode's cases form
 one group, so one worker runs the embedded deployment's cases while the other runs the services
 deployment's: the cases mostly wait on the product, and the two modes share nothing but the
-production venv (built once, under a lock) and MariaDB's server (a database each).
+production venv (built once, under a lock) and MariaDB's server (a database each). The groups
+are kept by this conftest's scheduler (OneWorkerPerMode), not by xdist's own: see its docstring.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 from collections.abc import Iterator
 
 import harness
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from tests.oidc_provider.fixture import CLIENT_ID, CLIENT_SECRET, Provider, issuer_at
 
@@ -32,15 +35,29 @@ def pytest_configure(config):
     signal.signal(signal.SIGTERM, _interrupt)
 
 
-# tryfirst: xdist reads the group marks in its own hook of this name, which would otherwise run
-# before this one (and spread one mode's cases over both workers, each starting that mode).
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        mode = callspec.params.get("deployment") if callspec else None
-        if mode:
-            item.add_marker(pytest.mark.xdist_group(mode))
+# The mode a case's id names: test_x.py::test_y[services], also among other parameters.
+MODE_IN_ID = re.compile(r"\[(?:[^\]]*-)?(" + "|".join(MODES) + r")(?:-[^\]]*)?\]$")
+
+
+class OneWorkerPerMode(LoadScopeScheduling):
+    """`--dist loadgroup` as this layer means it: every case of one mode on one worker, so each
+    worker starts one deployment; any other case goes to whichever worker is free.
+
+    xdist's own loadgroup no longer groups anything with pytest 9.2: its worker adds the group to
+    `item._nodeid`, which pytest 9.2 no longer reads (`Node.nodeid` comes from `_id`), so every
+    case went to either worker and each worker started both modes, four deployments where two
+    were meant; two deployments of one mode also shared, and deleted, one log directory. The
+    scheduler sees node ids only, so the mode is read from the id's parameters."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        match = MODE_IN_ID.search(nodeid)
+        return match.group(1) if match else nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        return OneWorkerPerMode(config, log)
+    return None
 
 
 @pytest.fixture(scope="session")
