@@ -53,14 +53,12 @@ def forward_spooled_visits(*, deadline: float | None = None) -> int:
         pipe.rpush(VISITS_KEY, *(line.rstrip("\n") for line in lines))
         if replicas:
             pipe.execute_command("WAIT", replicas, settings.REDIS_WAIT_MS)
-        answers = pipe.execute()
-        if replicas:
-            held = answers[-1]
-            if held < replicas:
-                raise NotReplicated(
-                    f"{held} of {replicas} replica(s) acknowledged the batch within "
-                    f"{settings.REDIS_WAIT_MS} ms"
-                )
+        held = pipe.execute()[-1]  # WAIT's answer; RPUSH's (a length) when none is asked
+        if replicas and held < replicas:
+            raise NotReplicated(
+                f"{held} of {replicas} replica(s) acknowledged the batch within "
+                f"{settings.REDIS_WAIT_MS} ms"
+            )
 
     try:
         return spool.drain(push, batch_size=FORWARD_BATCH, limit=FORWARD_LIMIT, deadline=deadline)

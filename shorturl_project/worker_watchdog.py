@@ -28,6 +28,7 @@ import time
 from celery import Celery
 from celery.signals import task_received, worker_ready
 from celery.worker import state
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +115,6 @@ def _task_received(**kwargs) -> None:
 @worker_ready.connect
 def _start_watching(sender, **kwargs) -> None:
     """Started once the worker consumes (the consumer's `ready`), in its main process."""
-    from django.conf import settings
-
     stall_seconds = settings.WORKER_STALL_SECONDS
     if not stall_seconds:
         return
